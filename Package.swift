@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Courier has no package dependencies: Foundation, Dispatch, Synchronization, the standard
+// library and C targets of its own. Benchmarks/ is a separate package.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Courier",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "Courier", targets: ["Courier"]),
+        .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
+        .executable(name: "courier", targets: ["courier"]),
+    ],
+    targets: [
+        .target(name: "CCurl"),
+        .target(name: "Courier", dependencies: ["CCurl"], swiftSettings: swiftSettings),
+        .target(name: "CourierTestServer", swiftSettings: swiftSettings),
+        .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,281 @@
+// Loads libcurl at run time and forwards typed, non-variadic calls to it. See ccurl.h.
+
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE // pthread_setname_np
+#endif
+
+#include "ccurl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__APPLE__)
+#define CCURL_LIBRARY_NAME "libcurl.4.dylib"
+#else
+#define CCURL_LIBRARY_NAME "libcurl.so.4"
+#endif
+
+// CURLMSG_DONE (7.9.6) and the CURLMsg layout: { CURLMSG msg; CURL *easy; union { void *; CURLcode } }.
+#define CCURLMSG_DONE 1
+typedef struct ccurl_message {
+    int msg;
+    ccurl_easy *easy_handle;
+    union {
+        void *whatever;
+        int result;
+    } data;
+} ccurl_message;
+
+// The leading fields of curl_version_info_data; `age` says how many of them libcurl filled in.
+typedef struct ccurl_version_data {
+    int age;                      // CURLVERSION_FIRST (0) and later
+    const char *version;
+    unsigned int version_num;
+    const char *host;
+    int features;
+    const char *ssl_version;
+    long ssl_version_num;
+    const char *libz_version;
+    const char *const *protocols;
+    const char *ares;             // CURLVERSION_SECOND (1)
+    int ares_num;
+    const char *libidn;           // CURLVERSION_THIRD (2)
+    int iconv_ver_num;            // CURLVERSION_FOURTH (3)
+    const char *libssh_version;
+    unsigned int brotli_ver_num;  // CURLVERSION_FIFTH (4)
+    const char *brotli_version;
+    unsigned int nghttp2_ver_num; // CURLVERSION_SIXTH (5)
+    const char *nghttp2_version;
+    const char *quic_version;
+    const char *cainfo;           // CURLVERSION_SEVENTH (6), libcurl 7.70.0
+    const char *capath;
+} ccurl_version_data;
+#define CCURLVERSION_SEVENTH 6
+#define CCURL_GLOBAL_ALL 3
+
+static struct {
+    int (*global_init)(long flags);
+    ccurl_version_data *(*version_info)(int age);
+    ccurl_easy *(*easy_init)(void);
+    void (*easy_cleanup)(ccurl_easy *);
+    void (*easy_reset)(ccurl_easy *);
+    int (*easy_pause)(ccurl_easy *, int);
+    const char *(*easy_strerror)(int);
+    int (*easy_setopt)(ccurl_easy *, int, ...);
+    int (*easy_getinfo)(ccurl_easy *, int, ...);
+    ccurl_slist *(*slist_append)(ccurl_slist *, const char *);
+    void (*slist_free_all)(ccurl_slist *);
+    ccurl_multi *(*multi_init)(void);
+    int (*multi_cleanup)(ccurl_multi *);
+    int (*multi_setopt)(ccurl_multi *, int, ...);
+    int (*multi_add_handle)(ccurl_multi *, ccurl_easy *);
+    int (*multi_remove_handle)(ccurl_multi *, ccurl_easy *);
+    int (*multi_perform)(ccurl_multi *, int *);
+    int (*multi_poll)(ccurl_multi *, void *extra_fds, unsigned int extra_nfds, int timeout_ms, int *numfds);
+    int (*multi_wakeup)(ccurl_multi *);
+    ccurl_message *(*multi_info_read)(ccurl_multi *, int *);
+    const char *(*multi_strerror)(int);
+} api;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_status = -1;            // written once inside pthread_once, read-only afterwards
+static char load_error[512] = "libcurl was not loaded";
+static ccurl_library_info library_info;
+
+// Resolves one symbol into `slot`; records the first failure.
+static int resolve(void *library, const char *name, void **slot) {
+    *slot = dlsym(library, name);
+    if (*slot == NULL) {
+        snprintf(load_error, sizeof load_error, "%s has no symbol %s (libcurl too old or not libcurl)",
+                 CCURL_LIBRARY_NAME, name);
+        return -1;
+    }
+    return 0;
+}
+
+#define RESOLVE(field, name) if (resolve(library, name, (void **)&api.field) != 0) goto fail
+
+static void load_library(void) {
+    void *library = dlopen(CCURL_LIBRARY_NAME, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *reason = dlerror();
+        snprintf(load_error, sizeof load_error, "cannot load %s: %s", CCURL_LIBRARY_NAME,
+                 reason != NULL ? reason : "unknown dlopen error");
+        return;
+    }
+    RESOLVE(version_info, "curl_version_info");
+    ccurl_version_data *version = api.version_info(CCURLVERSION_SEVENTH);
+    if (version == NULL || version->version_num < CCURL_MINIMUM_VERSION) {
+        snprintf(load_error, sizeof load_error, "libcurl %s is too old: Courier needs 7.68.0 or later",
+                 version != NULL && version->version != NULL ? version->version : "(unknown)");
+        goto fail;
+    }
+    RESOLVE(global_init, "curl_global_init");
+    RESOLVE(easy_init, "curl_easy_init");
+    RESOLVE(easy_cleanup, "curl_easy_cleanup");
+    RESOLVE(easy_reset, "curl_easy_reset");
+    RESOLVE(easy_pause, "curl_easy_pause");
+    RESOLVE(easy_strerror, "curl_easy_strerror");
+    RESOLVE(easy_setopt, "curl_easy_setopt");
+    RESOLVE(easy_getinfo, "curl_easy_getinfo");
+    RESOLVE(slist_append, "curl_slist_append");
+    RESOLVE(slist_free_all, "curl_slist_free_all");
+    RESOLVE(multi_init, "curl_multi_init");
+    RESOLVE(multi_cleanup, "curl_multi_cleanup");
+    RESOLVE(multi_setopt, "curl_multi_setopt");
+    RESOLVE(multi_add_handle, "curl_multi_add_handle");
+    RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
+    RESOLVE(multi_perform, "curl_multi_perform");
+    RESOLVE(multi_poll, "curl_multi_poll");
+    RESOLVE(multi_wakeup, "curl_multi_wakeup");
+    RESOLVE(multi_info_read, "curl_multi_info_read");
+    RESOLVE(multi_strerror, "curl_multi_strerror");
+
+    int code = api.global_init(CCURL_GLOBAL_ALL);
+    if (code != CCURLE_OK) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed with code %d", code);
+        goto fail;
+    }
+    library_info.version = version->version;
+    library_info.version_num = version->version_num;
+    library_info.features = version->features;
+    library_info.ssl_version = version->ssl_version;
+    library_info.cainfo = version->age >= CCURLVERSION_SEVENTH ? version->cainfo : NULL;
+    load_error[0] = '\0';
+    load_status = 0;
+    return;
+
+fail:
+    // The library stays mapped (dlclose of a half-used libcurl is not worth the risk), but no
+    // wrapper will call into it: they all check load_status through the NULL-ed table.
+    memset(&api, 0, sizeof api);
+}
+
+int ccurl_load(char *err, size_t errlen) {
+    pthread_once(&load_once, load_library);
+    if (load_status != 0 && err != NULL && errlen > 0) {
+        snprintf(err, errlen, "%s", load_error);
+    }
+    return load_status;
+}
+
+ccurl_library_info ccurl_library(void) {
+    return library_info;
+}
+
+// MARK: - Easy
+
+ccurl_easy *ccurl_easy_init(void) { return api.easy_init ? api.easy_init() : NULL; }
+void ccurl_easy_cleanup(ccurl_easy *handle) { if (api.easy_cleanup && handle) api.easy_cleanup(handle); }
+void ccurl_easy_reset(ccurl_easy *handle) { if (api.easy_reset && handle) api.easy_reset(handle); }
+int ccurl_easy_pause(ccurl_easy *handle, int bitmask) {
+    return api.easy_pause ? api.easy_pause(handle, bitmask) : CCURLE_FAILED_INIT;
+}
+const char *ccurl_easy_strerror(int code) {
+    return api.easy_strerror ? api.easy_strerror(code) : "libcurl is not loaded";
+}
+
+int ccurl_easy_setopt_long(ccurl_easy *handle, int option, long value) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, value) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_off(ccurl_easy *handle, int option, int64_t value) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, (int64_t)value) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_ptr(ccurl_easy *handle, int option, const void *value) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, value) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_func_data(ccurl_easy *handle, int option, ccurl_data_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_func_read(ccurl_easy *handle, int option, ccurl_read_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_func_seek(ccurl_easy *handle, int option, ccurl_seek_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferinfo_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
+
+int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value) {
+    return api.easy_getinfo ? api.easy_getinfo(handle, info, value) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value) {
+    return api.easy_getinfo ? api.easy_getinfo(handle, info, value) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_getinfo_ptr(ccurl_easy *handle, int info, void **value) {
+    return api.easy_getinfo ? api.easy_getinfo(handle, info, value) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_getinfo_string(ccurl_easy *handle, int info, const char **value) {
+    return api.easy_getinfo ? api.easy_getinfo(handle, info, value) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_getinfo_double(ccurl_easy *handle, int info, double *value) {
+    return api.easy_getinfo ? api.easy_getinfo(handle, info, value) : CCURLE_FAILED_INIT;
+}
+
+// MARK: - String lists
+
+ccurl_slist *ccurl_slist_append(ccurl_slist *list, const char *string) {
+    return api.slist_append ? api.slist_append(list, string) : NULL;
+}
+void ccurl_slist_free_all(ccurl_slist *list) { if (api.slist_free_all && list) api.slist_free_all(list); }
+
+// MARK: - Multi
+
+// CURLM_INTERNAL_ERROR (7.9.6): what the multi wrappers return before a successful load.
+#define CCURLM_INTERNAL_ERROR 4
+
+ccurl_multi *ccurl_multi_init(void) { return api.multi_init ? api.multi_init() : NULL; }
+int ccurl_multi_cleanup(ccurl_multi *multi) {
+    return api.multi_cleanup ? api.multi_cleanup(multi) : CCURLM_INTERNAL_ERROR;
+}
+int ccurl_multi_setopt_long(ccurl_multi *multi, int option, long value) {
+    return api.multi_setopt ? api.multi_setopt(multi, option, value) : CCURLM_INTERNAL_ERROR;
+}
+int ccurl_multi_add_handle(ccurl_multi *multi, ccurl_easy *handle) {
+    return api.multi_add_handle ? api.multi_add_handle(multi, handle) : CCURLM_INTERNAL_ERROR;
+}
+int ccurl_multi_remove_handle(ccurl_multi *multi, ccurl_easy *handle) {
+    return api.multi_remove_handle ? api.multi_remove_handle(multi, handle) : CCURLM_INTERNAL_ERROR;
+}
+int ccurl_multi_perform(ccurl_multi *multi, int *running_handles) {
+    return api.multi_perform ? api.multi_perform(multi, running_handles) : CCURLM_INTERNAL_ERROR;
+}
+int ccurl_multi_poll(ccurl_multi *multi, int timeout_ms, int *numfds) {
+    return api.multi_poll ? api.multi_poll(multi, NULL, 0, timeout_ms, numfds) : CCURLM_INTERNAL_ERROR;
+}
+int ccurl_multi_wakeup(ccurl_multi *multi) {
+    return api.multi_wakeup ? api.multi_wakeup(multi) : CCURLM_INTERNAL_ERROR;
+}
+const char *ccurl_multi_strerror(int code) {
+    return api.multi_strerror ? api.multi_strerror(code) : "libcurl is not loaded";
+}
+
+int ccurl_multi_next_done(ccurl_multi *multi, ccurl_easy **handle, int *result) {
+    if (!api.multi_info_read) return 0;
+    int queued = 0;
+    ccurl_message *message;
+    while ((message = api.multi_info_read(multi, &queued)) != NULL) {
+        if (message->msg == CCURLMSG_DONE) {
+            *handle = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// MARK: - Threads
+
+void ccurl_name_current_thread(const char *name) {
+    char truncated[16];
+    snprintf(truncated, sizeof truncated, "%s", name);
+#if defined(__APPLE__)
+    pthread_setname_np(truncated);
+#elif defined(__linux__)
+    pthread_setname_np(pthread_self(), truncated);
+#endif
+}

@@ -1,0 +1,252 @@
+// CCurl: libcurl loaded at run time with dlopen/dlsym.
+//
+// No curl header is included and nothing links against libcurl: this file declares the few
+// opaque types, constants and functions Courier uses, with the values of libcurl's stable ABI.
+// Each constant names the libcurl version that introduced it. Courier needs libcurl >= 7.68.0
+// (curl_multi_poll and curl_multi_wakeup); ccurl_load() refuses anything older.
+//
+// curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic in C; Swift cannot call
+// variadic functions, so every argument kind has its own non-variadic wrapper here.
+//
+// Every function other than ccurl_load() and ccurl_library_info() requires a successful
+// ccurl_load() first; before that they return an error code or NULL and do nothing.
+
+#ifndef CCURL_H
+#define CCURL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Opaque handles
+
+/// A libcurl easy handle (`CURL *`).
+typedef struct ccurl_easy ccurl_easy;
+/// A libcurl multi handle (`CURLM *`).
+typedef struct ccurl_multi ccurl_multi;
+/// A libcurl string list (`struct curl_slist *`).
+typedef struct ccurl_slist ccurl_slist;
+
+// MARK: - Callback types
+
+/// CURLOPT_WRITEFUNCTION / CURLOPT_HEADERFUNCTION: returns the bytes taken, or CCURL_WRITEFUNC_PAUSE.
+typedef size_t (*ccurl_data_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
+/// CURLOPT_READFUNCTION: fills `buffer`, returns the bytes written, 0 at the end, or CCURL_READFUNC_ABORT.
+typedef size_t (*ccurl_read_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
+/// CURLOPT_SEEKFUNCTION: `origin` is SEEK_SET/SEEK_CUR/SEEK_END; returns a CCURL_SEEKFUNC_ value.
+typedef int (*ccurl_seek_callback)(void *userdata, int64_t offset, int origin);
+/// CURLOPT_XFERINFOFUNCTION: byte counts so far; a non-zero return aborts the transfer.
+typedef int (*ccurl_xferinfo_callback)(void *userdata, int64_t dltotal, int64_t dlnow, int64_t ultotal, int64_t ulnow);
+
+// MARK: - Easy options (CURLoption)
+
+#define CCURLOPT_WRITEDATA 10001              // 7.9.7 (as CURLOPT_FILE since 7.1)
+#define CCURLOPT_URL 10002                    // 7.1
+#define CCURLOPT_READDATA 10009               // 7.9.7 (as CURLOPT_INFILE since 7.1)
+#define CCURLOPT_ERRORBUFFER 10010            // 7.1
+#define CCURLOPT_WRITEFUNCTION 20011          // 7.1
+#define CCURLOPT_READFUNCTION 20012           // 7.1
+#define CCURLOPT_HTTPHEADER 10023             // 7.1
+#define CCURLOPT_HEADERDATA 10029             // 7.10 (as CURLOPT_WRITEHEADER since 7.1)
+#define CCURLOPT_CUSTOMREQUEST 10036          // 7.1
+#define CCURLOPT_NOPROGRESS 43                // 7.1
+#define CCURLOPT_NOBODY 44                    // 7.1
+#define CCURLOPT_UPLOAD 46                    // 7.1
+#define CCURLOPT_FOLLOWLOCATION 52            // 7.1
+#define CCURLOPT_XFERINFODATA 10057           // 7.32.0 (as CURLOPT_PROGRESSDATA since 7.1)
+#define CCURLOPT_CAINFO 10065                 // 7.4.2
+#define CCURLOPT_HEADERFUNCTION 20079         // 7.7.2
+#define CCURLOPT_BUFFERSIZE 98                // 7.10
+#define CCURLOPT_NOSIGNAL 99                  // 7.10
+#define CCURLOPT_ACCEPT_ENCODING 10102        // 7.21.6 (as CURLOPT_ENCODING since 7.10)
+#define CCURLOPT_PRIVATE 10103                // 7.10.3
+#define CCURLOPT_INFILESIZE_LARGE 30115       // 7.11.0
+#define CCURLOPT_TCP_NODELAY 121              // 7.11.2
+#define CCURLOPT_HTTP_CONTENT_DECODING 158    // 7.16.2
+#define CCURLOPT_SEEKFUNCTION 20167           // 7.18.0
+#define CCURLOPT_SEEKDATA 10168               // 7.18.0
+#define CCURLOPT_PROTOCOLS 181                // 7.19.4 (deprecated in 7.85.0, still honoured)
+#define CCURLOPT_XFERINFOFUNCTION 20219       // 7.32.0
+#define CCURLOPT_SUPPRESS_CONNECT_HEADERS 265 // 7.54.0
+#define CCURLOPT_UPLOAD_BUFFERSIZE 280        // 7.62.0
+
+// CURLPROTO_* bits for CCURLOPT_PROTOCOLS.
+#define CCURLPROTO_HTTP 1                     // 7.19.4
+#define CCURLPROTO_HTTPS 2                    // 7.19.4
+
+// MARK: - Info (CURLINFO)
+
+#define CCURLINFO_RESPONSE_CODE 0x200002        // 7.10.8
+#define CCURLINFO_PRIVATE 0x100015              // 7.10.3
+#define CCURLINFO_NUM_CONNECTS 0x20001A         // 7.12.3
+#define CCURLINFO_PRIMARY_IP 0x100020           // 7.19.0
+#define CCURLINFO_PRIMARY_PORT 0x200028         // 7.21.0
+#define CCURLINFO_HTTP_VERSION 0x20002E         // 7.50.0
+#define CCURLINFO_SIZE_UPLOAD_T 0x600007        // 7.55.0
+#define CCURLINFO_TOTAL_TIME_T 0x600032         // 7.61.0
+#define CCURLINFO_NAMELOOKUP_TIME_T 0x600033    // 7.61.0
+#define CCURLINFO_CONNECT_TIME_T 0x600034       // 7.61.0
+#define CCURLINFO_STARTTRANSFER_TIME_T 0x600036 // 7.61.0
+#define CCURLINFO_APPCONNECT_TIME_T 0x600038    // 7.61.0
+#define CCURLINFO_CAINFO 0x10003D               // 7.84.0
+
+// CURL_HTTP_VERSION_* values reported by CCURLINFO_HTTP_VERSION.
+#define CCURL_HTTP_VERSION_1_0 1                // 7.9.1
+#define CCURL_HTTP_VERSION_1_1 2                // 7.9.1
+#define CCURL_HTTP_VERSION_2_0 3                // 7.33.0
+#define CCURL_HTTP_VERSION_3 30                 // 7.66.0
+
+// MARK: - Multi options (CURLMoption)
+
+#define CCURLMOPT_MAXCONNECTS 6                 // 7.16.3
+#define CCURLMOPT_MAX_HOST_CONNECTIONS 7        // 7.30.0
+
+// MARK: - Callback return values and pause bits
+
+#define CCURL_WRITEFUNC_PAUSE 0x10000001        // 7.18.0
+#define CCURL_READFUNC_ABORT 0x10000000         // 7.12.1
+#define CCURL_SEEKFUNC_OK 0                     // 7.19.5
+#define CCURL_SEEKFUNC_FAIL 1                   // 7.19.5
+#define CCURL_SEEKFUNC_CANTSEEK 2               // 7.19.5
+#define CCURLPAUSE_RECV 1                       // 7.18.0
+#define CCURLPAUSE_SEND 4                       // 7.18.0
+#define CCURLPAUSE_ALL 5                        // 7.18.0
+#define CCURLPAUSE_CONT 0                       // 7.18.0
+
+/// CURL_ERROR_SIZE: the size CCURLOPT_ERRORBUFFER needs (7.1).
+#define CCURL_ERROR_SIZE 256
+
+// MARK: - Result codes (CURLcode)
+
+#define CCURLE_OK 0                             // 7.1
+#define CCURLE_UNSUPPORTED_PROTOCOL 1           // 7.1
+#define CCURLE_FAILED_INIT 2                    // 7.1
+#define CCURLE_URL_MALFORMAT 3                  // 7.1
+#define CCURLE_COULDNT_RESOLVE_PROXY 5          // 7.1
+#define CCURLE_COULDNT_RESOLVE_HOST 6           // 7.1
+#define CCURLE_COULDNT_CONNECT 7                // 7.1
+#define CCURLE_WEIRD_SERVER_REPLY 8             // 7.51.0 (as FTP_WEIRD_SERVER_REPLY since 7.1)
+#define CCURLE_HTTP2 16                         // 7.38.0
+#define CCURLE_PARTIAL_FILE 18                  // 7.1
+#define CCURLE_WRITE_ERROR 23                   // 7.1
+#define CCURLE_READ_ERROR 26                    // 7.1
+#define CCURLE_OUT_OF_MEMORY 27                 // 7.1
+#define CCURLE_OPERATION_TIMEDOUT 28            // 7.10.2
+#define CCURLE_SSL_CONNECT_ERROR 35             // 7.1
+#define CCURLE_ABORTED_BY_CALLBACK 42           // 7.1
+#define CCURLE_GOT_NOTHING 52                   // 7.9.1
+#define CCURLE_SSL_ENGINE_NOTFOUND 53           // 7.9.3
+#define CCURLE_SSL_ENGINE_SETFAILED 54          // 7.9.3
+#define CCURLE_SEND_ERROR 55                    // 7.10
+#define CCURLE_RECV_ERROR 56                    // 7.10
+#define CCURLE_SSL_CERTPROBLEM 58               // 7.10
+#define CCURLE_SSL_CIPHER 59                    // 7.10
+#define CCURLE_PEER_FAILED_VERIFICATION 60      // 7.62.0 (as SSL_CACERT since 7.10)
+#define CCURLE_BAD_CONTENT_ENCODING 61          // 7.10
+#define CCURLE_USE_SSL_FAILED 64                // 7.17.0
+#define CCURLE_SEND_FAIL_REWIND 65              // 7.12.3
+#define CCURLE_SSL_ENGINE_INITFAILED 66         // 7.12.3
+#define CCURLE_SSL_CACERT_BADFILE 77            // 7.16.0
+#define CCURLE_SSL_SHUTDOWN_FAILED 80           // 7.16.1
+#define CCURLE_SSL_CRL_BADFILE 82               // 7.19.0
+#define CCURLE_SSL_ISSUER_ERROR 83              // 7.19.0
+#define CCURLE_SSL_PINNEDPUBKEYNOTMATCH 90      // 7.39.0
+#define CCURLE_SSL_INVALIDCERTSTATUS 91         // 7.41.0
+#define CCURLE_HTTP2_STREAM 92                  // 7.49.0
+#define CCURLE_SSL_CLIENTCERT 98                // 7.77.0
+
+// MARK: - Version features (curl_version_info_data.features)
+
+#define CCURL_VERSION_SSL (1 << 2)              // 7.10
+#define CCURL_VERSION_LIBZ (1 << 3)             // 7.10
+#define CCURL_VERSION_HTTP2 (1 << 16)           // 7.33.0
+#define CCURL_VERSION_BROTLI (1 << 23)          // 7.57.0
+#define CCURL_VERSION_ZSTD (1 << 26)            // 7.72.0
+
+/// The oldest libcurl Courier accepts: 7.68.0 (curl_multi_wakeup).
+#define CCURL_MINIMUM_VERSION 0x074400
+
+// MARK: - Loading
+
+/// What the loaded libcurl reports about itself; strings are owned by libcurl and live forever.
+typedef struct ccurl_library_info {
+    /// e.g. "7.88.1".
+    const char *version;
+    /// 0xXXYYZZ, e.g. 0x075801.
+    unsigned int version_num;
+    /// CCURL_VERSION_* bits.
+    int features;
+    /// e.g. "OpenSSL/3.0.19"; NULL without TLS.
+    const char *ssl_version;
+    /// The CA bundle libcurl was built to use (7.70.0+), or NULL.
+    const char *cainfo;
+} ccurl_library_info;
+
+/// Loads libcurl.so.4 once (thread-safe, idempotent). Returns 0 on success; otherwise -1 and a
+/// NUL-terminated reason in `err` (up to `errlen` bytes, `err` may be NULL).
+int ccurl_load(char *err, size_t errlen);
+
+/// The loaded library's version and features; all zero/NULL before a successful ccurl_load().
+ccurl_library_info ccurl_library(void);
+
+// MARK: - Easy interface
+
+ccurl_easy *ccurl_easy_init(void);
+void ccurl_easy_cleanup(ccurl_easy *handle);
+void ccurl_easy_reset(ccurl_easy *handle);
+int ccurl_easy_pause(ccurl_easy *handle, int bitmask);
+const char *ccurl_easy_strerror(int code);
+
+int ccurl_easy_setopt_long(ccurl_easy *handle, int option, long value);
+int ccurl_easy_setopt_off(ccurl_easy *handle, int option, int64_t value);
+/// Pointer options: strings (copied by libcurl), userdata, slists, the error buffer.
+int ccurl_easy_setopt_ptr(ccurl_easy *handle, int option, const void *value);
+/// CCURLOPT_WRITEFUNCTION and CCURLOPT_HEADERFUNCTION.
+int ccurl_easy_setopt_func_data(ccurl_easy *handle, int option, ccurl_data_callback callback);
+int ccurl_easy_setopt_func_read(ccurl_easy *handle, int option, ccurl_read_callback callback);
+int ccurl_easy_setopt_func_seek(ccurl_easy *handle, int option, ccurl_seek_callback callback);
+int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferinfo_callback callback);
+
+int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value);
+int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);
+int ccurl_easy_getinfo_ptr(ccurl_easy *handle, int info, void **value);
+int ccurl_easy_getinfo_string(ccurl_easy *handle, int info, const char **value);
+int ccurl_easy_getinfo_double(ccurl_easy *handle, int info, double *value);
+
+// MARK: - String lists
+
+/// Appends a copy of `string`; returns the new head, or NULL on failure (the old list is kept).
+ccurl_slist *ccurl_slist_append(ccurl_slist *list, const char *string);
+void ccurl_slist_free_all(ccurl_slist *list);
+
+// MARK: - Multi interface
+
+ccurl_multi *ccurl_multi_init(void);
+int ccurl_multi_cleanup(ccurl_multi *multi);
+int ccurl_multi_setopt_long(ccurl_multi *multi, int option, long value);
+int ccurl_multi_add_handle(ccurl_multi *multi, ccurl_easy *handle);
+int ccurl_multi_remove_handle(ccurl_multi *multi, ccurl_easy *handle);
+int ccurl_multi_perform(ccurl_multi *multi, int *running_handles);
+/// curl_multi_poll without extra descriptors; waits at most `timeout_ms`, less if libcurl's own timer is sooner.
+int ccurl_multi_poll(ccurl_multi *multi, int timeout_ms, int *numfds);
+/// Thread-safe: makes a curl_multi_poll in another thread return.
+int ccurl_multi_wakeup(ccurl_multi *multi);
+const char *ccurl_multi_strerror(int code);
+
+/// Takes the next finished transfer off the multi handle's message queue (curl_multi_info_read
+/// filtered to CURLMSG_DONE). Returns 1 and fills `handle`/`result`, or 0 when none is left.
+int ccurl_multi_next_done(ccurl_multi *multi, ccurl_easy **handle, int *result);
+
+// MARK: - Threads
+
+/// Names the calling thread (at most 15 characters are kept), for debuggers and /proc.
+void ccurl_name_current_thread(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,167 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one error type Courier reports: transport failures, validation, serialization and
+/// file-system problems all arrive as a `CourierError` with a readable ``kind``.
+public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What went wrong, as a comparable value (`error.kind == .timedOut`).
+    ///
+    /// A struct rather than an enum so that new kinds do not break exhaustive switches.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, e.g. `"timedOut"`.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+        /// The kind's name.
+        public var description: String { name }
+
+        /// The URL could not be formed or is not an http(s) URL.
+        public static let invalidURL = Kind("invalidURL")
+        /// Parameters or a body could not be encoded.
+        public static let encodingFailed = Kind("encodingFailed")
+        /// A request adapter threw.
+        public static let adaptationFailed = Kind("adaptationFailed")
+        /// The host name could not be resolved.
+        public static let cannotFindHost = Kind("cannotFindHost")
+        /// No connection could be made (refused, unreachable).
+        public static let cannotConnect = Kind("cannotConnect")
+        /// The idle timeout or the resource timeout expired.
+        public static let timedOut = Kind("timedOut")
+        /// The connection closed or reset before the response was complete (includes truncated bodies).
+        public static let connectionLost = Kind("connectionLost")
+        /// The TLS handshake or certificate check failed.
+        public static let secureConnectionFailed = Kind("secureConnectionFailed")
+        /// The server sent something that is not valid HTTP.
+        public static let invalidResponse = Kind("invalidResponse")
+        /// More redirects than allowed, or a redirect loop.
+        public static let tooManyRedirects = Kind("tooManyRedirects")
+        /// The request was cancelled, explicitly or by cancelling the awaiting Swift `Task`.
+        public static let cancelled = Kind("cancelled")
+        /// A validator rejected the response (status code, content type, JSON shape, custom).
+        public static let validationFailed = Kind("validationFailed")
+        /// A response serializer could not produce its value.
+        public static let serializationFailed = Kind("serializationFailed")
+        /// The body was empty where a value was required.
+        public static let emptyResponse = Kind("emptyResponse")
+        /// A file could not be read, written, moved or created.
+        public static let fileSystem = Kind("fileSystem")
+        /// A resumable download could not be resumed or failed its integrity check.
+        public static let resumeFailed = Kind("resumeFailed")
+        /// The body exceeded a configured size limit.
+        public static let bodyTooLarge = Kind("bodyTooLarge")
+        /// The session was invalidated before the request could run.
+        public static let sessionInvalidated = Kind("sessionInvalidated")
+        /// Any other transport failure.
+        public static let transportFailed = Kind("transportFailed")
+        /// A server returned an application-level error inside a successful HTTP response
+        /// (for example a `{code, message}` envelope).
+        public static let serverError = Kind("serverError")
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// A sentence describing the failure, with the values that explain it.
+    public let message: String
+    /// The HTTP status code, when a response was received.
+    public let responseCode: Int?
+    /// The error that caused this one, such as a `URLError`, a POSIX error or a decoding error.
+    public let underlyingError: (any Error)?
+    /// The URL of the request that failed, when known.
+    public let url: URL?
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String, responseCode: Int? = nil, underlyingError: (any Error)? = nil, url: URL? = nil) {
+        self.kind = kind
+        self.message = message
+        self.responseCode = responseCode
+        self.underlyingError = underlyingError
+        self.url = url
+    }
+
+    /// Whether the request was cancelled.
+    public var isCancelled: Bool { kind == .cancelled }
+
+    /// Whether this error came from the network rather than from validation or serialization.
+    public var isTransportError: Bool {
+        [.cannotFindHost, .cannotConnect, .timedOut, .connectionLost, .secureConnectionFailed,
+         .invalidResponse, .transportFailed].contains(kind)
+    }
+
+    /// `kind: message`, with the status code, URL and underlying error when present.
+    public var description: String {
+        var text = "\(kind): \(message)"
+        if let url, !message.contains(url.absoluteString) { text += " (\(url.absoluteString))" }
+        if let responseCode, !message.contains(String(responseCode)) { text += " [status \(responseCode)]" }
+        if let underlyingError { text += " — underlying: \(underlyingError)" }
+        return text
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// Returns a copy with context filled in where it is missing.
+    func with(url: URL?, responseCode: Int? = nil) -> CourierError {
+        CourierError(kind, message, responseCode: self.responseCode ?? responseCode,
+                     underlyingError: underlyingError, url: self.url ?? url)
+    }
+}
+
+extension CourierError: LocalizedError {
+    /// Same as ``description``, so `localizedDescription` is readable too.
+    public var errorDescription: String? { description }
+}
+
+extension CourierError {
+    /// Wraps any error as a `CourierError`, mapping `URLError`, `CocoaError` and cancellation.
+    public init(wrapping error: any Error, url: URL? = nil) {
+        if let courier = error as? CourierError {
+            self = courier.with(url: url)
+        } else if error is CancellationError {
+            self = CourierError(.cancelled, "The request was cancelled.", underlyingError: error, url: url)
+        } else if let urlError = error as? URLError {
+            self = CourierError(urlError: urlError, url: url)
+        } else if let cocoa = error as? CocoaError, cocoa.isFileError {
+            self = CourierError(.fileSystem, cocoa.localizedDescription, underlyingError: error, url: url)
+        } else {
+            self = CourierError(.transportFailed, "\(error)", underlyingError: error, url: url)
+        }
+    }
+
+    /// Maps a `URLError` to Courier's kinds.
+    ///
+    /// On Linux, FoundationNetworking reports a body cut short ("transfer closed with N bytes remaining")
+    /// as the unknown code -1, so that code counts as a lost connection.
+    init(urlError: URLError, url: URL?) {
+        let kind: Kind
+        switch urlError.code {
+        case .cancelled, .userCancelledAuthentication: kind = .cancelled
+        case .timedOut: kind = .timedOut
+        case .cannotConnectToHost, .notConnectedToInternet: kind = .cannotConnect
+        case .networkConnectionLost, .unknown: kind = .connectionLost
+        case .cannotFindHost, .dnsLookupFailed: kind = .cannotFindHost
+        case .badURL, .unsupportedURL: kind = .invalidURL
+        case .badServerResponse, .cannotParseResponse, .zeroByteResource, .cannotDecodeRawData, .cannotDecodeContentData:
+            kind = .invalidResponse
+        case .httpTooManyRedirects, .redirectToNonExistentLocation: kind = .tooManyRedirects
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+             .clientCertificateRequired:
+            kind = .secureConnectionFailed
+        case .cannotCreateFile, .cannotOpenFile, .cannotWriteToFile, .cannotRemoveFile, .cannotMoveFile, .fileDoesNotExist,
+             .noPermissionsToReadFile, .fileIsDirectory:
+            kind = .fileSystem
+        case .dataLengthExceedsMaximum: kind = .bodyTooLarge
+        default: kind = .transportFailed
+        }
+        let message = urlError.userInfo[NSLocalizedDescriptionKey] as? String ?? urlError.localizedDescription
+        self.init(kind, message, underlyingError: urlError, url: url ?? urlError.failingURL)
+    }
+}
+
+extension CocoaError {
+    fileprivate var isFileError: Bool {
+        (CocoaError.Code.fileNoSuchFile.rawValue...CocoaError.Code.fileWriteVolumeReadOnly.rawValue).contains(code.rawValue)
+            || code == .fileReadNoSuchFile || code == .fileReadNoPermission || code == .fileWriteNoPermission
+    }
+}

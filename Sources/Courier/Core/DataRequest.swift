@@ -1,0 +1,166 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request whose response body is kept in memory, made by `session.request(...)`.
+public actor DataRequest: DataResponseRequest {
+    /// The request's identity.
+    public nonisolated let id: UUID
+    /// The session that made it.
+    public nonisolated let session: Session
+    /// Courier's thread-safe part of the request.
+    public nonisolated let _shell: RequestShell
+    /// Courier's machinery, isolated to the request.
+    public let _engine: RequestEngine
+
+    /// The request's own serial executor, which transport events also enter.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { _shell.executor.asUnownedSerialExecutor() }
+
+    init(session: Session, source: RequestSource) {
+        (id, _shell, _engine) = RequestShell.make(session: session, source: source, sink: MemoryBodySink())
+        self.session = session
+        _engine.owner = self
+    }
+}
+
+/// A request whose response body arrives in memory: ``DataRequest`` and ``UploadRequest``.
+/// Its response handlers and async serializers produce ``DataResponse`` values.
+public protocol DataResponseRequest: Request {}
+
+extension DataResponseRequest {
+    // MARK: Callback style
+
+    /// Serializes the response with `serializer` once the request finishes and calls
+    /// `completionHandler` on `queue` (the session's callback queue by default).
+    ///
+    /// Adding the first handler starts the request. Handlers run once each, in the order added,
+    /// also when added after the request finished.
+    @discardableResult
+    public nonisolated func response<Serializer: ResponseSerializer>(
+        queue: DispatchQueue? = nil, using serializer: Serializer,
+        completionHandler: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
+    ) -> Self {
+        let queue = queue ?? session.callbackQueue
+        addDataHandler(serializer) { response in queue.async { completionHandler(response) } }
+        startAfterChain()
+        return self
+    }
+
+    /// Calls `completionHandler` with the body as `Data`.
+    @discardableResult
+    public nonisolated func responseData(queue: DispatchQueue? = nil,
+                                         completionHandler: @escaping @Sendable (DataResponse<Data, CourierError>) -> Void) -> Self {
+        response(queue: queue, using: DataResponseSerializer(), completionHandler: completionHandler)
+    }
+
+    /// Calls `completionHandler` with the body as text (charset: `encoding`, else the response's, else ISO-8859-1).
+    @discardableResult
+    public nonisolated func responseString(queue: DispatchQueue? = nil, encoding: String.Encoding? = nil,
+                                           completionHandler: @escaping @Sendable (DataResponse<String, CourierError>) -> Void) -> Self {
+        response(queue: queue, using: StringResponseSerializer(encoding: encoding), completionHandler: completionHandler)
+    }
+
+    /// Calls `completionHandler` with the body parsed as ``JSON``.
+    @discardableResult
+    public nonisolated func responseJSON(queue: DispatchQueue? = nil,
+                                         completionHandler: @escaping @Sendable (DataResponse<JSON, CourierError>) -> Void) -> Self {
+        response(queue: queue, using: JSONResponseSerializer(), completionHandler: completionHandler)
+    }
+
+    /// Calls `completionHandler` with the body decoded as `type`.
+    @discardableResult
+    public nonisolated func responseDecodable<T: Decodable & Sendable>(
+        of type: T.Type = T.self, queue: DispatchQueue? = nil, decoder: any DataDecoder = JSONDecoder(),
+        completionHandler: @escaping @Sendable (DataResponse<T, CourierError>) -> Void
+    ) -> Self {
+        response(queue: queue, using: DecodableResponseSerializer<T>(decoder: decoder), completionHandler: completionHandler)
+    }
+
+    /// Adds a custom validation rule that sees the request, the response and the body.
+    @discardableResult
+    public nonisolated func validate(
+        _ validation: @escaping @Sendable (URLRequest?, HTTPURLResponse, Data?) throws -> ValidationResult
+    ) -> Self {
+        validate { (input: ValidationInput) in try validation(input.request, input.response, input.data) }
+    }
+
+    // MARK: async/await
+
+    /// An awaitable serialization of the response; awaiting it starts the request, and cancelling
+    /// the awaiting `Task` cancels the request unless `automaticallyCancelling` is `false`.
+    public nonisolated func serializing<Serializer: ResponseSerializer>(
+        using serializer: Serializer, automaticallyCancelling: Bool = true
+    ) -> DataTask<Serializer.SerializedObject> {
+        DataTask(AwaitableResponse(request: self, automaticallyCancelling: automaticallyCancelling) { deliver in
+            self.addDataHandler(serializer, deliver: deliver)
+            self.resume()
+        })
+    }
+
+    /// The body as `Data`.
+    public nonisolated func serializingData(automaticallyCancelling: Bool = true) -> DataTask<Data> {
+        serializing(using: DataResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
+    }
+
+    /// The body as text.
+    public nonisolated func serializingString(encoding: String.Encoding? = nil, automaticallyCancelling: Bool = true) -> DataTask<String> {
+        serializing(using: StringResponseSerializer(encoding: encoding), automaticallyCancelling: automaticallyCancelling)
+    }
+
+    /// The body parsed as ``JSON``.
+    public nonisolated func serializingJSON(automaticallyCancelling: Bool = true) -> DataTask<JSON> {
+        serializing(using: JSONResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
+    }
+
+    /// The body decoded as `type`.
+    public nonisolated func serializingDecodable<T: Decodable & Sendable>(
+        _ type: T.Type = T.self, decoder: any DataDecoder = JSONDecoder(), automaticallyCancelling: Bool = true
+    ) -> DataTask<T> {
+        serializing(using: DecodableResponseSerializer<T>(decoder: decoder), automaticallyCancelling: automaticallyCancelling)
+    }
+
+    // MARK: Plumbing
+
+    /// Queues a handler that serializes on the request's executor and passes the response to `deliver`.
+    nonisolated func addDataHandler<Serializer: ResponseSerializer>(
+        _ serializer: Serializer, deliver: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
+    ) {
+        addSerializedHandler(serializer, deliver: deliver) { completion, result, duration in
+            DataResponse(request: completion.request, response: completion.response, data: completion.data,
+                         metrics: completion.metrics, serializationDuration: duration, result: result)
+        }
+    }
+}
+
+extension Request {
+    /// Queues a handler that runs `serializer` on the request's executor once the request is done,
+    /// wraps the result with `makeResponse` and passes it to `deliver`.
+    nonisolated func addSerializedHandler<Serializer: ResponseSerializer, Response: Sendable>(
+        _ serializer: Serializer, deliver: @escaping @Sendable (Response) -> Void,
+        makeResponse: @escaping @Sendable (RequestCompletion, Result<Serializer.SerializedObject, CourierError>, TimeInterval) -> Response
+    ) {
+        _engineAccess.perform { [self] engine in
+            engine.addResponseHandler { completion in
+                let start = ContinuousClock.now
+                let result = serializer.result(for: completion)
+                let duration = (ContinuousClock.now - start).timeInterval
+                self.session.monitor { $0.request(self, didSerialize: result.map { $0 }, using: "\(Serializer.self)") }
+                deliver(makeResponse(completion, result, duration))
+            }
+        }
+    }
+
+    /// Starts the request once the chain expression that added a response handler has finished,
+    /// so every hook added in that expression is honoured.
+    nonisolated func startAfterChain() {
+        DispatchQueue.global().async { self.resume() }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

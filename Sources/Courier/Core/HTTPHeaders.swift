@@ -1,0 +1,228 @@
+import Foundation
+
+/// An ordered, case-insensitive collection of HTTP headers holding one value per name.
+///
+/// Insertion order is kept. Adding or updating a name that already exists (in any case)
+/// replaces its value in place and keeps the spelling of the latest write.
+public struct HTTPHeaders: Sendable, Hashable {
+    private var headers: [HTTPHeader] = []
+
+    /// Creates an empty collection.
+    public init() {}
+
+    /// Creates headers from a list; later duplicates replace earlier ones.
+    public init(_ headers: [HTTPHeader]) {
+        headers.forEach { update($0) }
+    }
+
+    /// Creates headers from a dictionary; the order is the dictionary's iteration order.
+    public init(_ dictionary: [String: String]) {
+        dictionary.forEach { update(name: $0.key, value: $0.value) }
+    }
+
+    /// Adds a header, or replaces the value of a header with the same name.
+    public mutating func add(name: String, value: String) {
+        update(HTTPHeader(name: name, value: value))
+    }
+
+    /// Adds a header, or replaces the value of a header with the same name.
+    public mutating func add(_ header: HTTPHeader) {
+        update(header)
+    }
+
+    /// Sets `name` to `value`, keeping its position if it already exists.
+    public mutating func update(name: String, value: String) {
+        update(HTTPHeader(name: name, value: value))
+    }
+
+    /// Sets a header, keeping its position if one with the same name already exists.
+    public mutating func update(_ header: HTTPHeader) {
+        if let index = index(of: header.name) {
+            headers[index] = header
+        } else {
+            headers.append(header)
+        }
+    }
+
+    /// Removes the header with this name, whatever its case.
+    public mutating func remove(name: String) {
+        if let index = index(of: name) {
+            headers.remove(at: index)
+        }
+    }
+
+    /// The value for `name`, compared case-insensitively.
+    public func value(for name: String) -> String? {
+        index(of: name).map { headers[$0].value }
+    }
+
+    /// The value for `name`; setting `nil` removes the header.
+    public subscript(_ name: String) -> String? {
+        get { value(for: name) }
+        set {
+            if let newValue {
+                update(name: name, value: newValue)
+            } else {
+                remove(name: name)
+            }
+        }
+    }
+
+    /// Whether a header with this name is present.
+    public func contains(_ name: String) -> Bool { index(of: name) != nil }
+
+    /// The headers as a dictionary, for APIs such as `URLRequest.allHTTPHeaderFields`.
+    public var dictionary: [String: String] {
+        Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Returns these headers with `other`'s values added or replacing, in `other`'s order for new names.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var merged = self
+        other.forEach { merged.update($0) }
+        return merged
+    }
+
+    private func index(of name: String) -> Int? {
+        headers.firstIndex { $0.name.caseInsensitiveEquals(name) }
+    }
+}
+
+extension HTTPHeaders: ExpressibleByDictionaryLiteral {
+    /// Creates headers from a literal such as `["Accept": "application/json"]`, in source order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        elements.forEach { update(name: $0.0, value: $0.1) }
+    }
+}
+
+extension HTTPHeaders: ExpressibleByArrayLiteral {
+    /// Creates headers from a literal such as `[.authorization(bearerToken: token)]`.
+    public init(arrayLiteral elements: HTTPHeader...) {
+        self.init(elements)
+    }
+}
+
+extension HTTPHeaders: RandomAccessCollection {
+    /// The position of the first header.
+    public var startIndex: Int { headers.startIndex }
+    /// The position after the last header.
+    public var endIndex: Int { headers.endIndex }
+    /// The header at `position`, in insertion order.
+    public subscript(position: Int) -> HTTPHeader { headers[position] }
+}
+
+extension HTTPHeaders: CustomStringConvertible {
+    /// One `Name: value` line per header, in insertion order.
+    public var description: String {
+        headers.map(\.description).joined(separator: "\n")
+    }
+}
+
+extension HTTPHeaders {
+    /// Courier's defaults: `Accept-Encoding`, `Accept-Language` and `User-Agent`.
+    public static var `default`: HTTPHeaders {
+        [.defaultAcceptEncoding, .defaultAcceptLanguage, .defaultUserAgent]
+    }
+}
+
+/// One HTTP header: a name and a value.
+public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
+    /// The header name, as it will be written.
+    public let name: String
+    /// The header value.
+    public let value: String
+
+    /// Creates a header.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// `Name: value`.
+    public var description: String { "\(name): \(value)" }
+
+    /// Names compare case-insensitively for hashing and equality.
+    public static func == (lhs: HTTPHeader, rhs: HTTPHeader) -> Bool {
+        lhs.name.caseInsensitiveEquals(rhs.name) && lhs.value == rhs.value
+    }
+
+    /// Hashes the lower-cased name and the value.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name.lowercased())
+        hasher.combine(value)
+    }
+}
+
+extension HTTPHeader {
+    /// `Accept: value`.
+    public static func accept(_ value: String) -> HTTPHeader { HTTPHeader(name: "Accept", value: value) }
+    /// `Accept-Charset: value`.
+    public static func acceptCharset(_ value: String) -> HTTPHeader { HTTPHeader(name: "Accept-Charset", value: value) }
+    /// `Accept-Encoding: value`.
+    public static func acceptEncoding(_ value: String) -> HTTPHeader { HTTPHeader(name: "Accept-Encoding", value: value) }
+    /// `Accept-Language: value`.
+    public static func acceptLanguage(_ value: String) -> HTTPHeader { HTTPHeader(name: "Accept-Language", value: value) }
+    /// `Authorization: value`.
+    public static func authorization(_ value: String) -> HTTPHeader { HTTPHeader(name: "Authorization", value: value) }
+    /// `Authorization: Bearer <token>`.
+    public static func authorization(bearerToken: String) -> HTTPHeader { authorization("Bearer \(bearerToken)") }
+    /// `Authorization: Basic <base64(username:password)>`.
+    public static func authorization(username: String, password: String) -> HTTPHeader {
+        authorization("Basic \(Data("\(username):\(password)".utf8).base64EncodedString())")
+    }
+    /// `Cache-Control: value`.
+    public static func cacheControl(_ value: String) -> HTTPHeader { HTTPHeader(name: "Cache-Control", value: value) }
+    /// `Content-Disposition: value`.
+    public static func contentDisposition(_ value: String) -> HTTPHeader { HTTPHeader(name: "Content-Disposition", value: value) }
+    /// `Content-Encoding: value`.
+    public static func contentEncoding(_ value: String) -> HTTPHeader { HTTPHeader(name: "Content-Encoding", value: value) }
+    /// `Content-Length: value`.
+    public static func contentLength(_ value: Int64) -> HTTPHeader { HTTPHeader(name: "Content-Length", value: String(value)) }
+    /// `Content-Type: value`.
+    public static func contentType(_ value: String) -> HTTPHeader { HTTPHeader(name: "Content-Type", value: value) }
+    /// `User-Agent: value`.
+    public static func userAgent(_ value: String) -> HTTPHeader { HTTPHeader(name: "User-Agent", value: value) }
+
+    /// The `Accept-Encoding` Courier sends by default; the transport decodes these.
+    public static let defaultAcceptEncoding = acceptEncoding("gzip, deflate")
+    /// `Accept-Language` built from the process's preferred languages (at most six, with q-values).
+    public static let defaultAcceptLanguage: HTTPHeader = {
+        let languages = Locale.preferredLanguages.prefix(6).enumerated().map { index, language in
+            let quality = 1.0 - Double(index) * 0.1
+            return index == 0 ? language : "\(language);q=\(String(format: "%.1f", quality))"
+        }
+        return acceptLanguage(languages.isEmpty ? "en" : languages.joined(separator: ", "))
+    }()
+    /// `User-Agent: <executable>/<version> Courier/<version>`.
+    public static let defaultUserAgent: HTTPHeader = {
+        let executable = ProcessInfo.processInfo.processName
+        return userAgent("\(executable) Courier/\(Courier.version)")
+    }()
+}
+
+/// Library-wide constants.
+public enum Courier {
+    /// Courier's version string.
+    public static let version = "0.1.0"
+}
+
+extension String {
+    /// ASCII case-insensitive equality without allocating lower-cased copies.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        var lhs = utf8.makeIterator()
+        var rhs = other.utf8.makeIterator()
+        while true {
+            switch (lhs.next(), rhs.next()) {
+            case (nil, nil):
+                return true
+            case let (a?, b?):
+                if a == b { continue }
+                if a | 0x20 != b | 0x20 { return false }
+                let folded = a | 0x20
+                if folded < 0x61 || folded > 0x7A { return false }
+            default:
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What every Courier request is: an actor with an identity, a lifecycle you can control, and
+/// chainable hooks and validators.
+///
+/// The chainable methods are `nonisolated` and return at once; what they register is applied on
+/// the request's serial executor in call order, before anything the network does afterwards.
+public protocol Request: Actor {
+    /// The request's identity, stable across retries.
+    nonisolated var id: UUID { get }
+    /// The session that made the request.
+    nonisolated var session: Session { get }
+    /// Courier's thread-safe part of the request (executor, hooks, progress); no public API.
+    nonisolated var _shell: RequestShell { get }
+    /// Courier's machinery behind the request, isolated to it; no public API.
+    var _engine: RequestEngine { get }
+}
+
+/// The thread-safe part of a request: its serial executor, hooks and progress channels.
+/// It has no public API; it exists so Courier's protocol extensions can reach them.
+public final class RequestShell: Sendable {
+    let executor: RequestExecutor
+    let shared = RequestSharedState()
+
+    init(label: String) {
+        executor = RequestExecutor(label: label)
+    }
+
+    /// Creates the shell and engine for a new request.
+    static func make(session: Session, source: RequestSource, sink: any ResponseBodySink) -> (UUID, RequestShell, RequestEngine) {
+        let id = UUID()
+        let shell = RequestShell(label: "courier.request")
+        let engine = RequestEngine(id: id, session: session, source: source, shared: shell.shared, sink: sink)
+        return (id, shell, engine)
+    }
+}
+
+extension Request {
+    /// Where the request is in its life.
+    public var state: RequestState { _engine.lifecycle.publicState }
+    /// How many times the request has been retried.
+    public var retryCount: Int { _engine.record.retryCount }
+    /// The last `URLRequest` sent (after adapters and redirects).
+    public var lastRequest: URLRequest? { _engine.record.request }
+    /// The last response head received.
+    public var response: HTTPURLResponse? { _engine.record.response }
+    /// Timings and byte counts of the transfer so far.
+    public var metrics: TransferMetrics? { _engine.record.metrics }
+    /// The error the request finished with, if it has finished with one.
+    public var error: CourierError? { _engine.lifecycle.completion?.error }
+
+    /// Access to the engine from any thread, through the request's executor.
+    nonisolated var _engineAccess: RequestEngineAccess {
+        RequestEngineAccess(executor: _shell.executor, shared: _shell.shared) { work in
+            self._shell.executor.execute { self.assumeIsolated { work($0._engine) } }
+        }
+    }
+}
+
+/// A handle on a request's machinery usable from any thread.
+struct RequestEngineAccess: Sendable {
+    let executor: RequestExecutor
+    let shared: RequestSharedState
+    let run: @Sendable (@escaping @Sendable (RequestEngine) -> Void) -> Void
+
+    /// Runs `work` on the request's executor, isolated to the request, after everything already queued.
+    func perform(_ work: @escaping @Sendable (RequestEngine) -> Void) {
+        run(work)
+    }
+}
+
+/// The part of a request that any thread may touch: hooks and progress channels, each behind its own lock.
+final class RequestSharedState: Sendable {
+    let hooks = Mutex(RequestHooks())
+    let downloadProgress = ProgressChannel()
+    let uploadProgress = ProgressChannel()
+}
+
+/// Lifecycle hooks, called on the request's executor just before the change they announce.
+struct RequestHooks {
+    var willResume: [@Sendable () -> Void] = []
+    var willSuspend: [@Sendable () -> Void] = []
+    var willCancel: [@Sendable () -> Void] = []
+}
+
+extension Request {
+    // MARK: State control
+
+    /// Starts the request, or continues it after ``suspend()``. Idempotent.
+    @discardableResult
+    public nonisolated func resume() -> Self {
+        _engineAccess.perform { $0.resume() }
+        return self
+    }
+
+    /// Pauses the transfer without losing or repeating bytes. Idempotent.
+    @discardableResult
+    public nonisolated func suspend() -> Self {
+        _engineAccess.perform { $0.suspend() }
+        return self
+    }
+
+    /// Cancels the request: the transfer stops and handlers receive a `.cancelled` error. Idempotent.
+    @discardableResult
+    public nonisolated func cancel() -> Self {
+        _engineAccess.perform { $0.cancel() }
+        return self
+    }
+
+    // MARK: Lifecycle hooks
+
+    /// Calls `hook` just before the request starts or continues, on the request's executor.
+    @discardableResult
+    public nonisolated func onWillResume(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
+        _engineAccess.shared.hooks.withLock { $0.willResume.append { [self] in hook(self) } }
+        return self
+    }
+
+    /// Calls `hook` just before the request is suspended, on the request's executor.
+    @discardableResult
+    public nonisolated func onWillSuspend(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
+        _engineAccess.shared.hooks.withLock { $0.willSuspend.append { [self] in hook(self) } }
+        return self
+    }
+
+    /// Calls `hook` just before the request is cancelled, on the request's executor.
+    @discardableResult
+    public nonisolated func onWillCancel(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
+        _engineAccess.shared.hooks.withLock { $0.willCancel.append { [self] in hook(self) } }
+        return self
+    }
+
+    /// Calls `handler` on `queue` (the session's callback queue by default) as the response body arrives.
+    /// Values never go backwards and end at exactly 1.0 on success.
+    @discardableResult
+    public nonisolated func onDownloadProgress(queue: DispatchQueue? = nil,
+                                               _ handler: @escaping @Sendable (TransferProgress) -> Void) -> Self {
+        _engineAccess.shared.downloadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
+        return self
+    }
+
+    /// Calls `handler` on `queue` (the session's callback queue by default) as the request body is sent.
+    @discardableResult
+    public nonisolated func onUploadProgress(queue: DispatchQueue? = nil,
+                                             _ handler: @escaping @Sendable (TransferProgress) -> Void) -> Self {
+        _engineAccess.shared.uploadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
+        return self
+    }
+
+    /// Download progress as a stream: the current value first, then every change, ending with the
+    /// request. Asking for the stream starts the request.
+    public nonisolated var downloadProgress: AsyncStream<TransferProgress> {
+        let stream = _engineAccess.shared.downloadProgress.makeStream()
+        resume()
+        return stream
+    }
+
+    /// Upload progress as a stream: the current value first, then every change, ending with the
+    /// request. Asking for the stream starts the request.
+    public nonisolated var uploadProgress: AsyncStream<TransferProgress> {
+        let stream = _engineAccess.shared.uploadProgress.makeStream()
+        resume()
+        return stream
+    }
+}

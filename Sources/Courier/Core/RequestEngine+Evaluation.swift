@@ -1,0 +1,91 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension RequestEngine {
+    /// Validates the attempt's outcome, then finishes or asks the retriers.
+    func evaluate(attempt: Int) {
+        var error = record.error
+        if error == nil, let response = record.response {
+            let input = ValidationInput(request: record.request, response: response, body: sink.body)
+            for validator in validators {
+                if let failure = validator.validate(input) {
+                    error = failure
+                    if let owner { session.monitor { $0.request(owner, didFailValidationWith: failure) } }
+                    break
+                }
+            }
+        } else if error == nil {
+            error = CourierError(.invalidResponse, "The exchange ended without a response.", url: record.request?.url)
+        }
+        record.error = error
+        let retriers: [any RequestRetrier] = (session.interceptor.map { [$0] } ?? []) + interceptors
+        guard let error, !error.isCancelled, !retriers.isEmpty, let owner else {
+            finish(attempt: attempt)
+            return
+        }
+        let session = session
+        let access = owner._engineAccess
+        Task {
+            let decision = await Interceptor(retriers: retriers).retry(owner, for: session, dueTo: error)
+            access.perform { $0.decided(decision, attempt: attempt) }
+        }
+    }
+
+    private func decided(_ decision: RetryDecision, attempt: Int) {
+        guard let delay = decision.delay else {
+            if case .doNotRetryWithError(let replacement) = decision {
+                record.error = CourierError(wrapping: replacement, url: record.request?.url)
+            }
+            finish(attempt: attempt)
+            return
+        }
+        // A cancel may have landed while the retriers were deciding; the lifecycle ignores the decision then.
+        guard lifecycle.currentPhase.map({ if case .evaluating = $0 { true } else { false } }) == true else { return }
+        record.retryCount += 1
+        if let owner, let error = record.error {
+            session.monitor { $0.request(owner, willRetryAfter: delay, dueTo: error) }
+        }
+        apply(lifecycle.retry(attempt: attempt, after: delay))
+    }
+
+    func scheduleRetry(attempt: Int, after delay: Duration) {
+        guard let access = owner?._engineAccess else { return }
+        guard delay > .zero else {
+            access.perform { $0.apply($0.lifecycle.delayElapsed(attempt: attempt)) }
+            return
+        }
+        let clock = session.configuration.retryClock
+        Task {
+            try? await clock.sleep(for: delay)
+            access.perform { $0.apply($0.lifecycle.delayElapsed(attempt: attempt)) }
+        }
+    }
+
+    /// Makes the body final and completes the request.
+    private func finish(attempt: Int) {
+        var error = record.error
+        var body = sink.body
+        if error == nil {
+            do {
+                body = try sink.finalize(response: record.response)
+            } catch {
+                let failure = CourierError(wrapping: error, url: record.request?.url)
+                record.error = failure
+                body = sink.body
+                sink.discard()
+                return apply(lifecycle.finish(attempt: attempt, completion(body: body, error: failure)))
+            }
+        } else {
+            sink.discard()
+            body = sink.body
+        }
+        error = record.error
+        apply(lifecycle.finish(attempt: attempt, completion(body: body, error: error)))
+    }
+
+    private func completion(body: RequestCompletion.Body, error: CourierError?) -> RequestCompletion {
+        RequestCompletion(request: record.request, response: record.response, body: body, metrics: record.metrics, error: error)
+    }
+}

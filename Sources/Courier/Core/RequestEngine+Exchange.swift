@@ -1,0 +1,282 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension RequestEngine {
+    // MARK: - Preparing an attempt
+
+    /// Builds the attempt's request (once) and runs adapters (every attempt).
+    func prepare(attempt: Int) {
+        redirectHistory = []
+        record.error = nil
+        let base: URLRequest
+        do {
+            base = try record.initialRequest ?? source.makeRequest(session)
+            record.initialRequest = base
+        } catch {
+            failPreparation(attempt: attempt, CourierError(wrapping: error))
+            return
+        }
+        let adapters: [any RequestAdapter] = (session.interceptor.map { [$0] } ?? []) + interceptors
+        guard !adapters.isEmpty else {
+            didPrepare(attempt: attempt, base)
+            return
+        }
+        // Adapters are async; the result comes back through the executor like any other event.
+        let session = session
+        let access = owner?._engineAccess
+        Task {
+            let outcome: Result<URLRequest, CourierError>
+            do {
+                var request = base
+                for adapter in adapters { request = try await adapter.adapt(request, for: session) }
+                outcome = .success(request)
+            } catch {
+                outcome = .failure((error as? CourierError)?.kind == .cancelled ? CourierError(wrapping: error)
+                    : CourierError(.adaptationFailed, "A request adapter failed: \(error)", underlyingError: error, url: base.url))
+            }
+            access?.perform { engine in
+                switch outcome {
+                case .success(let request): engine.didPrepare(attempt: attempt, request)
+                case .failure(let failure): engine.failPreparation(attempt: attempt, failure)
+                }
+            }
+        }
+    }
+
+    private func didPrepare(attempt: Int, _ request: URLRequest) {
+        if let owner { session.monitor { $0.request(owner, didAdapt: request, attempt: attempt) } }
+        apply(lifecycle.prepared(attempt: attempt, request))
+    }
+
+    func failPreparation(attempt: Int, _ error: CourierError) {
+        record.error = error
+        if let owner { session.monitor { $0.request(owner, didFailToPrepareWith: error) } }
+        apply(lifecycle.preparationFailed(attempt: attempt))
+    }
+
+    // MARK: - Running an exchange
+
+    func startExchange(attempt: Int, request: URLRequest) {
+        record.request = request
+        record.bytesSent = 0
+        let number = nextExchangeNumber
+        nextExchangeNumber += 1
+        let transfer: any TransportTransfer
+        do {
+            let transportRequest = try makeTransportRequest(request)
+            guard let access = owner?._engineAccess else { return }
+            let relay = ExchangeRelay(access: access, exchange: number)
+            if let owner { session.monitor { $0.request(owner, didStartExchange: request) } }
+            let policy = deduplicationPolicy ?? session.deduplicator.policy
+            // A resumable download's partial is locked to one request, so it never shares.
+            if policy.applies(to: transportRequest.method), !(sink is StoreBodySink) {
+                transfer = session.deduplicator.startTransfer(transportRequest, sink: relay, transport: session.transport)
+            } else {
+                transfer = session.transport.startTransfer(transportRequest, sink: relay)
+            }
+        } catch {
+            // Nothing went on the network: report the failure as this exchange's outcome.
+            transfer = InertTransfer()
+            let exchange = Exchange(number: number, request: request, transfer: transfer)
+            apply(lifecycle.transferStarted(attempt: attempt, exchange))
+            record.error = CourierError(wrapping: error, url: request.url)
+            apply(lifecycle.transferEnded(attempt: attempt, redirect: nil))
+            return
+        }
+        apply(lifecycle.transferStarted(attempt: attempt, Exchange(number: number, request: request, transfer: transfer)))
+    }
+
+    private func makeTransportRequest(_ request: URLRequest) throws -> TransportRequest {
+        guard let url = request.url, url.isHTTP else {
+            throw CourierError(.invalidURL, "\"\(request.url?.absoluteString ?? "")\" is not an absolute http(s) URL.", url: request.url)
+        }
+        var headers = request.headers
+        if let storage = session.configuration.cookies.storage, !headers.contains("Cookie"),
+           let cookies = storage.cookies(for: url), !cookies.isEmpty {
+            HTTPCookie.requestHeaderFields(with: cookies).forEach { headers.update(name: $0.key, value: $0.value) }
+        }
+        let body: TransportBody
+        if let upload = try preparedUploadBody(for: request) {
+            body = upload
+        } else if let data = request.httpBody, !data.isEmpty {
+            body = .data(data)
+        } else {
+            body = .empty
+        }
+        let timeout = source.timeout ?? (request.timeoutInterval != 60 ? request.timeoutInterval : session.configuration.requestTimeout)
+        try sink.prepareExchange(request, headers: &headers)
+        let ranged = headers.contains("Range")
+        if ranged, !headers.contains("Accept-Encoding") { headers.update(name: "Accept-Encoding", value: "identity") }
+        return TransportRequest(url: url, method: request.method, headers: headers, body: body,
+                                idleTimeout: timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil,
+                                deadline: deadline,
+                                automaticDecompression: session.configuration.automaticDecompression && !ranged,
+                                flowControlWindow: sink.flowControlWindow)
+    }
+
+    /// Handles one transport event, if it belongs to the exchange in flight.
+    func handle(_ event: TransportEvent, exchange number: Int) {
+        guard case .transferring(let attempt, let exchange)? = lifecycle.currentPhase, exchange.number == number else {
+            // Events of a cancelled or superseded exchange can still be queued behind the change; drop them.
+            return
+        }
+        switch event {
+        case .uploadProgress(let sent, let total):
+            record.bytesSent = sent
+            let progress = TransferProgress(completedUnitCount: sent, totalUnitCount: total)
+            shared.uploadProgress.update(progress)
+            if let owner { session.monitor { $0.request(owner, didUpdateUploadProgress: progress) } }
+        case .response(let head):
+            receive(head, in: exchange)
+        case .body(let data):
+            receiveBody(data, in: exchange)
+        case .completed(let error, let metrics):
+            record.metrics = mergedMetrics(metrics)
+            if let owner { session.monitor { $0.request(owner, didCompleteExchangeWith: metrics, error: error) } }
+            if record.error == nil, let error { record.error = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode) }
+            if record.error == nil { checkTruncation(exchange) }
+            apply(lifecycle.transferEnded(attempt: attempt, redirect: record.error == nil ? exchange.redirect : nil))
+        }
+    }
+
+    private func receive(_ head: ResponseHead, in exchange: Exchange) {
+        exchange.head = head
+        storeCookies(from: head)
+        guard let response = head.httpURLResponse else {
+            record.error = CourierError(.invalidResponse, "The response to \(head.url) could not be represented.", url: head.url)
+            exchange.transfer.cancel()
+            return
+        }
+        if let redirect = redirectRequest(for: head, after: exchange.request) {
+            switch redirect {
+            case .success(let next):
+                exchange.redirect = next
+                if let owner { session.monitor { $0.request(owner, willRedirectTo: next, from: response) } }
+                return
+            case .failure(let error):
+                record.error = error
+                exchange.transfer.cancel()
+                return
+            }
+        }
+        let disposition: BodyDisposition
+        do {
+            disposition = try sink.begin(head, method: exchange.request.method)
+        } catch {
+            record.error = CourierError(wrapping: error, url: head.url)
+            exchange.transfer.cancel()
+            return
+        }
+        exchange.disposition = disposition
+        switch disposition {
+        case .store(let offset, let total):
+            record.response = response
+            record.bytesReceived = offset
+            shared.downloadProgress.update(TransferProgress(completedUnitCount: offset, totalUnitCount: total))
+        case .alreadyComplete(let total):
+            // The store holds every byte and the server confirmed the length: answer as if it sent them.
+            record.response = head.completedFromStore(length: total).httpURLResponse ?? response
+            record.bytesReceived = total
+            shared.downloadProgress.update(TransferProgress(completedUnitCount: total, totalUnitCount: total))
+        case .restart:
+            var again = exchange.request
+            ["Range", "If-Range"].forEach { again.setValue(nil, forHTTPHeaderField: $0) }
+            exchange.redirect = again
+            return
+        }
+        if let owner, let response = record.response { session.monitor { $0.request(owner, didReceiveResponse: response) } }
+    }
+
+    private func receiveBody(_ data: Data, in exchange: Exchange) {
+        guard exchange.redirect == nil, record.error == nil, case .store(_, let total)? = exchange.disposition else {
+            exchange.transfer.acknowledge(data.count)
+            return
+        }
+        do {
+            try sink.append(data)
+        } catch {
+            record.error = CourierError(wrapping: error, url: exchange.head?.url)
+            exchange.transfer.cancel()
+            return
+        }
+        exchange.transfer.acknowledge(data.count)
+        exchange.received += Int64(data.count)
+        record.bytesReceived += Int64(data.count)
+        let progress = TransferProgress(completedUnitCount: record.bytesReceived,
+                                        totalUnitCount: total >= 0 ? max(total, record.bytesReceived) : -1)
+        shared.downloadProgress.update(progress)
+        if let owner { session.monitor { $0.request(owner, didUpdateDownloadProgress: progress) } }
+    }
+
+    /// A body shorter than its `Content-Length` is a lost connection, never a silent success.
+    private func checkTruncation(_ exchange: Exchange) {
+        guard exchange.redirect == nil, case .store? = exchange.disposition, let head = exchange.head,
+              !head.hasNoBody(for: exchange.request.method) else { return }
+        let expected = head.expectedContentLength
+        if expected >= 0, exchange.received < expected {
+            record.error = CourierError(.connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
+                                        responseCode: head.statusCode, url: head.url)
+        }
+    }
+
+    private func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {
+        var merged = metrics
+        merged.redirectCount = redirectHistory.count
+        merged.total = ContinuousClock.now - createdAt
+        return merged
+    }
+
+    private func storeCookies(from head: ResponseHead) {
+        guard !head.setCookies.isEmpty, let storage = session.configuration.cookies.storage else { return }
+        let cookies = head.setCookies.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: head.url) }
+        storage.setCookies(cookies, for: head.url, mainDocumentURL: nil)
+    }
+}
+
+/// Carries a transport's events for one exchange onto the request's executor, in order.
+final class ExchangeRelay: TransportEventSink {
+    let access: RequestEngineAccess
+    let exchange: Int
+
+    init(access: RequestEngineAccess, exchange: Int) {
+        self.access = access
+        self.exchange = exchange
+    }
+
+    func receive(_ event: TransportEvent) {
+        let exchange = exchange
+        access.perform { $0.handle(event, exchange: exchange) }
+    }
+}
+
+extension RequestLifecycle {
+    /// The phase of a running or suspended request.
+    var currentPhase: Phase? {
+        switch state {
+        case .running(let phase), .suspended(let phase): phase
+        default: nil
+        }
+    }
+}
+
+extension ResponseHead {
+    /// The head as Foundation's response type.
+    var httpURLResponse: HTTPURLResponse? {
+        HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headers.dictionary)
+    }
+
+    /// A 200 standing for a body the download store already holds in full.
+    func completedFromStore(length: Int64) -> ResponseHead {
+        var fields = headers.filter { !["Content-Range", "Content-Length", "Content-Type"].contains($0.name) }
+            .map { (name: $0.name, value: $0.value) }
+        fields.append((name: "Content-Length", value: String(length)))
+        return ResponseHead(statusCode: 200, fields: fields, url: url, httpVersion: httpVersion)
+    }
+
+    /// Whether this response cannot have a body: HEAD, 1xx, 204 and 304 (RFC 9110 §6.4.1).
+    func hasNoBody(for method: HTTPMethod) -> Bool {
+        method == .head || (100..<200).contains(statusCode) || statusCode == 204 || statusCode == 304
+    }
+}

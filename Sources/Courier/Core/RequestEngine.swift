@@ -1,0 +1,189 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Courier's machinery behind a request: lifecycle, exchanges, body, validators and response
+/// handlers. It lives inside the request actor and is only ever used on that actor's executor.
+public final class RequestEngine {
+    typealias Lifecycle = RequestLifecycle<Exchange, RequestCompletion>
+
+    let id: UUID
+    let session: Session
+    let source: RequestSource
+    let shared: RequestSharedState
+    let sink: any ResponseBodySink
+    /// The request actor that owns this engine; set once by the actor's initializer.
+    weak var owner: (any Request)?
+
+    var lifecycle = Lifecycle()
+    /// Response handlers waiting for the completion, in the order they were added.
+    var pendingHandlers: [(RequestCompletion) -> Void] = []
+    var validators: [Validator] = []
+    /// The request's own redirect policy; the session's applies when `nil`.
+    var redirectPolicy: RedirectPolicy?
+    /// The request's own deduplication policy; the session's applies when `nil`.
+    var deduplicationPolicy: DeduplicationPolicy?
+    var interceptors: [any RequestInterceptor] = []
+    /// What the request learned so far: the last request, response, metrics and error.
+    var record = RequestRecord()
+    /// Redirects followed within the current attempt, for the limit and loop detection.
+    var redirectHistory: [RedirectStep] = []
+    var nextExchangeNumber = 1
+    /// The upload body, prepared at the first exchange and kept for retries and 307/308 redirects.
+    var preparedUpload: PreparedUpload?
+    /// Set at the first resume: no exchange runs past it.
+    var deadline: ContinuousClock.Instant?
+    let createdAt = ContinuousClock.now
+
+    init(id: UUID, session: Session, source: RequestSource, shared: RequestSharedState, sink: any ResponseBodySink) {
+        self.id = id
+        self.session = session
+        self.source = source
+        self.shared = shared
+        self.sink = sink
+        if let interceptor = source.interceptor { interceptors.append(interceptor) }
+    }
+
+    // MARK: - Verbs
+
+    func resume() {
+        if deadline == nil {
+            deadline = ContinuousClock.now + .seconds(session.configuration.resourceTimeout)
+        }
+        apply(lifecycle.resume())
+    }
+
+    func suspend() {
+        apply(lifecycle.suspend())
+    }
+
+    func cancel() {
+        let error = CourierError(.cancelled, "The request was cancelled.", responseCode: record.response?.statusCode,
+                                 url: record.request?.url)
+        apply(lifecycle.cancel(makeCompletion(error: error, cancelled: true)))
+    }
+
+    /// Runs `handler` with the completion now if the request is done, otherwise when it is.
+    func addResponseHandler(_ handler: @escaping (RequestCompletion) -> Void) {
+        if let completion = lifecycle.completion {
+            handler(completion)
+        } else {
+            pendingHandlers.append(handler)
+        }
+    }
+
+    // MARK: - Acting on transitions
+
+    func apply(_ transition: Lifecycle.Transition) {
+        if let hook = transition.hook { run(hook) }
+        switch transition.action {
+        case .none:
+            break
+        case .prepare(let attempt):
+            prepare(attempt: attempt)
+        case .startTransfer(let attempt, let request):
+            startExchange(attempt: attempt, request: request)
+        case .suspendTransfer(let exchange):
+            exchange.transfer.suspend()
+        case .resumeTransfer(let exchange):
+            exchange.transfer.resume()
+        case .evaluate(let attempt):
+            evaluate(attempt: attempt)
+        case .scheduleRetry(let attempt, let delay):
+            scheduleRetry(attempt: attempt, after: delay)
+        case .cancel(let exchange, let completion):
+            exchange?.transfer.cancel()
+            complete(completion)
+        case .discardTransfer(let exchange):
+            exchange.transfer.cancel()
+        case .finish(let completion):
+            complete(completion)
+        }
+    }
+
+    private func run(_ hook: Lifecycle.Hook) {
+        let hooks = shared.hooks.withLock { hooks in
+            switch hook {
+            case .willResume: hooks.willResume
+            case .willSuspend: hooks.willSuspend
+            case .willCancel: hooks.willCancel
+            }
+        }
+        hooks.forEach { $0() }
+        guard let owner else { return }
+        switch hook {
+        case .willResume: session.monitor { $0.requestDidResume(owner) }
+        case .willSuspend: session.monitor { $0.requestDidSuspend(owner) }
+        case .willCancel: session.monitor { $0.requestDidCancel(owner) }
+        }
+    }
+
+    /// Finishes the progress channels and runs the waiting handlers, in order.
+    private func complete(_ completion: RequestCompletion) {
+        let succeeded = completion.error == nil
+        shared.downloadProgress.finish(successfulBytes: succeeded ? record.bytesReceived : nil)
+        shared.uploadProgress.finish(successfulBytes: succeeded ? record.bytesSent : nil)
+        if completion.error?.isCancelled == true { sink.discard() }
+        preparedUpload?.discard()
+        if let owner {
+            session.monitor { $0.request(owner, didFinishWith: completion.response, metrics: completion.metrics, error: completion.error) }
+        }
+        let handlers = pendingHandlers
+        pendingHandlers = []
+        handlers.forEach { $0(completion) }
+        session.unregister(id)
+    }
+
+    func makeCompletion(error: CourierError?, cancelled: Bool = false) -> RequestCompletion {
+        RequestCompletion(request: record.request, response: record.response,
+                          body: cancelled ? sink.cancelledBody : sink.body, metrics: record.metrics, error: error)
+    }
+}
+
+/// What a request has learned so far.
+struct RequestRecord {
+    /// The first request, built once from the source; adapters start from it on every attempt.
+    var initialRequest: URLRequest?
+    /// The last `URLRequest` sent.
+    var request: URLRequest?
+    /// The final response of the last exchange.
+    var response: HTTPURLResponse?
+    /// Metrics of the last exchange, with the whole request's total time.
+    var metrics: TransferMetrics?
+    /// The error of the current attempt, if any.
+    var error: CourierError?
+    /// Retries so far.
+    var retryCount = 0
+    /// Body bytes received in the current response.
+    var bytesReceived: Int64 = 0
+    /// Request body bytes sent in the current exchange.
+    var bytesSent: Int64 = 0
+}
+
+/// One redirect followed: where from, where to and with which method.
+struct RedirectStep: Equatable {
+    var url: URL
+    var method: HTTPMethod
+}
+
+/// One exchange on the network: the request sent, the transport's handle, and what arrived.
+final class Exchange {
+    let number: Int
+    let request: URLRequest
+    let transfer: any TransportTransfer
+    /// The response head, once it arrived.
+    var head: ResponseHead?
+    /// The next request, when this exchange's response is a redirect being followed (or a restart).
+    var redirect: URLRequest?
+    /// What the sink does with this exchange's body, decided when the head arrived.
+    var disposition: BodyDisposition?
+    /// Body bytes of this exchange stored so far.
+    var received: Int64 = 0
+
+    init(number: Int, request: URLRequest, transfer: any TransportTransfer) {
+        self.number = number
+        self.request = request
+        self.transfer = transfer
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one state machine of a request's life: every public verb and every asynchronous
+/// outcome is an event here, and the caller performs the returned ``Transition`` afterwards.
+///
+/// Pure value type, no I/O: the request engine owns one and acts on what it returns; the tests
+/// drive it as event → transition tables. `Transfer` is the handle of a running exchange and
+/// `Completion` the final outcome handed to response handlers.
+struct RequestLifecycle<Transfer: AnyObject, Completion> {
+    /// What a running or suspended request is doing.
+    enum Phase {
+        /// The next attempt has not started (a request suspended before it began, or between attempts).
+        case idle(attempt: Int)
+        /// Building and adapting the `URLRequest` of an attempt.
+        case preparing(attempt: Int)
+        /// Prepared (or redirected) and waiting to be sent.
+        case ready(attempt: Int, URLRequest)
+        /// An exchange is on the network.
+        case transferring(attempt: Int, Transfer)
+        /// The exchange ended; validators and retriers are deciding.
+        case evaluating(attempt: Int)
+        /// Waiting before the next attempt.
+        case delaying(attempt: Int)
+    }
+
+    /// The lifecycle state; `running` and `suspended` carry the phase they are in.
+    enum State {
+        case initialized
+        case running(Phase)
+        case suspended(Phase)
+        case cancelled(Completion)
+        case finished(Completion)
+    }
+
+    /// A user hook to call before acting.
+    enum Hook: Equatable {
+        case willResume, willSuspend, willCancel
+    }
+
+    /// Work the engine must do after the state changed.
+    enum Action {
+        case none
+        /// Build and adapt the `URLRequest` for this attempt, then send ``Event/prepared``.
+        case prepare(attempt: Int)
+        /// Start an exchange, then send ``Event/transferStarted``.
+        case startTransfer(attempt: Int, URLRequest)
+        case suspendTransfer(Transfer)
+        case resumeTransfer(Transfer)
+        /// Validate the outcome and ask retriers, then send ``Event/retry`` or ``Event/finish``.
+        case evaluate(attempt: Int)
+        /// Wait `delay`, then send ``Event/delayElapsed``.
+        case scheduleRetry(attempt: Int, delay: Duration)
+        /// Cancel the exchange (if any) and complete with the cancellation.
+        case cancel(Transfer?, Completion)
+        /// Stop an exchange nobody owns any more.
+        case discardTransfer(Transfer)
+        /// Complete: run response handlers with this outcome.
+        case finish(Completion)
+    }
+
+    /// What an event did: an optional hook to call first, then an action.
+    struct Transition {
+        var hook: Hook?
+        var action: Action
+        static var ignored: Transition { Transition(hook: nil, action: .none) }
+    }
+
+    private(set) var state: State = .initialized
+
+    /// The public view of the state.
+    var publicState: RequestState {
+        switch state {
+        case .initialized: .initialized
+        case .running: .resumed
+        case .suspended: .suspended
+        case .cancelled: .cancelled
+        case .finished: .finished
+        }
+    }
+
+    /// The outcome, once the request has completed or been cancelled.
+    var completion: Completion? {
+        switch state {
+        case .cancelled(let completion), .finished(let completion): completion
+        default: nil
+        }
+    }
+
+    // MARK: - User verbs
+
+    mutating func resume() -> Transition {
+        switch state {
+        case .initialized:
+            state = .running(.preparing(attempt: 1))
+            return Transition(hook: .willResume, action: .prepare(attempt: 1))
+        case .suspended(let phase):
+            switch phase {
+            case .idle(let attempt):
+                state = .running(.preparing(attempt: attempt))
+                return Transition(hook: .willResume, action: .prepare(attempt: attempt))
+            case .ready(let attempt, let request):
+                state = .running(phase)
+                return Transition(hook: .willResume, action: .startTransfer(attempt: attempt, request))
+            case .transferring(_, let transfer):
+                state = .running(phase)
+                return Transition(hook: .willResume, action: .resumeTransfer(transfer))
+            case .preparing, .evaluating, .delaying:
+                state = .running(phase)
+                return Transition(hook: .willResume, action: .none)
+            }
+        case .running, .cancelled, .finished:
+            return .ignored
+        }
+    }
+
+    mutating func suspend() -> Transition {
+        switch state {
+        case .initialized:
+            state = .suspended(.idle(attempt: 1))
+            return Transition(hook: .willSuspend, action: .none)
+        case .running(let phase):
+            state = .suspended(phase)
+            if case .transferring(_, let transfer) = phase {
+                return Transition(hook: .willSuspend, action: .suspendTransfer(transfer))
+            }
+            return Transition(hook: .willSuspend, action: .none)
+        case .suspended, .cancelled, .finished:
+            return .ignored
+        }
+    }
+
+    mutating func cancel(_ completion: Completion) -> Transition {
+        switch state {
+        case .initialized:
+            state = .cancelled(completion)
+            return Transition(hook: .willCancel, action: .cancel(nil, completion))
+        case .running(let phase), .suspended(let phase):
+            state = .cancelled(completion)
+            if case .transferring(_, let transfer) = phase {
+                return Transition(hook: .willCancel, action: .cancel(transfer, completion))
+            }
+            return Transition(hook: .willCancel, action: .cancel(nil, completion))
+        case .cancelled, .finished:
+            return .ignored
+        }
+    }
+
+    // MARK: - Outcomes of the engine's work
+
+    /// The attempt's request is built and adapted.
+    mutating func prepared(attempt: Int, _ request: URLRequest) -> Transition {
+        switch state {
+        case .running(.preparing(let current)) where current == attempt:
+            state = .running(.ready(attempt: attempt, request))
+            return Transition(action: .startTransfer(attempt: attempt, request))
+        case .suspended(.preparing(let current)) where current == attempt:
+            state = .suspended(.ready(attempt: attempt, request))
+            return .ignored
+        default:
+            // A cancel can land while adapters run; their result then has nowhere to go.
+            return .ignored
+        }
+    }
+
+    /// Building or adapting the request failed; the failure goes to evaluation like a transport error.
+    mutating func preparationFailed(attempt: Int) -> Transition {
+        switch state {
+        case .running(.preparing(let current)) where current == attempt:
+            state = .running(.evaluating(attempt: attempt))
+            return Transition(action: .evaluate(attempt: attempt))
+        case .suspended(.preparing(let current)) where current == attempt:
+            state = .suspended(.evaluating(attempt: attempt))
+            return Transition(action: .evaluate(attempt: attempt))
+        default:
+            return .ignored
+        }
+    }
+
+    /// The engine started the exchange it was asked to start.
+    mutating func transferStarted(attempt: Int, _ transfer: Transfer) -> Transition {
+        switch state {
+        case .running(.ready(let current, _)) where current == attempt:
+            state = .running(.transferring(attempt: attempt, transfer))
+            return .ignored
+        default:
+            // Unreachable while the engine starts transfers synchronously after `.startTransfer`;
+            // if it ever is reached, the exchange has no owner and must stop.
+            return Transition(action: .discardTransfer(transfer))
+        }
+    }
+
+    /// The exchange ended. `redirect` is the next request when a redirect is being followed.
+    mutating func transferEnded(attempt: Int, redirect: URLRequest?) -> Transition {
+        switch state {
+        case .running(.transferring(let current, _)) where current == attempt:
+            if let redirect {
+                state = .running(.ready(attempt: attempt, redirect))
+                return Transition(action: .startTransfer(attempt: attempt, redirect))
+            }
+            state = .running(.evaluating(attempt: attempt))
+            return Transition(action: .evaluate(attempt: attempt))
+        case .suspended(.transferring(let current, _)) where current == attempt:
+            if let redirect {
+                state = .suspended(.ready(attempt: attempt, redirect))
+                return .ignored
+            }
+            state = .suspended(.evaluating(attempt: attempt))
+            return Transition(action: .evaluate(attempt: attempt))
+        default:
+            // Events of a cancelled exchange can still arrive; they are stale.
+            return .ignored
+        }
+    }
+
+    /// Evaluation decided to try again after `delay`.
+    mutating func retry(attempt: Int, after delay: Duration) -> Transition {
+        switch state {
+        case .running(.evaluating(let current)) where current == attempt:
+            state = .running(.delaying(attempt: attempt))
+            return Transition(action: .scheduleRetry(attempt: attempt, delay: delay))
+        case .suspended(.evaluating(let current)) where current == attempt:
+            state = .suspended(.delaying(attempt: attempt))
+            return Transition(action: .scheduleRetry(attempt: attempt, delay: delay))
+        default:
+            return .ignored
+        }
+    }
+
+    /// The retry delay is over: start the next attempt, or hold it while suspended.
+    mutating func delayElapsed(attempt: Int) -> Transition {
+        switch state {
+        case .running(.delaying(let current)) where current == attempt:
+            state = .running(.preparing(attempt: attempt + 1))
+            return Transition(action: .prepare(attempt: attempt + 1))
+        case .suspended(.delaying(let current)) where current == attempt:
+            state = .suspended(.idle(attempt: attempt + 1))
+            return .ignored
+        default:
+            return .ignored
+        }
+    }
+
+    /// Evaluation decided the request is complete.
+    mutating func finish(attempt: Int, _ completion: Completion) -> Transition {
+        switch state {
+        case .running(.evaluating(let current)) where current == attempt,
+             .suspended(.evaluating(let current)) where current == attempt:
+            state = .finished(completion)
+            return Transition(action: .finish(completion))
+        default:
+            return .ignored
+        }
+    }
+
+}
+
+extension RequestLifecycle.Transition {
+    init(action: RequestLifecycle.Action) {
+        self.init(hook: nil, action: action)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a request's first `URLRequest` is made, plus the options given when it was created.
+///
+/// Building is deferred to the first attempt so that an invalid URL or an encoding error arrives
+/// through the response handlers, never at the call site.
+struct RequestSource: Sendable {
+    /// Builds the initial request (URL resolved, session headers merged, parameters encoded).
+    let makeRequest: @Sendable (Session) throws -> URLRequest
+    /// The idle timeout given for this request, overriding the session's.
+    var timeout: TimeInterval?
+    /// The request's own interceptor (after the session's).
+    var interceptor: (any RequestInterceptor)?
+    /// The upload body, for upload requests.
+    var upload: UploadSource?
+
+    init(timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil, upload: UploadSource? = nil,
+         makeRequest: @escaping @Sendable (Session) throws -> URLRequest) {
+        self.makeRequest = makeRequest
+        self.timeout = timeout
+        self.interceptor = interceptor
+        self.upload = upload
+    }
+
+    /// A source for any `URLRequestConvertible`: relative URLs resolve against the base URL and
+    /// session headers fill in what the request does not set.
+    static func convertible(_ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)?,
+                            upload: UploadSource? = nil) -> RequestSource {
+        RequestSource(interceptor: interceptor, upload: upload) { session in
+            var request = try convertible.asURLRequest()
+            guard let url = request.url else { throw CourierError(.invalidURL, "The request has no URL.") }
+            request.url = try session.resolve(url)
+            request.headers = session.headers.merging(request.headers)
+            return request
+        }
+    }
+}
+
+/// Where an upload's body comes from.
+enum UploadSource: Sendable {
+    case data(Data)
+    case file(URL)
+    case multipart(MultipartFormData)
+}
+
+/// Where a response body goes while it arrives.
+protocol ResponseBodySink: AnyObject {
+    /// Adjusts the headers of the next exchange (a resumable download adds `Range`/`If-Range`).
+    func prepareExchange(_ request: URLRequest, headers: inout HTTPHeaders) throws
+    /// A final response head arrived: decide what happens to its body. Throws `.fileSystem`.
+    func begin(_ head: ResponseHead, method: HTTPMethod) throws -> BodyDisposition
+    /// Stores the next piece.
+    func append(_ data: Data) throws
+    /// The body as validators and serializers see it.
+    var body: RequestCompletion.Body { get }
+    /// The body handed to handlers of a cancelled request.
+    var cancelledBody: RequestCompletion.Body { get }
+    /// Makes the body final (downloads move the file to its destination); throws `.fileSystem`.
+    func finalize(response: HTTPURLResponse?) throws -> RequestCompletion.Body
+    /// Gives up on the body after a failure or a cancel (temporary files are removed).
+    func discard()
+    /// Body bytes the transport may deliver ahead of this sink (see ``TransportRequest/flowControlWindow``).
+    var flowControlWindow: Int { get }
+}
+
+extension ResponseBodySink {
+    func prepareExchange(_ request: URLRequest, headers: inout HTTPHeaders) throws {}
+}
+
+/// What a sink does with a response's body.
+enum BodyDisposition: Equatable {
+    /// Store it; progress counts from `offset` towards `total` (-1 when unknown).
+    case store(offset: Int64, total: Int64)
+    /// The body is already complete on disk (a resumable download answered with 416): ignore the
+    /// response's own body.
+    case alreadyComplete(total: Int64)
+    /// Drop this response and send the request again from scratch (the partial was discarded).
+    case restart
+}
+
+/// Keeps the body in memory.
+final class MemoryBodySink: ResponseBodySink {
+    private var data: Data?
+
+    func begin(_ head: ResponseHead, method: HTTPMethod) -> BodyDisposition {
+        let expected = head.hasNoBody(for: method) ? 0 : head.expectedContentLength
+        var buffer = Data()
+        if expected > 0 { buffer.reserveCapacity(Int(min(expected, 64 << 20))) }
+        data = buffer
+        return .store(offset: 0, total: expected)
+    }
+
+    func append(_ chunk: Data) {
+        if data == nil { data = chunk } else { data?.append(chunk) }
+    }
+
+    var body: RequestCompletion.Body { .memory(data) }
+    var cancelledBody: RequestCompletion.Body { .memory(data) }
+    func finalize(response: HTTPURLResponse?) -> RequestCompletion.Body { .memory(data) }
+    func discard() {}
+    // Bytes are stored as they arrive, so the window only bounds the queue ahead of the executor.
+    var flowControlWindow: Int { 8 << 20 }
+}

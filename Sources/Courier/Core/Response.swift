@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The outcome of a request whose body was kept in memory: the exchange and a typed result.
+public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
+    /// The last request sent (after adapters and redirects), or `nil` if none could be built.
+    public let request: URLRequest?
+    /// The final HTTP response, if one arrived.
+    public let response: HTTPURLResponse?
+    /// The body as received (decoded from gzip and the like).
+    public let data: Data?
+    /// Timings and byte counts of the transfer.
+    public let metrics: TransferMetrics?
+    /// How long the serializer took, in seconds.
+    public let serializationDuration: TimeInterval
+    /// The serialized value or the error.
+    public let result: Result<Success, Failure>
+
+    /// Creates a response.
+    public init(request: URLRequest?, response: HTTPURLResponse?, data: Data?, metrics: TransferMetrics?,
+                serializationDuration: TimeInterval, result: Result<Success, Failure>) {
+        self.request = request
+        self.response = response
+        self.data = data
+        self.metrics = metrics
+        self.serializationDuration = serializationDuration
+        self.result = result
+    }
+
+    /// The value on success.
+    public var value: Success? { try? result.get() }
+
+    /// The error on failure.
+    public var error: Failure? {
+        guard case .failure(let error) = result else { return nil }
+        return error
+    }
+
+    /// Transforms the value, keeping everything else.
+    public func map<NewSuccess: Sendable>(_ transform: (Success) -> NewSuccess) -> DataResponse<NewSuccess, Failure> {
+        DataResponse<NewSuccess, Failure>(request: request, response: response, data: data, metrics: metrics,
+                                          serializationDuration: serializationDuration, result: result.map(transform))
+    }
+}
+
+/// The outcome of a download: the exchange, where the file is, and a typed result.
+public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
+    /// The last request sent.
+    public let request: URLRequest?
+    /// The final HTTP response, if one arrived.
+    public let response: HTTPURLResponse?
+    /// Where the downloaded file is (its final destination), if it was written.
+    public let fileURL: URL?
+    /// Timings and byte counts of the transfer.
+    public let metrics: TransferMetrics?
+    /// How long the serializer took, in seconds.
+    public let serializationDuration: TimeInterval
+    /// The serialized value or the error.
+    public let result: Result<Success, Failure>
+
+    /// Creates a response.
+    public init(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, metrics: TransferMetrics?,
+                serializationDuration: TimeInterval, result: Result<Success, Failure>) {
+        self.request = request
+        self.response = response
+        self.fileURL = fileURL
+        self.metrics = metrics
+        self.serializationDuration = serializationDuration
+        self.result = result
+    }
+
+    /// The value on success.
+    public var value: Success? { try? result.get() }
+
+    /// The error on failure.
+    public var error: Failure? {
+        guard case .failure(let error) = result else { return nil }
+        return error
+    }
+}
+
+/// Everything a finished request knows, handed to validators, serializers and handlers.
+struct RequestCompletion: Sendable {
+    /// Where the response body is.
+    enum Body: Sendable {
+        /// In memory (data, upload and stream requests).
+        case memory(Data?)
+        /// In a file (downloads).
+        case file(URL?)
+    }
+
+    var request: URLRequest?
+    var response: HTTPURLResponse?
+    var body: Body
+    var metrics: TransferMetrics?
+    var error: CourierError?
+
+    /// The in-memory body, if this is not a download.
+    var data: Data? {
+        if case .memory(let data) = body { return data }
+        return nil
+    }
+
+    /// The downloaded file, if this is a download.
+    var fileURL: URL? {
+        if case .file(let url) = body { return url }
+        return nil
+    }
+}

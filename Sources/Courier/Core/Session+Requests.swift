@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Modifies the `URLRequest` Courier built, before adapters run.
+public typealias RequestModifier = @Sendable (inout URLRequest) throws -> Void
+
+extension Session {
+    /// Makes a request to `url` (relative paths resolve against ``baseURL``).
+    ///
+    /// Nothing is sent until a response handler is added, `resume()` is called, or an async
+    /// serializer is awaited. An invalid URL arrives as an error in the response, never as a throw here.
+    public func request(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
+                        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
+                        requestModifier: RequestModifier? = nil) -> DataRequest {
+        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+            try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
+        }
+        return makeDataRequest(source)
+    }
+
+    /// Makes a request with `parameters` encoded by `encoder`: by default into the query for
+    /// GET/HEAD/DELETE and a URL-encoded form body otherwise; `.json` for a JSON body.
+    public func request<Parameters: Encodable & Sendable>(
+        _ url: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters?,
+        encoder: any ParameterEncoder = .urlEncodedForm, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
+        interceptor: (any RequestInterceptor)? = nil, requestModifier: RequestModifier? = nil
+    ) -> DataRequest {
+        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+            let request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
+            var encoded = try encoder.encode(parameters, into: request)
+            try requestModifier?(&encoded)
+            return encoded
+        }
+        return makeDataRequest(source)
+    }
+
+    /// Makes a request from any `URLRequestConvertible` (a `URLRequest`, a router enum, ...).
+    public func request(_ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil) -> DataRequest {
+        makeDataRequest(.convertible(convertible, interceptor: interceptor))
+    }
+
+    private func makeDataRequest(_ source: RequestSource) -> DataRequest {
+        let request = DataRequest(session: self, source: source)
+        didCreate(request)
+        return request
+    }
+
+    func didCreate(_ request: some Request) {
+        register(request)
+        monitor { $0.requestDidCreate(request) }
+    }
+
+    /// Builds the first `URLRequest`: URL resolved, session headers first, request headers on top.
+    func makeURLRequest(_ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, timeout: TimeInterval?,
+                        modifier: RequestModifier?) throws -> URLRequest {
+        var request = URLRequest(url: try resolve(url.asURL()))
+        request.method = method
+        request.headers = self.headers.merging(headers ?? [:])
+        if let timeout { request.timeoutInterval = timeout }
+        try modifier?(&request)
+        return request
+    }
+}

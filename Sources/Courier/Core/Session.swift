@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Makes requests: holds the configuration, base URL, default headers, interceptor, monitors
+/// and transport that its requests share.
+///
+/// Create one per API (or use ``shared``) and keep it: sessions own a transport with its own
+/// connection pool and thread.
+public final class Session: Sendable {
+    /// A zero-configuration session.
+    public static let shared = Session()
+
+    /// The configuration it was created with.
+    public let configuration: SessionConfiguration
+    /// Relative request paths resolve against this URL.
+    public let baseURL: URL?
+    /// Headers sent with every request (a request's own headers win).
+    public let headers: HTTPHeaders
+    /// Adapts and retries every request (before the request's own interceptors).
+    public let interceptor: (any RequestInterceptor)?
+    /// Where callback-style handlers and progress hooks run unless a queue is given.
+    public let callbackQueue: DispatchQueue
+    /// Where resumable downloads keep their partial bytes and journals.
+    public let downloadStore: DownloadStore
+    /// Collapses identical in-flight requests, as the session's ``DeduplicationPolicy`` allows.
+    public let deduplicator: Deduplicator
+
+    let monitor: CompositeEventMonitor
+    let transport: any Transport
+    private let registry = Mutex([UUID: WeakRequest]())
+
+    /// Creates a session.
+    ///
+    /// - Parameters:
+    ///   - configuration: Transport, timeouts, cookies and connection limits.
+    ///   - baseURL: Relative paths such as `"users/42"` resolve against it.
+    ///   - headers: Sent with every request; Courier's defaults (`User-Agent`, `Accept-Language`) come first.
+    ///   - interceptor: Adapts and retries every request.
+    ///   - eventMonitors: Observe every request.
+    ///   - deduplication: Whether identical GET/HEAD requests in flight share one transfer.
+    ///   - downloadStore: Where resumable downloads keep partial state (a per-user cache by default).
+    ///   - callbackQueue: Where callback-style handlers run by default.
+    public init(configuration: SessionConfiguration = .default,
+                baseURL: URL? = nil,
+                headers: HTTPHeaders = [:],
+                interceptor: (any RequestInterceptor)? = nil,
+                eventMonitors: [any EventMonitor] = [],
+                deduplication: DeduplicationPolicy = .disabled,
+                downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
+                callbackQueue: DispatchQueue = .main) {
+        self.configuration = configuration
+        self.baseURL = baseURL
+        self.headers = HTTPHeaders.default.merging(headers)
+        self.interceptor = interceptor
+        self.callbackQueue = callbackQueue
+        self.downloadStore = downloadStore
+        self.deduplicator = Deduplicator(policy: deduplication)
+        self.monitor = CompositeEventMonitor(monitors: eventMonitors)
+        let (transport, notice) = TransportFactory.makeTransport(for: configuration)
+        self.transport = transport
+        if let notice {
+            monitor { $0.session(self, didNotice: notice) }
+        }
+    }
+
+    deinit {
+        transport.shutdown()
+    }
+
+    /// The transport carrying this session's requests: `"curl"` or `"urlSession"`.
+    public var transportName: String { transport.capabilities.name }
+
+    /// Cancels every request of this session that has not finished.
+    public func cancelAllRequests() {
+        let requests = registry.withLock { registry in registry.values.compactMap(\.request) }
+        for request in requests { request.cancelFromSession() }
+    }
+
+    func register(_ request: some Request) {
+        registry.withLock { $0[request.id] = WeakRequest(request: request) }
+    }
+
+    func unregister(_ id: UUID) {
+        _ = registry.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Resolves a URL against ``baseURL`` (API clients treat the base path as a directory).
+    func resolve(_ url: URL) throws -> URL {
+        let resolved = baseURL.flatMap { $0.resolving(url) } ?? url
+        guard resolved.isHTTP else {
+            throw CourierError(.invalidURL, "\"\(url.absoluteString)\" is not an absolute http(s) URL"
+                               + (baseURL == nil ? " and the session has no base URL." : "."), url: url)
+        }
+        return resolved
+    }
+}
+
+private struct WeakRequest: Sendable {
+    weak var request: (any Request)?
+}
+
+extension Request {
+    nonisolated func cancelFromSession() { cancel() }
+}

@@ -1,0 +1,75 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a ``Session`` talks to the network: transport, timeouts, cookies and connection limits.
+public struct SessionConfiguration: Sendable {
+    /// Which transport carries requests.
+    public enum TransportChoice: Sendable {
+        /// libcurl on Linux (falling back to URLSession, with an event-monitor notice, if libcurl
+        /// cannot be loaded); URLSession on Apple platforms.
+        case automatic
+        /// Courier's libcurl multi transport, libcurl loaded at run time (Linux).
+        case curl
+        /// Foundation's URLSession with this configuration. Courier still handles redirects,
+        /// cookies, timeouts and pause itself, so those settings here are overridden.
+        case urlSession(URLSessionConfiguration)
+    }
+
+    /// Where cookies come from and go to.
+    public enum Cookies: Sendable {
+        /// `HTTPCookieStorage.shared`.
+        case shared
+        /// No cookies are sent or stored.
+        case none
+        /// A storage of your own.
+        case storage(HTTPCookieStorage)
+
+        var storage: HTTPCookieStorage? {
+            switch self {
+            case .shared: .shared
+            case .none: nil
+            case .storage(let storage): storage
+            }
+        }
+    }
+
+    /// The default configuration: automatic transport, 60 s idle timeout, 7-day resource timeout,
+    /// shared cookies, 8 connections per host.
+    public static var `default`: SessionConfiguration { SessionConfiguration() }
+
+    /// Which transport carries requests.
+    public var transport: TransportChoice = .automatic
+    /// Idle timeout in seconds: the longest silence allowed while a request is running
+    /// (sub-second values work). A request's own `timeout:` overrides it.
+    public var requestTimeout: TimeInterval = 60
+    /// Whole-request limit in seconds, across redirects and retries, enforced by Courier.
+    public var resourceTimeout: TimeInterval = 7 * 24 * 3600
+    /// Maximum open connections per host.
+    public var maximumConnectionsPerHost: Int = 8
+    /// Cookie handling.
+    public var cookies: Cookies = .shared
+    /// Extra certificate authorities (PEM files) to trust in addition to the system trust store
+    /// (curl transport; URLSession uses the platform's trust evaluation).
+    public var additionalTrustedCertificates: [URL] = []
+    /// Maximum redirects followed before failing with `.tooManyRedirects`; 0 follows none.
+    public var maximumRedirects: Int = 16
+    /// Whether and how redirects are followed (a request's own policy wins).
+    public var redirectPolicy: RedirectPolicy = .follow
+    /// Ask servers for compressed bodies and decode them.
+    public var automaticDecompression: Bool = true
+    /// Where Courier writes its own temporary files (downloads in progress, large multipart bodies).
+    /// They are removed when the request ends, whatever the outcome.
+    public var temporaryDirectory: URL = TemporaryFiles.defaultDirectory
+    /// The clock retry delays are measured on; tests can inject a clock they control.
+    public var retryClock: any Clock<Duration> = ContinuousClock()
+
+    /// Creates the default configuration.
+    public init() {}
+
+    var transportConfiguration: TransportConfiguration {
+        TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost,
+                               additionalTrustedCertificates: additionalTrustedCertificates)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A value that can become a URL: `String`, `URL` or `URLComponents`.
+public protocol URLConvertible: Sendable {
+    /// The URL, or a `CourierError` of kind `.invalidURL`.
+    func asURL() throws -> URL
+}
+
+extension String: URLConvertible {
+    /// Parses the string as a URL; relative strings are resolved later against the session's base URL.
+    public func asURL() throws -> URL {
+        guard !isEmpty, let url = URL(string: self) else {
+            throw CourierError(.invalidURL, "\"\(self)\" is not a valid URL.")
+        }
+        return url
+    }
+}
+
+extension URL: URLConvertible {
+    /// The URL itself.
+    public func asURL() throws -> URL { self }
+}
+
+extension URLComponents: URLConvertible {
+    /// The components' URL.
+    public func asURL() throws -> URL {
+        guard let url else { throw CourierError(.invalidURL, "URL components \(self) do not form a valid URL.") }
+        return url
+    }
+}
+
+/// A value that can become a `URLRequest`, such as a router enum of your API's endpoints.
+public protocol URLRequestConvertible: Sendable {
+    /// The request, or a `CourierError`.
+    func asURLRequest() throws -> URLRequest
+}
+
+extension URLRequest: URLRequestConvertible {
+    /// The request itself.
+    public func asURLRequest() throws -> URLRequest { self }
+}
+
+extension URLRequest {
+    /// The request's method as an ``HTTPMethod`` (`GET` when unset).
+    public var method: HTTPMethod {
+        get { httpMethod.map(HTTPMethod.init(rawValue:)) ?? .get }
+        set { httpMethod = newValue.rawValue }
+    }
+
+    /// The request's headers as ``HTTPHeaders``.
+    public var headers: HTTPHeaders {
+        get { allHTTPHeaderFields.map(HTTPHeaders.init) ?? HTTPHeaders() }
+        set { allHTTPHeaderFields = newValue.dictionary }
+    }
+
+    /// Creates a request from Courier's types.
+    public init(url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders? = nil) throws {
+        self.init(url: try url.asURL())
+        self.method = method
+        if let headers { self.headers = headers }
+    }
+}
+
+extension URL {
+    /// Resolves `string` against this base the way API clients expect: a base path is treated as a
+    /// directory even without a trailing slash, and an absolute URL string is used as it is.
+    func resolving(_ relative: URL) -> URL? {
+        if relative.scheme != nil { return relative }
+        var base = self
+        if !base.path.isEmpty, !base.absoluteString.hasSuffix("/"), !relative.relativeString.hasPrefix("/") {
+            base = URL(string: base.absoluteString + "/") ?? base
+        }
+        return URL(string: relative.relativeString, relativeTo: base)?.absoluteURL
+    }
+
+    /// Whether this is an absolute http(s) URL with a host.
+    var isHTTP: Bool {
+        guard let scheme = scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return host?.isEmpty == false
+    }
+
+    /// Scheme, host and port, for same-origin checks.
+    var origin: String {
+        let scheme = (scheme ?? "").lowercased()
+        let defaultPort = scheme == "https" ? 443 : 80
+        return "\(scheme)://\((host ?? "").lowercased()):\(port ?? defaultPort)"
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+
+/// Collapses identical requests in flight into one transfer (see ``DeduplicationPolicy``).
+///
+/// Each caller keeps its own request, hooks, validators and serializers; they all receive the
+/// same head and bytes. A caller that joins late first gets everything received so far. Cancelling
+/// detaches only that caller; the transfer stops when its last caller leaves. A request that
+/// arrives after the shared transfer completed starts a new one: this is not a cache.
+public final class Deduplicator: Sendable {
+    /// How much deduplication has happened.
+    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
+        /// Transfers started on behalf of deduplicated requests.
+        public var transfers: Int
+        /// Requests that joined a transfer already in flight instead of starting one.
+        public var joined: Int
+
+        /// `transfers=N joined=M`.
+        public var description: String { "transfers=\(transfers) joined=\(joined)" }
+    }
+
+    /// The session's policy.
+    public let policy: DeduplicationPolicy
+    /// A shared transfer stops accepting joiners once it has delivered this many body bytes,
+    /// so that memory stays bounded (joiners need every byte replayed).
+    let maximumReplayBytes: Int
+    private let state = Mutex(State())
+
+    private struct State {
+        var inFlight: [DeduplicationKey: SharedTransfer] = [:]
+        var statistics = Statistics(transfers: 0, joined: 0)
+    }
+
+    init(policy: DeduplicationPolicy, maximumReplayBytes: Int = 16 << 20) {
+        self.policy = policy
+        self.maximumReplayBytes = maximumReplayBytes
+    }
+
+    /// Transfers started and callers joined so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Starts `request` on `transport`, or joins an identical transfer in flight.
+    func startTransfer(_ request: TransportRequest, sink: any TransportEventSink, transport: any Transport) -> any TransportTransfer {
+        let key = DeduplicationKey(request)
+        let (shared, isNew) = state.withLock { state -> (SharedTransfer, Bool) in
+            if let existing = state.inFlight[key], existing.isJoinable {
+                state.statistics.joined += 1
+                return (existing, false)
+            }
+            let created = SharedTransfer(key: key, maximumReplayBytes: maximumReplayBytes) { [weak self] in self?.remove(key: key, $0) }
+            state.inFlight[key] = created
+            state.statistics.transfers += 1
+            return (created, true)
+        }
+        let subscription = shared.subscribe(sink)
+        if isNew { shared.start(request, on: transport) }
+        return subscription
+    }
+
+    private func remove(key: DeduplicationKey, _ transfer: SharedTransfer) {
+        state.withLock { state in
+            if state.inFlight[key] === transfer { state.inFlight[key] = nil }
+        }
+    }
+}
+
+extension Request {
+    /// Overrides the session's deduplication for this request: `.disabled` always makes a transfer
+    /// of its own, `.safeMethods` lets an identical GET or HEAD share one.
+    @discardableResult
+    public nonisolated func deduplication(_ policy: DeduplicationPolicy) -> Self {
+        _engineAccess.perform { $0.deduplicationPolicy = policy }
+        return self
+    }
+}

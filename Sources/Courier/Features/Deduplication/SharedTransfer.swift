@@ -1,0 +1,184 @@
+import Foundation
+import Synchronization
+
+/// One real transfer feeding any number of callers.
+///
+/// Every event is recorded (until the replay limit) and passed to each subscriber while the lock
+/// is held: a subscriber's sink only enqueues onto its request's executor, so this is cheap, and it
+/// guarantees a late joiner receives the replay before any live event.
+final class SharedTransfer: TransportEventSink, Sendable {
+    private struct State {
+        var subscribers: [Int: Subscriber] = [:]
+        var nextID = 0
+        var log: [TransportEvent] = []
+        var loggedBytes = 0
+        var replayable = true
+        var completed = false
+        var transfer: (any TransportTransfer)?
+        /// Bytes received before `transfer` was known, still to acknowledge.
+        var pendingAcknowledgement = 0
+    }
+
+    private struct Subscriber {
+        let sink: any TransportEventSink
+        /// Events held while this caller is suspended; `nil` when it is not.
+        var held: [TransportEvent]?
+    }
+
+    let key: DeduplicationKey
+    private let maximumReplayBytes: Int
+    private let state = Mutex(State())
+    private let onEnd: @Sendable (SharedTransfer) -> Void
+
+    init(key: DeduplicationKey, maximumReplayBytes: Int, onEnd: @escaping @Sendable (SharedTransfer) -> Void) {
+        self.key = key
+        self.maximumReplayBytes = maximumReplayBytes
+        self.onEnd = onEnd
+    }
+
+    /// Whether a new caller can still join and receive every byte.
+    var isJoinable: Bool {
+        state.withLock { !$0.completed && $0.replayable && !$0.subscribers.isEmpty }
+    }
+
+    func start(_ request: TransportRequest, on transport: any Transport) {
+        // Events can arrive from inside `startTransfer` (a transport that fails at once); they are handled by `receive`.
+        let transfer = transport.startTransfer(request, sink: self)
+        let (pending, orphaned) = state.withLock { state -> (Int, Bool) in
+            state.transfer = transfer
+            let pending = state.pendingAcknowledgement
+            state.pendingAcknowledgement = 0
+            return (pending, state.subscribers.isEmpty && !state.completed)
+        }
+        if pending > 0 { transfer.acknowledge(pending) }
+        if orphaned { transfer.cancel() }
+    }
+
+    /// Adds a caller: it receives everything so far, then every later event.
+    func subscribe(_ sink: any TransportEventSink) -> Subscription {
+        let id = state.withLock { state -> Int in
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Subscriber(sink: sink, held: nil)
+            replay(state.log, to: sink)
+            return id
+        }
+        return Subscription(shared: self, id: id)
+    }
+
+    /// Replays the log with the body so far merged into one chunk: one progress jump for a late joiner.
+    private func replay(_ log: [TransportEvent], to sink: any TransportEventSink) {
+        var body = Data()
+        for event in log {
+            if case .body(let chunk) = event {
+                body.append(chunk)
+                continue
+            }
+            if !body.isEmpty {
+                sink.receive(.body(body))
+                body = Data()
+            }
+            sink.receive(event)
+        }
+        if !body.isEmpty { sink.receive(.body(body)) }
+    }
+
+    // MARK: - Events from the real transfer
+
+    func receive(_ event: TransportEvent) {
+        let (transfer, acknowledge, ended) = state.withLock { state -> ((any TransportTransfer)?, Int, Bool) in
+            if case .body(let data) = event {
+                state.loggedBytes += data.count
+                if state.loggedBytes > maximumReplayBytes {
+                    state.replayable = false
+                    state.log.removeAll()
+                }
+            }
+            if state.replayable { state.log.append(event) }
+            if case .completed = event { state.completed = true }
+            for id in state.subscribers.keys {
+                deliver(event, to: id, in: &state)
+            }
+            guard case .body(let data) = event else { return (nil, 0, state.completed) }
+            if state.transfer == nil { state.pendingAcknowledgement += data.count }
+            return (state.transfer, data.count, false)
+        }
+        // Each caller stores or copies what it needs, so the shared transfer is never held back by one of them.
+        if acknowledge > 0 { transfer?.acknowledge(acknowledge) }
+        if ended { onEnd(self) }
+    }
+
+    private func deliver(_ event: TransportEvent, to id: Int, in state: inout State) {
+        guard var subscriber = state.subscribers[id] else { return }
+        if subscriber.held != nil {
+            subscriber.held?.append(event)
+            state.subscribers[id] = subscriber
+        } else {
+            subscriber.sink.receive(event)
+        }
+    }
+
+    // MARK: - Callers' verbs
+
+    func suspend(_ id: Int) {
+        state.withLock { state in
+            guard var subscriber = state.subscribers[id], subscriber.held == nil else { return }
+            subscriber.held = []
+            state.subscribers[id] = subscriber
+        }
+    }
+
+    func resume(_ id: Int) {
+        state.withLock { state in
+            guard var subscriber = state.subscribers[id], let held = subscriber.held else { return }
+            held.forEach(subscriber.sink.receive)
+            subscriber.held = nil
+            state.subscribers[id] = subscriber
+        }
+    }
+
+    /// Detaches a caller (it receives its own `.cancelled`); the last one out cancels the transfer.
+    func cancel(_ id: Int) {
+        let (subscriber, transferToCancel) = state.withLock { state -> (Subscriber?, (any TransportTransfer)?) in
+            guard let subscriber = state.subscribers.removeValue(forKey: id) else { return (nil, nil) }
+            if state.completed, subscriber.held.map({ $0.contains(where: \.isCompletion) }) != true {
+                // Already completed and delivered: nothing more to tell this caller.
+                return (nil, nil)
+            }
+            let last = state.subscribers.isEmpty && !state.completed
+            if last { state.replayable = false }
+            return (subscriber, last ? state.transfer : nil)
+        }
+        guard let subscriber else { return }
+        subscriber.sink.receive(.completed(error: CourierError(.cancelled, "The request was cancelled."),
+                                           metrics: TransferMetrics(transport: "deduplicated")))
+        if let transferToCancel {
+            transferToCancel.cancel()
+            onEnd(self)
+        }
+    }
+}
+
+/// One caller's handle on a shared transfer.
+final class Subscription: TransportTransfer, Sendable {
+    let shared: SharedTransfer
+    let id: Int
+
+    init(shared: SharedTransfer, id: Int) {
+        self.shared = shared
+        self.id = id
+    }
+
+    func suspend() { shared.suspend(id) }
+    func resume() { shared.resume(id) }
+    func cancel() { shared.cancel(id) }
+    // The shared transfer acknowledges bytes itself once every caller has them.
+    func acknowledge(_ bytes: Int) {}
+}
+
+extension TransportEvent {
+    var isCompletion: Bool {
+        if case .completed = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The body sink of a resumable download: bytes go to the store's `.part` file as they arrive,
+/// a journal records how many are durable, and the next download of the same URL continues
+/// from there with `Range` + `If-Range`.
+///
+/// - 206 continues only if `Content-Range` starts where we asked and agrees with the recorded total;
+///   otherwise the partial is dropped and the request starts over.
+/// - 200 (no range, or the validator changed) starts over.
+/// - 416 means "complete" only if the journal says the partial already has every byte.
+/// - Any other status leaves the partial untouched; its body goes to a scratch file.
+final class StoreBodySink: ResponseBodySink {
+    private enum Target {
+        case none
+        case partial(FileWriter)
+        case complete
+        case scratch(FileBodySink)
+    }
+
+    let store: DownloadStore
+    let destination: DownloadDestination
+    let temporaryDirectory: URL
+    let integrity: DownloadIntegrity?
+    /// The request using this sink, for `activeDownload(for:)`.
+    weak var request: DownloadRequest?
+
+    private var entry: DownloadStore.Entry?
+    private var target = Target.none
+    /// Where the current exchange's `Range` starts (0 when none was sent).
+    private var requestedOffset: Int64 = 0
+    private var lastCheckpoint = (length: Int64(0), at: ContinuousClock.now)
+    private var finalURL: URL?
+
+    init(store: DownloadStore, destination: DownloadDestination, temporaryDirectory: URL, integrity: DownloadIntegrity?) {
+        self.store = store
+        self.destination = destination
+        self.temporaryDirectory = temporaryDirectory
+        self.integrity = integrity
+    }
+
+    deinit {
+        releaseEntry()
+    }
+
+    var flowControlWindow: Int { 4 << 20 }
+
+    // MARK: - Exchanges
+
+    func prepareExchange(_ request: URLRequest, headers: inout HTTPHeaders) throws {
+        if entry == nil, let url = request.url {
+            entry = try store.open(url: url, method: request.method)
+            store.markActive(self.request, url: url)
+        }
+        headers.update(name: "Accept-Encoding", value: "identity")
+        requestedOffset = 0
+        guard let entry, let journal = entry.journal, let validator = journal.validator else { return }
+        let offset = currentLength(of: entry)
+        guard offset > 0 else { return }
+        headers.update(name: "Range", value: "bytes=\(offset)-")
+        headers.update(name: "If-Range", value: validator)
+        requestedOffset = offset
+    }
+
+    func begin(_ head: ResponseHead, method: HTTPMethod) throws -> BodyDisposition {
+        closeTarget()
+        guard let entry else { return try beginScratch(head, method: method) }
+        switch head.statusCode {
+        case 206 where requestedOffset > 0:
+            let recordedTotal = entry.journal?.expectedLength
+            guard let range = head.contentRange, range.start == requestedOffset,
+                  recordedTotal == nil || range.total == nil || range.total == recordedTotal,
+                  !head.contradicts(entry.journal) else {
+                try entry.reset()
+                return .restart
+            }
+            let writer = try FileWriter(url: entry.partURL, truncatingTo: requestedOffset)
+            if entry.journal?.expectedLength == nil, let total = range.total { entry.journal?.expectedLength = total }
+            target = .partial(writer)
+            lastCheckpoint = (writer.length, .now)
+            return .store(offset: requestedOffset, total: entry.journal?.expectedLength ?? -1)
+        case 416 where requestedOffset > 0:
+            let total = head.unsatisfiedRangeTotal
+            if let recorded = entry.journal?.expectedLength, recorded == requestedOffset, total == nil || total == recorded {
+                target = .complete
+                return .alreadyComplete(total: recorded)
+            }
+            try entry.reset()
+            return .restart
+        case 200..<300:
+            try entry.reset()
+            let expected = head.hasNoBody(for: method) ? 0 : head.expectedContentLength
+            entry.journal = DownloadJournal(url: entry.url.absoluteString, method: entry.method.rawValue,
+                                            etag: head.strongETag, lastModified: head.headers["Last-Modified"],
+                                            expectedLength: expected >= 0 ? expected : nil, durableLength: 0,
+                                            bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
+            try entry.saveJournal()
+            let writer = try FileWriter(url: entry.partURL, truncatingTo: 0)
+            target = .partial(writer)
+            lastCheckpoint = (0, .now)
+            return .store(offset: 0, total: expected)
+        default:
+            return try beginScratch(head, method: method)
+        }
+    }
+
+    private func beginScratch(_ head: ResponseHead, method: HTTPMethod) throws -> BodyDisposition {
+        let scratch = FileBodySink(destination: destination, temporaryDirectory: temporaryDirectory)
+        target = .scratch(scratch)
+        return try scratch.begin(head, method: method)
+    }
+
+    func append(_ data: Data) throws {
+        switch target {
+        case .partial(let writer):
+            try writer.write(data)
+            if writer.length - lastCheckpoint.length >= store.checkpointBytes || ContinuousClock.now - lastCheckpoint.at >= .seconds(1) {
+                checkpoint(writer)
+            }
+        case .scratch(let scratch):
+            try scratch.append(data)
+        case .none, .complete:
+            break
+        }
+    }
+
+    /// Makes the written bytes durable, then records them: the journal never counts more than the disk holds.
+    private func checkpoint(_ writer: FileWriter) {
+        writer.synchronize()
+        lastCheckpoint = (writer.length, .now)
+        guard let entry, entry.journal != nil else { return }
+        entry.journal?.durableLength = writer.length
+        entry.journal?.bootID = BootIdentity.current
+        entry.journal?.updatedAt = Date()
+        try? entry.saveJournal()
+    }
+
+    // MARK: - Outcome
+
+    var body: RequestCompletion.Body {
+        if case .scratch(let scratch) = target { return scratch.body }
+        return .file(finalURL ?? entry?.partURL)
+    }
+
+    var cancelledBody: RequestCompletion.Body { .file(nil) }
+
+    func finalize(response: HTTPURLResponse?) throws -> RequestCompletion.Body {
+        if case .scratch(let scratch) = target {
+            defer { releaseEntry() }
+            return try scratch.finalize(response: response)
+        }
+        guard let entry else { return .file(nil) }
+        if case .partial(let writer) = target {
+            writer.synchronize()
+            writer.close()
+        }
+        do {
+            try integrity?.verify(entry.partURL)
+        } catch {
+            // A file that fails its check is never delivered, and never resumed from either.
+            try? entry.reset()
+            releaseEntry()
+            throw error
+        }
+        let (destinationURL, options) = try destination.resolve(temporaryURL: entry.partURL, response: response, requestURL: entry.url)
+        try moveDownload(entry.partURL, to: destinationURL, options: options)
+        entry.removeJournal()
+        finalURL = destinationURL
+        target = .none
+        releaseEntry()
+        return .file(destinationURL)
+    }
+
+    /// Keeps the partial for the next attempt (a cancel or a failure is exactly when resuming matters).
+    func discard() {
+        switch target {
+        case .partial(let writer):
+            checkpoint(writer)
+            writer.close()
+        case .scratch(let scratch):
+            scratch.discard()
+        case .none, .complete:
+            break
+        }
+        target = .none
+        releaseEntry()
+    }
+
+    private func closeTarget() {
+        if case .partial(let writer) = target { checkpoint(writer); writer.close() }
+        if case .scratch(let scratch) = target { scratch.discard() }
+        target = .none
+    }
+
+    private func releaseEntry() {
+        guard let entry else { return }
+        store.markInactive(url: entry.url)
+        entry.lock.release()
+        self.entry = nil
+    }
+
+    /// The bytes of the partial that can be trusted: within the boot that wrote them, everything
+    /// `write()` accepted; after a reboot, only what the journal recorded as durable.
+    private func currentLength(of entry: DownloadStore.Entry) -> Int64 {
+        if case .partial(let writer) = target { return writer.length }
+        guard let journal = entry.journal else { return 0 }
+        let size = entry.partSize
+        return journal.bootID == BootIdentity.current ? size : min(size, journal.durableLength)
+    }
+}
+
+extension ResponseHead {
+    /// A strong ETag (weak ones cannot be used in `If-Range`).
+    var strongETag: String? {
+        guard let etag = headers["ETag"], !etag.hasPrefix("W/") else { return nil }
+        return etag
+    }
+
+    /// The total in a 416's `Content-Range: bytes */total`.
+    var unsatisfiedRangeTotal: Int64? {
+        guard let value = headers["Content-Range"], let slash = value.lastIndex(of: "/") else { return nil }
+        return Int64(value[value.index(after: slash)...].trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Whether this response's validators say the resource is not the one the journal recorded.
+    func contradicts(_ journal: DownloadJournal?) -> Bool {
+        guard let journal else { return false }
+        if let recorded = journal.etag, let etag = strongETag, etag != recorded { return true }
+        if journal.etag == nil, let recorded = journal.lastModified, let modified = headers["Last-Modified"], modified != recorded { return true }
+        return false
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Observes everything that happens to a session's requests. Every method has a no-op default,
+/// so implement only what you need.
+///
+/// Events of one request arrive in order, synchronously on that request's serial executor: keep
+/// the methods quick, and hop to your own queue for anything slow.
+public protocol EventMonitor: Sendable {
+    /// The request object was created (nothing is sent yet).
+    func requestDidCreate(_ request: any Request)
+    /// `resume()` took effect.
+    func requestDidResume(_ request: any Request)
+    /// `suspend()` took effect.
+    func requestDidSuspend(_ request: any Request)
+    /// `cancel()` took effect.
+    func requestDidCancel(_ request: any Request)
+    /// The attempt's `URLRequest` was built and adapted; `attempt` counts from 1.
+    func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int)
+    /// Preparing the request failed (invalid URL, encoding, adapter error).
+    func request(_ request: any Request, didFailToPrepareWith error: CourierError)
+    /// An exchange was handed to the transport.
+    func request(_ request: any Request, didStartExchange urlRequest: URLRequest)
+    /// A response head arrived.
+    func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse)
+    /// A redirect is being followed.
+    func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse)
+    /// Download progress changed.
+    func request(_ request: any Request, didUpdateDownloadProgress progress: TransferProgress)
+    /// Upload progress changed.
+    func request(_ request: any Request, didUpdateUploadProgress progress: TransferProgress)
+    /// An exchange ended (successfully or not) with these metrics.
+    func request(_ request: any Request, didCompleteExchangeWith metrics: TransferMetrics, error: CourierError?)
+    /// Validation rejected the response.
+    func request(_ request: any Request, didFailValidationWith error: CourierError)
+    /// The request will be retried after `delay`.
+    func request(_ request: any Request, willRetryAfter delay: Duration, dueTo error: CourierError)
+    /// The request finished: `error` is `nil` on success.
+    func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?, error: CourierError?)
+    /// A response serializer produced its result.
+    func request(_ request: any Request, didSerialize result: Result<any Sendable, CourierError>, using serializer: String)
+    /// The session changed something about how it works (for example, a transport fell back).
+    func session(_ session: Session, didNotice notice: SessionNotice)
+}
+
+extension EventMonitor {
+    public func requestDidCreate(_ request: any Request) {}
+    public func requestDidResume(_ request: any Request) {}
+    public func requestDidSuspend(_ request: any Request) {}
+    public func requestDidCancel(_ request: any Request) {}
+    public func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int) {}
+    public func request(_ request: any Request, didFailToPrepareWith error: CourierError) {}
+    public func request(_ request: any Request, didStartExchange urlRequest: URLRequest) {}
+    public func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) {}
+    public func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {}
+    public func request(_ request: any Request, didUpdateDownloadProgress progress: TransferProgress) {}
+    public func request(_ request: any Request, didUpdateUploadProgress progress: TransferProgress) {}
+    public func request(_ request: any Request, didCompleteExchangeWith metrics: TransferMetrics, error: CourierError?) {}
+    public func request(_ request: any Request, didFailValidationWith error: CourierError) {}
+    public func request(_ request: any Request, willRetryAfter delay: Duration, dueTo error: CourierError) {}
+    public func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?, error: CourierError?) {}
+    public func request(_ request: any Request, didSerialize result: Result<any Sendable, CourierError>, using serializer: String) {}
+    public func session(_ session: Session, didNotice notice: SessionNotice) {}
+}
+
+/// Something a session reports about itself.
+public struct SessionNotice: Sendable, CustomStringConvertible {
+    /// What kind of notice this is.
+    public enum Kind: String, Sendable {
+        /// The requested transport could not be used; another carries requests.
+        case transportFallback
+        /// A server pool switched its active server.
+        case serverSwitched
+    }
+
+    /// The kind.
+    public let kind: Kind
+    /// A sentence explaining it.
+    public let message: String
+
+    /// Creates a notice.
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// `kind: message`.
+    public var description: String { "\(kind.rawValue): \(message)" }
+}
+
+/// Sends every event to each monitor in turn.
+struct CompositeEventMonitor: Sendable {
+    let monitors: [any EventMonitor]
+
+    var isEmpty: Bool { monitors.isEmpty }
+
+    func callAsFunction(_ event: (any EventMonitor) -> Void) {
+        for monitor in monitors { event(monitor) }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request that sends a body from memory, a file, or a multipart form, made by `session.upload(...)`.
+/// Its response arrives in memory, like a ``DataRequest``'s; track sending with `onUploadProgress`.
+public actor UploadRequest: DataResponseRequest {
+    /// The request's identity.
+    public nonisolated let id: UUID
+    /// The session that made it.
+    public nonisolated let session: Session
+    /// Courier's thread-safe part of the request.
+    public nonisolated let _shell: RequestShell
+    /// Courier's machinery, isolated to the request.
+    public let _engine: RequestEngine
+
+    /// The request's own serial executor, which transport events also enter.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { _shell.executor.asUnownedSerialExecutor() }
+
+    init(session: Session, source: RequestSource) {
+        (id, _shell, _engine) = RequestShell.make(session: session, source: source, sink: MemoryBodySink())
+        self.session = session
+        _engine.owner = self
+    }
+}
+
+extension Session {
+    /// Uploads `data` to `url` (POST by default).
+    public func upload(_ data: Data, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+                       timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
+        makeUpload(.data(data), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+                   contentType: "application/octet-stream")
+    }
+
+    /// Uploads the file at `fileURL`, streamed from disk (never loaded whole), to `url`.
+    public func upload(fileURL: URL, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+                       timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
+        makeUpload(.file(fileURL), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+                   contentType: "application/octet-stream")
+    }
+
+    /// Uploads a multipart form built by `build` (RFC 7578). Forms larger than
+    /// ``MultipartFormData/encodingMemoryThreshold`` are encoded to a temporary file first, which
+    /// is removed whatever the outcome; file parts are always streamed.
+    public func upload(multipartFormData build: (MultipartFormData) -> Void, to url: any URLConvertible,
+                       method: HTTPMethod = .post, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
+                       interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
+        let form = MultipartFormData()
+        build(form)
+        return upload(multipartFormData: form, to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor)
+    }
+
+    /// Uploads a multipart form.
+    public func upload(multipartFormData form: MultipartFormData, to url: any URLConvertible,
+                       method: HTTPMethod = .post, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
+                       interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
+        makeUpload(.multipart(form), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+                   contentType: form.contentType)
+    }
+
+    private func makeUpload(_ upload: UploadSource, to url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?,
+                            timeout: TimeInterval?, interceptor: (any RequestInterceptor)?, contentType: String) -> UploadRequest {
+        let source = RequestSource(timeout: timeout, interceptor: interceptor, upload: upload) { session in
+            var request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
+            if request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            }
+            return request
+        }
+        let request = UploadRequest(session: self, source: source)
+        didCreate(request)
+        return request
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An awaitable response of a ``DataResponseRequest``: `.value`, `.result` or `.response`.
+/// Made by `serializingData()` and friends.
+///
+/// Awaiting starts the request; awaiting again (or from several tasks) gives the same response.
+/// Cancelling an awaiting `Task` cancels the request unless `automaticallyCancelling` was `false`.
+public struct DataTask<Value: Sendable>: Sendable {
+    private let awaitable: AwaitableResponse<DataResponse<Value, CourierError>>
+
+    init(_ awaitable: AwaitableResponse<DataResponse<Value, CourierError>>) {
+        self.awaitable = awaitable
+    }
+
+    /// The whole response: request, HTTP response, body, metrics and result.
+    public var response: DataResponse<Value, CourierError> {
+        get async { await awaitable.response() }
+    }
+
+    /// The value or the error.
+    public var result: Result<Value, CourierError> {
+        get async { await response.result }
+    }
+
+    /// The value; throws the ``CourierError`` on failure.
+    public var value: Value {
+        get async throws(CourierError) { try await result.get() }
+    }
+
+    /// Cancels the request.
+    public func cancel() { awaitable.cancel() }
+
+    /// Starts the request without waiting for it.
+    public func resume() { awaitable.start() }
+}
+
+/// An awaitable response of a ``DownloadRequest``: `.value`, `.result` or `.response`.
+public struct DownloadTask<Value: Sendable>: Sendable {
+    private let awaitable: AwaitableResponse<DownloadResponse<Value, CourierError>>
+
+    init(_ awaitable: AwaitableResponse<DownloadResponse<Value, CourierError>>) {
+        self.awaitable = awaitable
+    }
+
+    /// The whole response: request, HTTP response, file URL, metrics and result.
+    public var response: DownloadResponse<Value, CourierError> {
+        get async { await awaitable.response() }
+    }
+
+    /// The value or the error.
+    public var result: Result<Value, CourierError> {
+        get async { await response.result }
+    }
+
+    /// The value; throws the ``CourierError`` on failure.
+    public var value: Value {
+        get async throws(CourierError) { try await result.get() }
+    }
+
+    /// Cancels the request.
+    public func cancel() { awaitable.cancel() }
+
+    /// Starts the request without waiting for it.
+    public func resume() { awaitable.start() }
+}
+
+/// What ``DataTask`` and ``DownloadTask`` share: one response for any number of waiters, the
+/// first of which starts the request, and cancellation bridged from the awaiting Swift task.
+struct AwaitableResponse<Response: Sendable>: Sendable {
+    private let request: any Request
+    private let automaticallyCancelling: Bool
+    private let box: ResponseBox<Response>
+
+    init(request: any Request, automaticallyCancelling: Bool,
+         start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {
+        self.request = request
+        self.automaticallyCancelling = automaticallyCancelling
+        self.box = ResponseBox(start: start)
+    }
+
+    func response() async -> Response {
+        guard automaticallyCancelling else { return await box.value() }
+        let request = request
+        return await withTaskCancellationHandler {
+            await box.value()
+        } onCancel: {
+            request.cancel()
+        }
+    }
+
+    func cancel() { request.cancel() }
+
+    func start() { box.startIfNeeded() }
+}
+
+/// Holds one response for any number of waiters; the first waiter (or ``startIfNeeded()``) starts the work.
+final class ResponseBox<Response: Sendable>: Sendable {
+    private enum State {
+        case idle
+        case waiting([CheckedContinuation<Response, Never>])
+        case done(Response)
+    }
+
+    private let state = Mutex(State.idle)
+    private let start: @Sendable (@escaping @Sendable (Response) -> Void) -> Void
+
+    init(start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {
+        self.start = start
+    }
+
+    func value() async -> Response {
+        await withCheckedContinuation { continuation in
+            let (ready, mustStart) = state.withLock { state -> (Response?, Bool) in
+                switch state {
+                case .idle:
+                    state = .waiting([continuation])
+                    return (nil, true)
+                case .waiting(let waiters):
+                    state = .waiting(waiters + [continuation])
+                    return (nil, false)
+                case .done(let response):
+                    return (response, false)
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
+            if mustStart { start { [self] in fulfil($0) } }
+        }
+    }
+
+    func startIfNeeded() {
+        let mustStart = state.withLock { state -> Bool in
+            guard case .idle = state else { return false }
+            state = .waiting([])
+            return true
+        }
+        if mustStart { start { [self] in fulfil($0) } }
+    }
+
+    private func fulfil(_ response: Response) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Response, Never>] in
+            guard case .waiting(let waiters) = state else { return [] }
+            state = .done(response)
+            return waiters
+        }
+        waiters.forEach { $0.resume(returning: response) }
+    }
+}

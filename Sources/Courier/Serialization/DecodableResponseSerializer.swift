@@ -1,0 +1,90 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Anything that decodes a `Decodable` from bytes: `JSONDecoder`, `PropertyListDecoder`, or your own.
+public protocol DataDecoder: Sendable {
+    /// Decodes a value of `type` from `data`.
+    func decode<D: Decodable>(_ type: D.Type, from data: Data) throws -> D
+}
+
+extension JSONDecoder: DataDecoder {}
+extension PropertyListDecoder: DataDecoder {}
+
+/// A type with a value that stands for "no body", for responses that may be empty (204, HEAD).
+public protocol EmptyResponse {
+    /// The value used when the body is empty.
+    static func emptyValue() -> Self
+}
+
+/// The value of an empty body: decode into `Empty` when an endpoint returns nothing.
+public struct Empty: Codable, Sendable, Hashable, EmptyResponse {
+    /// The one `Empty` value.
+    public static let value = Empty()
+    /// Returns ``value``.
+    public static func emptyValue() -> Empty { value }
+}
+
+/// Decodes the body into a `Decodable` type.
+public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSerializer {
+    /// The decoder used.
+    public let decoder: any DataDecoder
+    /// Status codes whose empty body is valid.
+    public let emptyResponseCodes: Set<Int>
+    /// Methods whose empty body is valid.
+    public let emptyRequestMethods: Set<HTTPMethod>
+
+    /// Creates the serializer; `JSONDecoder()` by default.
+    public init(decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.decoder = decoder
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+    }
+
+    /// The decoded value. An allowed empty body gives `T.emptyValue()` when `T` is an
+    /// ``EmptyResponse`` and fails with `.emptyResponse` otherwise.
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> T {
+        if let error { throw error }
+        if try checkEmpty(request: request, response: response, data: data) {
+            guard let empty = T.self as? any EmptyResponse.Type, let value = empty.emptyValue() as? T else {
+                throw CourierError(.emptyResponse, "The body was empty and \(T.self) has no empty value (conform it to EmptyResponse or decode Empty).",
+                                   responseCode: response?.statusCode, url: request?.url)
+            }
+            return value
+        }
+        do {
+            return try decoder.decode(T.self, from: data ?? Data())
+        } catch let error as DecodingError {
+            throw CourierError(.serializationFailed, "Decoding \(T.self) failed: \(error.readableDescription)",
+                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+        } catch {
+            throw CourierError(.serializationFailed, "Decoding \(T.self) failed: \(error)",
+                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+        }
+    }
+}
+
+extension DecodingError {
+    /// `what went wrong at $.path`, without Foundation's debug noise.
+    var readableDescription: String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.reduce("$") { path, key in
+                key.intValue.map { "\(path)[\($0)]" } ?? "\(path).\(key.stringValue)"
+            }
+        }
+        switch self {
+        case .keyNotFound(let key, let context):
+            return "missing key \"\(key.stringValue)\" at \(path(context.codingPath))"
+        case .valueNotFound(let type, let context):
+            return "expected \(type) but found null at \(path(context.codingPath))"
+        case .typeMismatch(let type, let context):
+            return "expected \(type) at \(path(context.codingPath)): \(context.debugDescription)"
+        case .dataCorrupted(let context):
+            return "invalid data at \(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "\(self)"
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// A media type such as `application/json`, without parameters, for content-type validation.
+///
+/// Parsing strips parameters (`; charset=utf-8`) and surrounding whitespace and lowercases both
+/// parts; a string without exactly one `/` separating two non-empty parts is not a media type.
+struct MIMEType: Hashable, Sendable, CustomStringConvertible {
+    /// The top-level type, e.g. `application`, or `*`.
+    let type: String
+    /// The subtype, e.g. `json`, or `*`.
+    let subtype: String
+
+    /// Parses `"type/subtype; parameters"`; `"text"` and `""` give `nil`.
+    init?(_ string: some StringProtocol) {
+        let essence = string.prefix { $0 != ";" }
+        let parts = essence.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let type = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+        let subtype = parts[1].trimmingCharacters(in: .whitespaces).lowercased()
+        guard !type.isEmpty, !subtype.isEmpty,
+              !type.contains(where: \.isWhitespace), !subtype.contains(where: \.isWhitespace) else { return nil }
+        self.type = type
+        self.subtype = subtype
+    }
+
+    /// `*/*`.
+    static let any = MIMEType(uncheckedType: "*", subtype: "*")
+
+    private init(uncheckedType type: String, subtype: String) {
+        self.type = type
+        self.subtype = subtype
+    }
+
+    /// `type/subtype`.
+    var description: String { "\(type)/\(subtype)" }
+
+    /// Whether the two types are compatible, treating `*` on either side as a wildcard
+    /// (`*/*`, `type/*`, `*/subtype`).
+    func matches(_ other: MIMEType) -> Bool {
+        (type == "*" || other.type == "*" || type == other.type)
+            && (subtype == "*" || other.subtype == "*" || subtype == other.subtype)
+    }
+
+    /// The media types an `Accept` header value allows, most preferred first.
+    ///
+    /// Entries with `q=0` are excluded; other q-values only order the result (ties keep their
+    /// order). Entries that are not media types are skipped, so a blank header gives `[]`.
+    static func acceptableTypes(fromAcceptHeader header: String) -> [MIMEType] {
+        var entries: [(type: MIMEType, quality: Double)] = []
+        for entry in splitOutsideQuotes(header, separator: ",") {
+            guard let type = MIMEType(entry) else { continue }
+            let quality = parameters(in: entry)["q"].flatMap { Double($0) } ?? 1
+            guard quality > 0 else { continue }
+            entries.append((type, quality))
+        }
+        // A stable sort on quality, highest first.
+        return entries.enumerated()
+            .sorted { $0.element.quality != $1.element.quality ? $0.element.quality > $1.element.quality : $0.offset < $1.offset }
+            .map(\.element.type)
+    }
+
+    /// The parameters of a `Content-Type`-style value, names lowercased and values unquoted.
+    static func parameters(in value: some StringProtocol) -> [String: String] {
+        var result: [String: String] = [:]
+        for parameter in splitOutsideQuotes(String(value), separator: ";").dropFirst() {
+            guard let equals = parameter.firstIndex(of: "=") else { continue }
+            let name = parameter[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            var rawValue = parameter[parameter.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if rawValue.count >= 2, rawValue.hasPrefix("\""), rawValue.hasSuffix("\"") {
+                rawValue = String(rawValue.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+            }
+            if !name.isEmpty, result[name] == nil { result[name] = rawValue }
+        }
+        return result
+    }
+
+    /// The `charset` parameter of a `Content-Type` value, lowercased, e.g. `utf-8`.
+    static func charset(inContentType value: String) -> String? {
+        parameters(in: value)["charset"].map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Splits on `separator` except inside double-quoted strings, so `a="x,y", b` is two parts.
+    private static func splitOutsideQuotes(_ string: String, separator: Character) -> [Substring] {
+        var parts: [Substring] = []
+        var start = string.startIndex
+        var inQuotes = false
+        var escaped = false
+        var index = string.startIndex
+        while index < string.endIndex {
+            let character = string[index]
+            if escaped {
+                escaped = false
+            } else if inQuotes, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                inQuotes.toggle()
+            } else if character == separator, !inQuotes {
+                parts.append(string[start..<index])
+                start = string.index(after: index)
+            }
+            index = string.index(after: index)
+        }
+        parts.append(string[start...])
+        return parts
+    }
+}

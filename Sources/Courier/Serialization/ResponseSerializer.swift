@@ -1,0 +1,183 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a finished exchange into a typed value. Implement it to add your own serializer and use
+/// it with `response(using:)` or `serializing(using:)`.
+///
+/// Empty bodies follow one rule, expressed as data: a body may be empty when the request method is
+/// in ``emptyRequestMethods`` (`HEAD` by default) or the status is in ``emptyResponseCodes``
+/// (204 and 205 by default); otherwise an empty body is a `.emptyResponse` error.
+public protocol ResponseSerializer<SerializedObject>: Sendable {
+    /// The value this serializer produces.
+    associatedtype SerializedObject: Sendable
+
+    /// Status codes whose empty body is a valid, empty value.
+    var emptyResponseCodes: Set<Int> { get }
+    /// Request methods whose empty body is a valid, empty value.
+    var emptyRequestMethods: Set<HTTPMethod> { get }
+
+    /// Produces the value from an in-memory body. `error` is the transfer's or validation's
+    /// error, if any; the built-in serializers rethrow it.
+    func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> SerializedObject
+
+    /// Produces the value from a downloaded file. The default reads the file and calls
+    /// ``serialize(request:response:data:error:)``.
+    func serializeDownload(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, error: CourierError?) throws -> SerializedObject
+}
+
+extension ResponseSerializer {
+    /// `[204, 205]`.
+    public static var defaultEmptyResponseCodes: Set<Int> { [204, 205] }
+    /// `[.head]`.
+    public static var defaultEmptyRequestMethods: Set<HTTPMethod> { [.head] }
+
+    /// `[204, 205]`.
+    public var emptyResponseCodes: Set<Int> { Self.defaultEmptyResponseCodes }
+    /// `[.head]`.
+    public var emptyRequestMethods: Set<HTTPMethod> { Self.defaultEmptyRequestMethods }
+
+    /// Whether an empty body is acceptable for this request and response.
+    public func emptyResponseAllowed(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
+        if let method = request?.httpMethod, emptyRequestMethods.contains(HTTPMethod(rawValue: method)) { return true }
+        if let code = response?.statusCode, emptyResponseCodes.contains(code) { return true }
+        return false
+    }
+
+    /// Reads the file and serializes its bytes.
+    public func serializeDownload(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, error: CourierError?) throws -> SerializedObject {
+        if let error { throw error }
+        guard let fileURL else {
+            throw CourierError(.fileSystem, "The download produced no file to serialize.", responseCode: response?.statusCode)
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: fileURL, options: .mappedIfSafe)
+        } catch {
+            throw CourierError(.fileSystem, "Could not read the downloaded file at \(fileURL.path).",
+                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+        }
+        return try serialize(request: request, response: response, data: data, error: nil)
+    }
+
+    /// Throws `.emptyResponse` unless the rules above allow an empty body; returns whether the body is empty.
+    func checkEmpty(request: URLRequest?, response: HTTPURLResponse?, data: Data?) throws -> Bool {
+        guard let data, !data.isEmpty else {
+            guard emptyResponseAllowed(request: request, response: response) else {
+                let status = response.map { " (status \($0.statusCode))" } ?? ""
+                throw CourierError(.emptyResponse, "The response body was empty\(status), but a \(SerializedObject.self) was expected.",
+                                   responseCode: response?.statusCode, url: request?.url)
+            }
+            return true
+        }
+        return false
+    }
+}
+
+extension ResponseSerializer {
+    /// Runs the serializer and wraps what it throws as a `CourierError`.
+    func result(for completion: RequestCompletion) -> Result<SerializedObject, CourierError> {
+        do {
+            switch completion.body {
+            case .memory(let data):
+                return .success(try serialize(request: completion.request, response: completion.response,
+                                              data: data, error: completion.error))
+            case .file(let fileURL):
+                return .success(try serializeDownload(request: completion.request, response: completion.response,
+                                                      fileURL: fileURL, error: completion.error))
+            }
+        } catch let error as CourierError {
+            return .failure(error)
+        } catch {
+            return .failure(CourierError(.serializationFailed, "Serializing \(SerializedObject.self) failed: \(error)",
+                                         responseCode: completion.response?.statusCode, underlyingError: error,
+                                         url: completion.request?.url))
+        }
+    }
+}
+
+/// Returns the body as `Data`.
+public struct DataResponseSerializer: ResponseSerializer {
+    /// Status codes whose empty body is valid.
+    public let emptyResponseCodes: Set<Int>
+    /// Methods whose empty body is valid.
+    public let emptyRequestMethods: Set<HTTPMethod>
+
+    /// Creates the serializer with the given empty-body rules.
+    public init(emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+    }
+
+    /// The body, or empty `Data` where an empty body is allowed.
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> Data {
+        if let error { throw error }
+        if try checkEmpty(request: request, response: response, data: data) { return Data() }
+        return data ?? Data()
+    }
+}
+
+/// Returns the body decoded as text.
+///
+/// The encoding is the one given, else the response's `charset`, else ISO-8859-1 (RFC 9110's
+/// historical default for text), looked up in Courier's own IANA table so Linux and Apple agree.
+public struct StringResponseSerializer: ResponseSerializer {
+    /// The encoding to use whatever the response says, or `nil` to follow the response.
+    public let encoding: String.Encoding?
+    /// Status codes whose empty body is valid.
+    public let emptyResponseCodes: Set<Int>
+    /// Methods whose empty body is valid.
+    public let emptyRequestMethods: Set<HTTPMethod>
+
+    /// Creates the serializer.
+    public init(encoding: String.Encoding? = nil, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.encoding = encoding
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+    }
+
+    /// The decoded text, or `""` where an empty body is allowed.
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> String {
+        if let error { throw error }
+        if try checkEmpty(request: request, response: response, data: data) { return "" }
+        let data = data ?? Data()
+        let chosen = encoding
+            ?? response?.textEncodingName.flatMap(String.Encoding.init(ianaCharsetName:))
+            ?? .isoLatin1
+        guard let string = String(data: data, encoding: chosen) else {
+            throw CourierError(.serializationFailed, "The body (\(data.count) bytes) is not valid \(chosen.ianaCharsetName ?? "\(chosen)") text.",
+                               responseCode: response?.statusCode, url: request?.url)
+        }
+        return string
+    }
+}
+
+/// Returns the body parsed as ``JSON``.
+public struct JSONResponseSerializer: ResponseSerializer {
+    /// Status codes whose empty body is valid (it gives `.null`).
+    public let emptyResponseCodes: Set<Int>
+    /// Methods whose empty body is valid (it gives `.null`).
+    public let emptyRequestMethods: Set<HTTPMethod>
+
+    /// Creates the serializer.
+    public init(emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+    }
+
+    /// The parsed JSON, or `.null` where an empty body is allowed.
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> JSON {
+        if let error { throw error }
+        if try checkEmpty(request: request, response: response, data: data) { return .null }
+        do {
+            return try JSON(parsing: data ?? Data())
+        } catch {
+            throw CourierError(.serializationFailed, "The body is not valid JSON: \(error.message)",
+                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+        }
+    }
+}

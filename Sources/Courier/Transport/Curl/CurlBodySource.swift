@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Supplies a request body to libcurl's read callback: bytes in memory, or a file read piece by
+/// piece from a descriptor opened when the transfer starts and closed when it ends.
+///
+/// Loop-thread confined, like the transfer that owns it.
+final class CurlBodySource {
+    private enum Storage {
+        case data(Data)
+        case file(descriptor: Int32, path: String)
+    }
+
+    private var storage: Storage
+    /// Bytes the request announces (`Content-Length`).
+    let length: Int64
+    /// Bytes handed to libcurl so far.
+    private(set) var offset: Int64 = 0
+    /// Why reading failed, once it has.
+    private(set) var failure: CourierError?
+
+    /// Opens `body` for reading; throws `.fileSystem` when a file body cannot be opened.
+    init(_ body: TransportBody, url: URL) throws(CourierError) {
+        length = body.length
+        switch body {
+        case .empty:
+            storage = .data(Data())
+        case .data(let data):
+            storage = .data(data)
+        case .file(let fileURL, _):
+            let path = fileURL.path
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                let code = errno
+                throw CourierError(.fileSystem, "Cannot open the request body file \(path): \(String(cString: strerror(code)))",
+                                   underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO), url: url)
+            }
+            storage = .file(descriptor: descriptor, path: path)
+        }
+    }
+
+    deinit { close() }
+
+    /// Releases the file descriptor (when the transfer completes); later reads fail.
+    func close() {
+        if case .file(let descriptor, _) = storage {
+            closeFileDescriptor(descriptor)
+            storage = .data(Data())
+            offset = length
+        }
+    }
+
+    /// Fills `buffer` with the next bytes; returns the count (0 at the end) or `nil` after a failure,
+    /// which is recorded in ``failure``.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        let wanted = Int(min(Int64(buffer.count), length - offset))
+        guard wanted > 0 else { return 0 }
+        switch storage {
+        case .data(let data):
+            let start = Int(offset)
+            data.withUnsafeBytes { bytes in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + wanted]))
+            }
+            offset += Int64(wanted)
+            return wanted
+        case .file(let descriptor, let path):
+            var count: Int
+            repeat {
+                count = pread(descriptor, buffer.baseAddress, wanted, off_t(offset))
+            } while count < 0 && errno == EINTR
+            if count < 0 {
+                let code = errno
+                failure = CourierError(.fileSystem, "Cannot read the request body file \(path): \(String(cString: strerror(code)))",
+                                       underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO))
+                return nil
+            }
+            if count == 0 {
+                failure = CourierError(.fileSystem, "The request body file \(path) ended after \(offset) of \(length) bytes")
+                return nil
+            }
+            offset += Int64(count)
+            return count
+        }
+    }
+
+    /// Moves the read position to `position` (libcurl rewinds when it resends on a fresh
+    /// connection); returns false when the position is outside the body.
+    func seek(to position: Int64) -> Bool {
+        guard position >= 0, position <= length else { return false }
+        offset = position
+        return true
+    }
+}
+
+/// `close(2)`, out of reach of ``CurlBodySource/close()``, which shadows it inside the class.
+private func closeFileDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}

@@ -1,0 +1,51 @@
+import CCurl
+import Foundation
+
+/// A libcurl result code (`CURLcode`), kept as the ``CourierError/underlyingError`` of curl failures.
+struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The `CURLcode` value.
+    let code: Int32
+
+    /// libcurl's own sentence for the code, e.g. `"Couldn't connect to server"`.
+    var text: String { String(cString: ccurl_easy_strerror(code)) }
+
+    /// `"CURLcode 7: Couldn't connect to server"`.
+    var description: String { "CURLcode \(code): \(text)" }
+
+    /// The Courier error kind for this code.
+    var kind: CourierError.Kind {
+        switch code {
+        case CCURLE_COULDNT_RESOLVE_HOST, CCURLE_COULDNT_RESOLVE_PROXY:
+            .cannotFindHost
+        case CCURLE_COULDNT_CONNECT:
+            .cannotConnect
+        case CCURLE_OPERATION_TIMEDOUT:
+            .timedOut
+        // CURLE_PARTIAL_FILE is also "transfer closed with N bytes remaining to read".
+        case CCURLE_PARTIAL_FILE, CCURLE_RECV_ERROR, CCURLE_SEND_ERROR, CCURLE_GOT_NOTHING, CCURLE_HTTP2_STREAM:
+            .connectionLost
+        case CCURLE_SSL_CONNECT_ERROR, CCURLE_PEER_FAILED_VERIFICATION, CCURLE_SSL_CERTPROBLEM, CCURLE_SSL_CIPHER,
+             CCURLE_USE_SSL_FAILED, CCURLE_SSL_ENGINE_NOTFOUND, CCURLE_SSL_ENGINE_SETFAILED, CCURLE_SSL_ENGINE_INITFAILED,
+             CCURLE_SSL_CACERT_BADFILE, CCURLE_SSL_SHUTDOWN_FAILED, CCURLE_SSL_CRL_BADFILE, CCURLE_SSL_ISSUER_ERROR,
+             CCURLE_SSL_PINNEDPUBKEYNOTMATCH, CCURLE_SSL_INVALIDCERTSTATUS, CCURLE_SSL_CLIENTCERT:
+            .secureConnectionFailed
+        case CCURLE_BAD_CONTENT_ENCODING, CCURLE_WEIRD_SERVER_REPLY, CCURLE_HTTP2:
+            .invalidResponse
+        case CCURLE_READ_ERROR:
+            .fileSystem
+        case CCURLE_URL_MALFORMAT, CCURLE_UNSUPPORTED_PROTOCOL:
+            .invalidURL
+        default:
+            .transportFailed
+        }
+    }
+}
+
+extension CourierError {
+    /// The error for a transfer libcurl ended with `code`; `detail` is the transfer's error buffer.
+    init(curl code: Int32, detail: String, url: URL) {
+        let error = CurlError(code: code)
+        let message = detail.isEmpty ? error.text : detail
+        self.init(error.kind, message, underlyingError: error, url: url)
+    }
+}

@@ -1,0 +1,277 @@
+import CCurl
+import Foundation
+
+/// The event loop of one ``CurlTransport``: owns the libcurl multi handle and every running
+/// transfer, and runs on the transport's dedicated thread.
+///
+/// Ownership rule: the multi handle, the easy handles and every ``CurlExchange`` belong to the loop
+/// thread. The transport creates the loop on its own thread and hands it over before the loop runs
+/// (nothing else keeps a reference); from then on, other threads reach the loop only through the
+/// ``CurlMailbox``. libcurl calls the transfer callbacks on this thread too.
+///
+/// One iteration: take the queued commands, run `curl_multi_perform`, deliver finished transfers,
+/// fire due Courier timeouts, then sleep in `curl_multi_poll` until a socket is ready, libcurl's
+/// own timer is due (poll never sleeps past it), the nearest Courier timeout is due, or a sender
+/// calls `curl_multi_wakeup`.
+final class CurlEventLoop {
+    /// Where other threads queue commands for this loop.
+    let mailbox: CurlMailbox
+
+    private let multi: OpaquePointer
+    private let defaults: CurlHandleDefaults
+    private let trustStore: CurlTrustStore?
+    private let clock = CurlActivityClock()
+    private var exchanges: [ObjectIdentifier: CurlExchange] = [:]
+    private var commands: [CurlCommand] = []
+    private var pool = CurlEasyPool(capacity: 16)
+    /// The earliest instant a Courier timeout may fire; activity only ever moves timeouts later, so
+    /// nothing needs checking before this.
+    private var nextTimeoutCheck: ContinuousClock.Instant?
+    private var stopping = false
+    /// Why attaching a transfer failed, until its `completed` is delivered.
+    private var setupErrors: [ObjectIdentifier: CourierError] = [:]
+
+    /// The longest `curl_multi_poll` sleep when nothing else bounds it, in milliseconds.
+    private static let maximumPollMilliseconds: Int32 = 60_000
+
+    /// Creates the multi handle with `configuration`'s connection limits.
+    init(configuration: TransportConfiguration, defaults: CurlHandleDefaults, trustStore: CurlTrustStore?) throws(CourierError) {
+        guard let multi = ccurl_multi_init() else {
+            throw CourierError(.transportFailed, "libcurl could not create a multi handle.")
+        }
+        let perHost = max(1, configuration.maximumConnectionsPerHost)
+        ccurl_multi_setopt_long(multi, CCURLMOPT_MAX_HOST_CONNECTIONS, perHost)
+        // A fixed cache size: libcurl's default (4 x handles in use) shrinks between bursts and
+        // closes connections that the next burst would reuse.
+        ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, max(64, 4 * perHost))
+        self.multi = multi
+        self.defaults = defaults
+        self.trustStore = trustStore
+        mailbox = CurlMailbox(multi: multi)
+    }
+
+    /// Releases the multi handle of a loop whose thread never started.
+    func discard() {
+        mailbox.close()
+        ccurl_multi_cleanup(multi)
+    }
+
+    /// Runs until a `.shutdown` command, then finishes every transfer and cleans up. Loop thread only.
+    func run() {
+        while true {
+            clock.tick()
+            mailbox.takeCommands(into: &commands)
+            for command in commands { handle(command) }
+            commands.removeAll(keepingCapacity: true)
+            if stopping { break }
+
+            var running: Int32 = 0
+            let code = ccurl_multi_perform(multi, &running)
+            clock.stampActivity()
+            if code > 0 { failAll(multiCode: code) } // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
+            deliverCompletions()
+            checkTimeouts()
+            if mailbox.preparePoll() {
+                ccurl_multi_poll(multi, pollTimeout(), nil)
+            }
+        }
+        mailbox.close()
+        pool.removeAll()
+        ccurl_multi_cleanup(multi)
+        trustStore?.remove()
+    }
+
+    // MARK: - Commands
+
+    /// Turns one command into a state-machine event for its transfer.
+    private func handle(_ command: CurlCommand) {
+        switch command {
+        case .start(let handle):
+            let exchange = CurlExchange(handle: handle, clock: clock)
+            exchanges[ObjectIdentifier(handle)] = exchange
+            // Cancelled before the loop got here: never touch the network (its `.cancel` command,
+            // still queued, will find nothing to do).
+            if handle.cancelRequested.load(ordering: .sequentiallyConsistent) {
+                apply(.cancel, to: exchange)
+                return
+            }
+            apply(.start(suspended: handle.suspendRequested.load(ordering: .sequentiallyConsistent)), to: exchange)
+            schedule(exchange.timeoutInstant)
+        case .updatePause(let handle):
+            guard let exchange = exchanges[ObjectIdentifier(handle)] else { return }
+            apply(.pauseRequested(suspended: handle.suspendRequested.load(ordering: .sequentiallyConsistent)), to: exchange)
+        case .reopenWindow(let handle):
+            // The sender saw the backlog at or under half the window; while paused for backpressure
+            // nothing is delivered, so it can only have shrunk since.
+            guard let exchange = exchanges[ObjectIdentifier(handle)] else { return }
+            apply(.windowReopened, to: exchange)
+        case .cancel(let handle):
+            guard let exchange = exchanges[ObjectIdentifier(handle)] else { return }
+            apply(.cancel, to: exchange)
+        case .shutdown:
+            stopping = true
+            for exchange in Array(exchanges.values) { apply(.shutdown, to: exchange) }
+        }
+    }
+
+    /// Runs one transition of `exchange`'s state machine and performs its action.
+    private func apply(_ event: CurlTransferState.Event, to exchange: CurlExchange) {
+        var event = event
+        switch event {
+        case .curlDone, .timedOut:
+            // A cancel() that raced the end wins even though its command is still queued: the
+            // caller asked first, and the callbacks already held the head and body back from the sink.
+            if exchange.handle.cancelRequested.load(ordering: .sequentiallyConsistent) { event = .cancel }
+        default:
+            break
+        }
+        let idleClockWasRunning = exchange.state.idleClockRuns
+        let action = exchange.state.handle(event)
+        if !idleClockWasRunning, exchange.state.idleClockRuns {
+            exchange.lastActivity = clock.now
+            schedule(exchange.timeoutInstant)
+        }
+        switch action {
+        case .none:
+            break
+        case .attach:
+            attach(exchange)
+        case .applyPause(let mask):
+            guard let easy = exchange.easy else { return }
+            // Unpausing may run the write callback right here, re-delivering what libcurl held.
+            let code = ccurl_easy_pause(easy.pointer, mask.rawValue)
+            if code != CCURLE_OK { apply(.curlDone(code), to: exchange) }
+        case .finish(let end, let detach):
+            finish(exchange, end: end, detach: detach)
+        }
+    }
+
+    /// Configures an easy handle for the exchange and adds it to the multi handle.
+    private func attach(_ exchange: CurlExchange) {
+        let request = exchange.handle.request
+        do throws(CourierError) {
+            let plan = try CurlRequestBuilder.plan(for: request)
+            if plan.sendsBody { exchange.body = try CurlBodySource(request.body, url: request.url) }
+            guard let easy = pool.take() else {
+                throw CourierError(.transportFailed, "libcurl could not create an easy handle.", url: request.url)
+            }
+            exchange.easy = easy
+            exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
+            exchange.installCallbacks(on: easy)
+            exchange.startDate = Date()
+            exchange.lastActivity = clock.now
+            let code = ccurl_multi_add_handle(multi, easy.pointer)
+            guard code == 0 else {
+                throw CourierError(.transportFailed, "libcurl could not start the transfer: \(String(cString: ccurl_multi_strerror(code)))",
+                                   url: request.url)
+            }
+        } catch {
+            setupErrors[ObjectIdentifier(exchange.handle)] = error
+            apply(.attachFailed, to: exchange)
+        }
+    }
+
+    // MARK: - Completion
+
+    /// Feeds every transfer libcurl finished during the last perform to its state machine.
+    private func deliverCompletions() {
+        var easy: OpaquePointer?
+        var result: Int32 = 0
+        while ccurl_multi_next_done(multi, &easy, &result) == 1 {
+            var userdata: UnsafeMutableRawPointer?
+            guard let easy, ccurl_easy_getinfo_ptr(easy, CCURLINFO_PRIVATE, &userdata) == CCURLE_OK, let userdata else { continue }
+            apply(.curlDone(result), to: Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue())
+        }
+    }
+
+    /// A multi-level failure (out of memory, a broken poll set) fails every attached transfer.
+    private func failAll(multiCode code: Int32) {
+        for exchange in Array(exchanges.values) where exchange.state.isRunning {
+            setupErrors[ObjectIdentifier(exchange.handle)] = CourierError(
+                .transportFailed, "libcurl's multi handle failed: \(String(cString: ccurl_multi_strerror(code)))",
+                url: exchange.handle.request.url)
+            apply(.curlDone(CCURLE_FAILED_INIT), to: exchange)
+        }
+    }
+
+    /// Detaches the exchange, releases its resources and delivers its single `completed`.
+    private func finish(_ exchange: CurlExchange, end: CurlTransferEnd, detach: Bool) {
+        let request = exchange.handle.request
+        var metrics = TransferMetrics(start: exchange.startDate, transport: "curl")
+        var detail = ""
+        if let easy = exchange.easy {
+            // Removing an unfinished transfer closes its connection instead of returning it to the cache.
+            if detach { ccurl_multi_remove_handle(multi, easy.pointer) }
+            metrics = CurlMetrics.collect(from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered)
+            detail = easy.errorDetail
+            exchange.easy = nil
+            pool.recycle(easy)
+        }
+        ccurl_slist_free_all(exchange.headerList)
+        exchange.headerList = nil
+        let bodyFailure = exchange.body?.failure
+        exchange.body?.close()
+        let key = ObjectIdentifier(exchange.handle)
+        exchanges[key] = nil
+        let setupError = setupErrors.removeValue(forKey: key)
+
+        let error: CourierError?
+        switch end {
+        case .curl(CCURLE_OK):
+            error = exchange.headDelivered ? nil
+                : CourierError(.invalidResponse, "The server ended the exchange without a response head.", url: request.url)
+        case .curl(let code):
+            if let failure = setupError ?? bodyFailure {
+                error = failure.with(url: request.url)
+            } else {
+                error = CourierError(curl: code, detail: detail, url: request.url)
+            }
+        case .cancelled:
+            error = CourierError(.cancelled, "The request was cancelled.", url: request.url)
+        case .timedOut(let timeout):
+            error = CourierError(.timedOut, "The request timed out: \(timeout.explanation).", url: request.url)
+        case .setupFailed:
+            error = (setupError ?? CourierError(.transportFailed, "The transfer could not be set up.")).with(url: request.url)
+        case .shutDown:
+            error = CourierError(.cancelled, "The request was cancelled because the transport shut down.", url: request.url)
+        case .invalidated:
+            error = CourierError(.sessionInvalidated, "The transport shut down before the request started.", url: request.url)
+        }
+        if error == nil { exchange.reportFinalUploadProgress(sentBytes: metrics.bytesSent) }
+        exchange.handle.sink.receive(.completed(error: error, metrics: metrics))
+    }
+
+    // MARK: - Timeouts
+
+    /// Makes sure the loop wakes by `instant` to check timeouts.
+    private func schedule(_ instant: ContinuousClock.Instant?) {
+        guard let instant else { return }
+        if let next = nextTimeoutCheck, next <= instant { return }
+        nextTimeoutCheck = instant
+    }
+
+    /// Fires the timeouts that are due and finds the next instant to check; a no-op before `nextTimeoutCheck`.
+    private func checkTimeouts() {
+        guard let next = nextTimeoutCheck, clock.now >= next else { return }
+        nextTimeoutCheck = nil
+        var expired: [(CurlExchange, CurlTimeout)] = []
+        for exchange in exchanges.values {
+            if let timeout = exchange.expiredTimeout(at: clock.now) {
+                expired.append((exchange, timeout))
+            } else {
+                schedule(exchange.timeoutInstant)
+            }
+        }
+        for (exchange, timeout) in expired { apply(.timedOut(timeout), to: exchange) }
+    }
+
+    /// Milliseconds until the nearest Courier timeout, rounded up so the loop wakes after it, not just before.
+    private func pollTimeout() -> Int32 {
+        guard let next = nextTimeoutCheck else { return Self.maximumPollMilliseconds }
+        let remaining = next - .now
+        guard remaining > .zero else { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: min(milliseconds, Int64(Self.maximumPollMilliseconds)))
+    }
+}

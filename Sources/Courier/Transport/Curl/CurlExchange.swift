@@ -1,0 +1,218 @@
+import CCurl
+import Foundation
+
+/// The loop's notion of time, and the transfers that moved bytes since the loop last looked.
+///
+/// Callbacks only mark activity; the loop stamps it when `curl_multi_perform` returns. A stamp is
+/// therefore never earlier than the bytes it stands for (an idle timeout cannot fire early, however
+/// long a perform took), and no callback reads the clock. Loop-thread confined.
+final class CurlActivityClock {
+    /// The time of the latest `tick()`.
+    private(set) var now: ContinuousClock.Instant = .now
+    private var active: [CurlExchange] = []
+
+    /// Reads the clock.
+    func tick() { now = .now }
+
+    /// Remembers that `exchange` moved bytes; called once per exchange between two stamps.
+    func noteActivity(of exchange: CurlExchange) { active.append(exchange) }
+
+    /// Reads the clock and records it as the last activity of every exchange that moved bytes since the last stamp.
+    func stampActivity() {
+        tick()
+        for exchange in active { exchange.stampActivity(at: now) }
+        active.removeAll(keepingCapacity: true)
+    }
+}
+
+/// One transfer as the event loop runs it: its state machine, easy handle, request body, response
+/// parser and counters, and the libcurl callbacks that feed its sink.
+///
+/// Loop-thread confined: created when the loop takes the `start` command, touched only by the loop
+/// and by libcurl callbacks (which libcurl calls on the loop thread, inside `curl_multi_perform`,
+/// `curl_easy_pause` or `curl_multi_remove_handle`), and released when it finishes.
+final class CurlExchange {
+    /// The caller's handle: request, sink and the counters shared with other threads.
+    let handle: CurlTransferHandle
+    /// The state machine.
+    var state = CurlTransferState()
+    /// The easy handle while the transfer is attached.
+    var easy: CurlEasyHandle?
+    /// The header list set with CURLOPT_HTTPHEADER, freed when the transfer ends.
+    var headerList: OpaquePointer?
+    /// The request body, when one is sent.
+    var body: CurlBodySource?
+    /// When the exchange started, for ``TransferMetrics/start``.
+    var startDate = Date()
+    /// The last time a byte was sent or received (or the idle clock restarted).
+    var lastActivity: ContinuousClock.Instant
+    /// Bytes moved since the loop's last activity stamp.
+    private var movedBytes = false
+
+    private var parser = CurlResponseParser()
+    private var deliveredCount = 0
+    private var uploadSent: Int64 = 0
+    private var uploadReported: Int64 = 0
+    private unowned let clock: CurlActivityClock
+
+    init(handle: CurlTransferHandle, clock: CurlActivityClock) {
+        self.handle = handle
+        self.clock = clock
+        lastActivity = clock.now
+    }
+
+    /// Body bytes delivered to the sink.
+    var bytesDelivered: Int64 { Int64(deliveredCount) }
+
+    /// Records the loop's stamp for the bytes moved since the previous one.
+    func stampActivity(at instant: ContinuousClock.Instant) {
+        lastActivity = instant
+        movedBytes = false
+    }
+
+    /// Notes that bytes moved; the loop stamps the time after the current perform.
+    private func markActivity() {
+        guard !movedBytes else { return }
+        movedBytes = true
+        clock.noteActivity(of: self)
+    }
+
+    /// Whether the final response head was delivered.
+    var headDelivered: Bool { parser.isComplete }
+
+    /// The earliest instant at which a Courier timeout could fire, if any.
+    var timeoutInstant: ContinuousClock.Instant? {
+        var instant = handle.request.deadline
+        if state.idleClockRuns, let idle = handle.request.idleTimeout {
+            let idleEnd = lastActivity + idle
+            instant = instant.map { min($0, idleEnd) } ?? idleEnd
+        }
+        return instant
+    }
+
+    /// The timeout that has fired at `now`, if one has.
+    func expiredTimeout(at now: ContinuousClock.Instant) -> CurlTimeout? {
+        if let deadline = handle.request.deadline, now >= deadline {
+            return .deadline(after: deadline - handle.submitted)
+        }
+        if state.idleClockRuns, let idle = handle.request.idleTimeout, now >= lastActivity + idle {
+            return .idle(idle)
+        }
+        return nil
+    }
+
+    /// Emits the last upload progress (`sent == total`) when a completed upload's final count was
+    /// never reported because libcurl's progress callback did not run after the last byte.
+    func reportFinalUploadProgress(sentBytes: Int64) {
+        guard let body, body.length > 0, uploadReported < body.length, sentBytes >= body.length else { return }
+        uploadReported = body.length
+        handle.sink.receive(.uploadProgress(sent: body.length, total: body.length))
+    }
+
+    /// Wires the libcurl callbacks of `easy` to this exchange.
+    func installCallbacks(on easy: CurlEasyHandle) {
+        let pointer = easy.pointer
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        ccurl_easy_setopt_ptr(pointer, CCURLOPT_PRIVATE, userdata)
+        ccurl_easy_setopt_func_data(pointer, CCURLOPT_HEADERFUNCTION) { buffer, size, count, userdata in
+            guard let buffer, let userdata else { return 0 }
+            let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
+            return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveHeaderLine(bytes)
+        }
+        ccurl_easy_setopt_ptr(pointer, CCURLOPT_HEADERDATA, userdata)
+        ccurl_easy_setopt_func_data(pointer, CCURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
+            guard let buffer, let userdata else { return 0 }
+            let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
+            return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveBody(bytes)
+        }
+        ccurl_easy_setopt_ptr(pointer, CCURLOPT_WRITEDATA, userdata)
+        guard body != nil else { return }
+        ccurl_easy_setopt_func_read(pointer, CCURLOPT_READFUNCTION) { buffer, size, count, userdata in
+            guard let buffer, let userdata else { return Int(CCURL_READFUNC_ABORT) }
+            let target = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
+            return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().supplyBody(target)
+        }
+        ccurl_easy_setopt_ptr(pointer, CCURLOPT_READDATA, userdata)
+        ccurl_easy_setopt_func_seek(pointer, CCURLOPT_SEEKFUNCTION) { userdata, offset, origin in
+            guard let userdata, origin == SEEK_SET else { return CCURL_SEEKFUNC_CANTSEEK }
+            let exchange = Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue()
+            return exchange.body?.seek(to: offset) == true ? CCURL_SEEKFUNC_OK : CCURL_SEEKFUNC_FAIL
+        }
+        ccurl_easy_setopt_ptr(pointer, CCURLOPT_SEEKDATA, userdata)
+        ccurl_easy_setopt_long(pointer, CCURLOPT_NOPROGRESS, 0)
+        ccurl_easy_setopt_func_xferinfo(pointer, CCURLOPT_XFERINFOFUNCTION) { userdata, _, _, _, sent in
+            guard let userdata else { return 0 }
+            Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().observeUpload(sent: sent)
+            return 0
+        }
+        ccurl_easy_setopt_ptr(pointer, CCURLOPT_XFERINFODATA, userdata)
+    }
+
+    // MARK: - Callbacks (loop thread, inside libcurl)
+
+    /// CURLOPT_HEADERFUNCTION: feeds the parser and delivers the final head.
+    private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
+        guard state.isRunning else { return line.count }
+        markActivity()
+        if let head = parser.consume(line, url: handle.request.url),
+           !handle.cancelRequested.load(ordering: .relaxed) {
+            handle.sink.receive(.response(head))
+        }
+        return line.count
+    }
+
+    /// CURLOPT_WRITEFUNCTION: delivers a body chunk, or refuses it (libcurl keeps it and offers it
+    /// again after unpausing) while a suspend or cancel is pending or the window is full.
+    private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard state.isRunning else { return bytes.count }
+        guard !bytes.isEmpty else { return 0 }
+        if handle.suspendRequested.load(ordering: .relaxed) || handle.cancelRequested.load(ordering: .relaxed) {
+            _ = state.handle(.chunkDeferred)
+            return Int(CCURL_WRITEFUNC_PAUSE)
+        }
+        let window = handle.request.flowControlWindow
+        if exceedsWindow(adding: bytes.count, window: window) {
+            // Publish the wait before re-reading the acknowledgements (see CurlTransferHandle.acknowledge):
+            // an acknowledgement that raced past the first check is seen here, one that comes later sees the flag.
+            handle.awaitingAcknowledgement.store(true, ordering: .sequentiallyConsistent)
+            if exceedsWindow(adding: bytes.count, window: window) {
+                _ = state.handle(.windowFull)
+                return Int(CCURL_WRITEFUNC_PAUSE)
+            }
+            handle.awaitingAcknowledgement.store(false, ordering: .sequentiallyConsistent)
+        }
+        deliveredCount += bytes.count
+        handle.delivered.store(deliveredCount, ordering: .sequentiallyConsistent)
+        markActivity()
+        handle.sink.receive(.body(Data(bytes)))
+        return bytes.count
+    }
+
+    /// Whether delivering `count` more bytes would take the unacknowledged backlog past `window`.
+    /// A chunk is always delivered into an empty backlog, so a window smaller than one read still moves.
+    private func exceedsWindow(adding count: Int, window: Int) -> Bool {
+        let backlog = deliveredCount - handle.acknowledged.load(ordering: .sequentiallyConsistent)
+        return backlog > 0 && backlog + count > window
+    }
+
+    /// CURLOPT_READFUNCTION: copies the next request body bytes; aborts on a file error.
+    private func supplyBody(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard state.isRunning, let body else { return Int(CCURL_READFUNC_ABORT) }
+        guard let count = body.read(into: buffer) else { return Int(CCURL_READFUNC_ABORT) }
+        if count > 0 { markActivity() }
+        return count
+    }
+
+    /// CURLOPT_XFERINFOFUNCTION: marks upload activity and reports progress, at most about a
+    /// hundred times per body (and always the final byte count).
+    private func observeUpload(sent: Int64) {
+        guard state.isRunning, let body, sent > uploadSent else { return }
+        uploadSent = sent
+        markActivity()
+        let total = body.length
+        let step = max(16 * 1024, total / 100)
+        guard sent == total || sent - uploadReported >= step else { return }
+        uploadReported = sent
+        handle.sink.receive(.uploadProgress(sent: sent, total: total))
+    }
+}

@@ -1,0 +1,68 @@
+import CCurl
+
+/// The libcurl Courier loaded at run time: its version, what it was built with, and where its
+/// default CA bundle lives.
+struct CurlLibrary: Sendable {
+    /// Optional libcurl features Courier cares about.
+    struct Features: OptionSet, Sendable, Hashable {
+        let rawValue: Int32
+        /// Built with a TLS library.
+        static let ssl = Features(rawValue: CCURL_VERSION_SSL)
+        /// Decodes gzip and deflate.
+        static let libz = Features(rawValue: CCURL_VERSION_LIBZ)
+        /// Speaks HTTP/2.
+        static let http2 = Features(rawValue: CCURL_VERSION_HTTP2)
+        /// Decodes brotli.
+        static let brotli = Features(rawValue: CCURL_VERSION_BROTLI)
+        /// Decodes zstd.
+        static let zstd = Features(rawValue: CCURL_VERSION_ZSTD)
+    }
+
+    /// The version string, e.g. `"7.88.1"`.
+    let version: String
+    /// The version as `0xXXYYZZ`.
+    let versionNumber: UInt32
+    /// What this build supports.
+    let features: Features
+    /// The TLS library, e.g. `"OpenSSL/3.0.19"`; `nil` without TLS.
+    let sslVersion: String?
+    /// The CA bundle libcurl uses by default (libcurl 7.70.0+), when it says.
+    let defaultCAInfo: String?
+
+    /// The content codings this libcurl decodes, in the order it advertises them.
+    var contentCodings: [String] {
+        var codings: [String] = []
+        if features.contains(.libz) { codings += ["deflate", "gzip"] }
+        if features.contains(.brotli) { codings.append("br") }
+        if features.contains(.zstd) { codings.append("zstd") }
+        return codings
+    }
+
+    /// `"libcurl/7.88.1 (OpenSSL/3.0.19, deflate, gzip, br, zstd)"`.
+    var summary: String {
+        let details = ([sslVersion].compactMap { $0 } + contentCodings).joined(separator: ", ")
+        return "libcurl/\(version)" + (details.isEmpty ? "" : " (\(details))")
+    }
+
+    /// Loads libcurl once per process and describes it; throws `.transportFailed` with the reason
+    /// when it is missing, too old (before 7.68.0) or unusable.
+    static func load() throws(CourierError) -> CurlLibrary {
+        try loaded.get()
+    }
+
+    // Swift runs a static initializer exactly once, thread-safely; ccurl_load is idempotent too.
+    private static let loaded: Result<CurlLibrary, CourierError> = {
+        var reason = [CChar](repeating: 0, count: 512)
+        guard ccurl_load(&reason, reason.count) == 0 else {
+            let text = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(CourierError(.transportFailed, "libcurl is not available: \(text)"))
+        }
+        let info = ccurl_library()
+        return .success(CurlLibrary(
+            version: info.version.map { String(cString: $0) } ?? "unknown",
+            versionNumber: info.version_num,
+            features: Features(rawValue: info.features),
+            sslVersion: info.ssl_version.map { String(cString: $0) },
+            defaultCAInfo: info.cainfo.map { String(cString: $0) }))
+    }()
+}

@@ -1,0 +1,76 @@
+import CCurl
+import Foundation
+
+/// Reads a finished transfer's timings and counters from its easy handle into ``TransferMetrics``.
+enum CurlMetrics {
+    /// libcurl's cumulative timestamps, in microseconds from the start of the transfer.
+    struct Timeline: Equatable {
+        var nameLookup: Int64 = 0
+        var connect: Int64 = 0
+        var appConnect: Int64 = 0
+        var startTransfer: Int64 = 0
+        var total: Int64 = 0
+    }
+
+    /// The metrics of the transfer that just ran on `easy`.
+    static func collect(from easy: CurlEasyHandle, start: Date, bytesReceived: Int64) -> TransferMetrics {
+        let handle = easy.pointer
+        var timeline = Timeline()
+        ccurl_easy_getinfo_off(handle, CCURLINFO_NAMELOOKUP_TIME_T, &timeline.nameLookup)
+        ccurl_easy_getinfo_off(handle, CCURLINFO_CONNECT_TIME_T, &timeline.connect)
+        ccurl_easy_getinfo_off(handle, CCURLINFO_APPCONNECT_TIME_T, &timeline.appConnect)
+        ccurl_easy_getinfo_off(handle, CCURLINFO_STARTTRANSFER_TIME_T, &timeline.startTransfer)
+        ccurl_easy_getinfo_off(handle, CCURLINFO_TOTAL_TIME_T, &timeline.total)
+        var connects = 0
+        ccurl_easy_getinfo_long(handle, CCURLINFO_NUM_CONNECTS, &connects)
+        var version = 0
+        ccurl_easy_getinfo_long(handle, CCURLINFO_HTTP_VERSION, &version)
+        var uploaded: Int64 = 0
+        ccurl_easy_getinfo_off(handle, CCURLINFO_SIZE_UPLOAD_T, &uploaded)
+        var ip: UnsafePointer<CChar>?
+        ccurl_easy_getinfo_string(handle, CCURLINFO_PRIMARY_IP, &ip)
+        var port = 0
+        ccurl_easy_getinfo_long(handle, CCURLINFO_PRIMARY_PORT, &port)
+        let address = ip.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+
+        var metrics = phases(of: timeline, reused: address == nil ? nil : connects == 0)
+        metrics.start = start
+        metrics.bytesSent = uploaded
+        metrics.bytesReceived = bytesReceived
+        metrics.httpVersion = httpVersion(Int32(truncatingIfNeeded: version))
+        metrics.remoteAddress = address.map { remoteAddress(ip: $0, port: port) }
+        return metrics
+    }
+
+    /// Turns cumulative timestamps into phase durations. A reused connection had no lookup,
+    /// connect or handshake, so those are `nil` rather than zero.
+    static func phases(of timeline: Timeline, reused: Bool?) -> TransferMetrics {
+        func duration(_ microseconds: Int64) -> Duration { .microseconds(max(0, microseconds)) }
+        var metrics = TransferMetrics(transport: "curl")
+        metrics.connectionReused = reused
+        metrics.total = duration(timeline.total)
+        metrics.timeToFirstByte = timeline.startTransfer > 0 ? duration(timeline.startTransfer) : nil
+        if reused == false {
+            metrics.dnsLookup = duration(timeline.nameLookup)
+            metrics.connect = duration(timeline.connect - timeline.nameLookup)
+            if timeline.appConnect > 0 { metrics.tlsHandshake = duration(timeline.appConnect - timeline.connect) }
+        }
+        return metrics
+    }
+
+    /// `"HTTP/1.1"` for a CURL_HTTP_VERSION_* value; `nil` when no response was read.
+    static func httpVersion(_ value: Int32) -> String? {
+        switch value {
+        case CCURL_HTTP_VERSION_1_0: "HTTP/1.0"
+        case CCURL_HTTP_VERSION_1_1: "HTTP/1.1"
+        case CCURL_HTTP_VERSION_2_0: "HTTP/2"
+        case CCURL_HTTP_VERSION_3: "HTTP/3"
+        default: nil
+        }
+    }
+
+    /// `"127.0.0.1:8080"` or `"[::1]:8080"`.
+    static func remoteAddress(ip: String, port: Int) -> String {
+        ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+}

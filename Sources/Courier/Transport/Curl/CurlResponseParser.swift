@@ -1,0 +1,91 @@
+import Foundation
+
+/// Builds the final ``ResponseHead`` from the header lines libcurl hands to its header callback.
+///
+/// libcurl passes every line of every head it reads, CRLF included: interim 1xx heads (such as
+/// `100 Continue`), the final head, and after the body any chunked trailers. The parser starts
+/// over at each status line, skips 1xx heads at their blank line, returns the final head once,
+/// and ignores everything after it.
+struct CurlResponseParser {
+    private var statusCode: Int?
+    private var httpVersion = ""
+    private var fields: [(name: String, value: String)] = []
+    /// Whether the final head has been returned.
+    private(set) var isComplete = false
+
+    /// Feeds one header line; returns the head when this line (the blank line) completes a final head.
+    mutating func consume(_ line: UnsafeRawBufferPointer, url: URL) -> ResponseHead? {
+        guard !isComplete else { return nil }
+        var end = line.count
+        while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let content = UnsafeRawBufferPointer(rebasing: line[0..<end])
+
+        if content.isEmpty {
+            guard let statusCode else { return nil }
+            if (100..<200).contains(statusCode) && statusCode != 101 {
+                self.statusCode = nil
+                fields.removeAll(keepingCapacity: true)
+                return nil
+            }
+            isComplete = true
+            return ResponseHead(statusCode: statusCode, fields: fields, url: url, httpVersion: httpVersion)
+        }
+        if content.starts(with: "HTTP/".utf8) {
+            parseStatusLine(content)
+        } else if statusCode != nil {
+            parseField(content)
+        }
+        return nil
+    }
+
+    /// `HTTP/1.1 200 OK` or `HTTP/2 200`: starts a new head.
+    private mutating func parseStatusLine(_ line: UnsafeRawBufferPointer) {
+        fields.removeAll(keepingCapacity: true)
+        let space = line.firstIndex(of: UInt8(ascii: " ")) ?? line.count
+        httpVersion = Self.text(UnsafeRawBufferPointer(rebasing: line[0..<space]))
+        var code = 0
+        var digits = 0
+        var index = space + 1
+        while index < line.count, digits < 3, let digit = Self.digit(line[index]) {
+            code = code * 10 + digit
+            digits += 1
+            index += 1
+        }
+        statusCode = digits == 3 ? code : nil
+    }
+
+    /// `Name: value`, or a continuation line (obsolete folding) that extends the previous value.
+    private mutating func parseField(_ line: UnsafeRawBufferPointer) {
+        if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
+            guard let last = fields.indices.last else { return }
+            let more = Self.text(Self.trimmed(line))
+            if !more.isEmpty { fields[last].value += fields[last].value.isEmpty ? more : " " + more }
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return }
+        let name = Self.text(Self.trimmed(UnsafeRawBufferPointer(rebasing: line[0..<colon])))
+        let value = Self.text(Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])))
+        fields.append((name, value))
+    }
+
+    private static func digit(_ byte: UInt8) -> Int? {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? Int(byte - UInt8(ascii: "0")) : nil
+    }
+
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = 0
+        var end = bytes.count
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// Header bytes as text: UTF-8 when valid, otherwise ISO-8859-1 (RFC 9110 obs-text).
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        // ASCII first: `String(validating:)` is generic and costs a metadata lookup per call.
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
+        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+/// Moves one HTTP exchange over the network. Courier's request layer sits on top: it applies
+/// adapters, cookies, redirects, retries, validation and serialization, and hands the transport
+/// exactly one request at a time per ``TransportTransfer``.
+///
+/// The contract every transport keeps:
+/// - Redirects are never followed by the transport; a 3xx is delivered like any response.
+/// - Events for one transfer reach its ``TransportEventSink`` serially (never concurrently), in order:
+///   `uploadProgress`* , `response`, (`uploadProgress` | `body`)*, then exactly one `completed`.
+///   Nothing is delivered after `completed`. A failure before the head skips `response`.
+/// - The sink is called on a transport thread and must return quickly without blocking.
+/// - `cancel()` at any time, from any thread, leads to exactly one `completed` (with `.cancelled`
+///   unless the transfer had already completed), and stops network work promptly.
+/// - Body bytes delivered but not yet acknowledged never exceed ``TransportRequest/flowControlWindow``
+///   by more than one read: the transport stops reading until ``TransportTransfer/acknowledge(_:)``
+///   brings the backlog down (transports that cannot pause say so in ``TransportCapabilities``).
+/// - Idle and resource timeouts are enforced by the transport and reported as `.timedOut`; time
+///   spent suspended does not count towards the idle timeout.
+protocol Transport: AnyObject, Sendable {
+    /// What this transport can and cannot do.
+    var capabilities: TransportCapabilities { get }
+
+    /// Starts the exchange at once and returns its handle.
+    func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer
+
+    /// Cancels every transfer and releases threads and handles. Idempotent.
+    func shutdown()
+}
+
+/// What a transport supports; Courier's request layer fills the gaps (for example its own
+/// pause-by-range on URLSession).
+struct TransportCapabilities: Sendable, Hashable {
+    /// The transport's name in metrics and logs: `"curl"` or `"urlSession"`.
+    var name: String
+    /// `suspend()` really pauses the transfer and keeps the connection.
+    var pausesInPlace: Bool
+    /// The transport honours ``TransportRequest/flowControlWindow``.
+    var appliesBackpressure: Bool
+}
+
+/// Settings fixed for a transport's lifetime, taken from ``SessionConfiguration``.
+struct TransportConfiguration: Sendable {
+    /// Maximum open connections per host (scheme + host + port).
+    var maximumConnectionsPerHost: Int = 8
+    /// Extra certificate authorities (PEM files) trusted in addition to the system store.
+    var additionalTrustedCertificates: [URL] = []
+}
+
+/// One exchange as it goes on the wire.
+struct TransportRequest: Sendable {
+    /// The absolute http(s) URL.
+    var url: URL
+    /// The method.
+    var method: HTTPMethod
+    /// Every header to send, in order (Courier has already merged defaults, cookies and adapters).
+    var headers: HTTPHeaders
+    /// The body.
+    var body: TransportBody
+    /// Maximum silence (no byte sent or received) before `.timedOut`; `nil` for none.
+    var idleTimeout: Duration?
+    /// The instant after which the exchange fails with `.timedOut`, whatever the activity.
+    var deadline: ContinuousClock.Instant?
+    /// Ask for and decode compressed bodies (`gzip`, `deflate`, and what else the transport has).
+    /// Off for Range requests, which need identity bytes.
+    var automaticDecompression: Bool
+    /// Maximum body bytes delivered to the sink and not yet acknowledged.
+    var flowControlWindow: Int
+
+    init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,
+         idleTimeout: Duration? = .seconds(60), deadline: ContinuousClock.Instant? = nil,
+         automaticDecompression: Bool = true, flowControlWindow: Int = 4 << 20) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.idleTimeout = idleTimeout
+        self.deadline = deadline
+        self.automaticDecompression = automaticDecompression
+        self.flowControlWindow = flowControlWindow
+    }
+}
+
+/// A request body as the transport reads it.
+enum TransportBody: Sendable, Hashable {
+    /// No body.
+    case empty
+    /// Bytes in memory, sent with `Content-Length`.
+    case data(Data)
+    /// A file streamed from disk, sent with `Content-Length: length`; never loaded whole.
+    case file(URL, length: Int64)
+
+    /// The body length in bytes.
+    var length: Int64 {
+        switch self {
+        case .empty: 0
+        case .data(let data): Int64(data.count)
+        case .file(_, let length): length
+        }
+    }
+}
+
+/// The status line and headers of a final (non-1xx) response.
+struct ResponseHead: Sendable {
+    /// The status code.
+    var statusCode: Int
+    /// Headers, one value per name; repeated fields are joined with ", " (RFC 9110 §5.3).
+    var headers: HTTPHeaders
+    /// Every `Set-Cookie` field, which cannot be joined.
+    var setCookies: [String]
+    /// The URL that answered.
+    var url: URL
+    /// `"HTTP/1.1"`, `"HTTP/2"`, ...
+    var httpVersion: String
+
+    /// Builds a head from raw header fields in arrival order.
+    init(statusCode: Int, fields: [(name: String, value: String)], url: URL, httpVersion: String) {
+        self.statusCode = statusCode
+        self.url = url
+        self.httpVersion = httpVersion
+        var headers = HTTPHeaders()
+        var setCookies: [String] = []
+        for field in fields {
+            if field.name.caseInsensitiveEquals("Set-Cookie") { setCookies.append(field.value) }
+            if let existing = headers.value(for: field.name) {
+                headers.update(name: field.name, value: existing + ", " + field.value)
+            } else {
+                headers.add(name: field.name, value: field.value)
+            }
+        }
+        self.headers = headers
+        self.setCookies = setCookies
+    }
+
+    /// The body length the server announced, or -1. Meaningless for HEAD, 1xx, 204 and 304.
+    var expectedContentLength: Int64 {
+        guard headers.value(for: "Content-Encoding").map({ $0.caseInsensitiveEquals("identity") }) ?? true,
+              let value = headers.value(for: "Content-Length"), let length = Int64(value.trimmingCharacters(in: .whitespaces))
+        else { return -1 }
+        return length
+    }
+}
+
+/// What a transport reports about one exchange.
+enum TransportEvent: Sendable {
+    /// Request body bytes sent so far, and the total (or -1).
+    case uploadProgress(sent: Int64, total: Int64)
+    /// The final response head.
+    case response(ResponseHead)
+    /// The next piece of the (decoded) response body.
+    case body(Data)
+    /// The exchange ended: `error` is `nil` on success.
+    case completed(error: CourierError?, metrics: TransferMetrics)
+}
+
+/// Receives a transfer's events; see ``Transport`` for ordering and threading.
+protocol TransportEventSink: AnyObject, Sendable {
+    /// Handles the next event. Called serially; must not block.
+    func receive(_ event: TransportEvent)
+}
+
+/// A handle on one running exchange. Every method is thread-safe and idempotent.
+protocol TransportTransfer: AnyObject, Sendable {
+    /// Stops sending and receiving, keeping the connection when the transport can.
+    func suspend()
+    /// Continues after ``suspend()``.
+    func resume()
+    /// Ends the exchange; the sink receives `completed` with `.cancelled` unless it already completed.
+    func cancel()
+    /// Tells the transport that `bytes` body bytes have been consumed, reopening the flow-control window.
+    func acknowledge(_ bytes: Int)
+}

@@ -1,0 +1,70 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Picks the transport a session configuration asks for, falling back when libcurl is missing.
+enum TransportFactory {
+    static func makeTransport(for configuration: SessionConfiguration) -> (any Transport, SessionNotice?) {
+        switch configuration.transport {
+        case .urlSession(let urlSessionConfiguration):
+            return (URLSessionTransport(configuration: configuration.transportConfiguration,
+                                        sessionConfiguration: urlSessionConfiguration), nil)
+        case .curl:
+            do {
+                return (try makeCurl(configuration), nil)
+            } catch {
+                // Asked for explicitly: fail every request clearly rather than silently switching.
+                return (FailingTransport(error: CourierError(wrapping: error)), nil)
+            }
+        case .automatic:
+            #if canImport(FoundationNetworking)
+            do {
+                return (try makeCurl(configuration), nil)
+            } catch {
+                let notice = SessionNotice(kind: .transportFallback,
+                                           message: "libcurl could not be loaded (\(error)); using URLSession instead.")
+                return (URLSessionTransport(configuration: configuration.transportConfiguration,
+                                            sessionConfiguration: .ephemeral), notice)
+            }
+            #else
+            return (URLSessionTransport(configuration: configuration.transportConfiguration,
+                                        sessionConfiguration: .ephemeral), nil)
+            #endif
+        }
+    }
+
+    private static func makeCurl(_ configuration: SessionConfiguration) throws -> any Transport {
+        #if canImport(FoundationNetworking) || os(Linux)
+        return try CurlTransport(configuration: configuration.transportConfiguration)
+        #else
+        throw CourierError(.transportFailed, "The libcurl transport runs on Linux; use .automatic or .urlSession here.")
+        #endif
+    }
+}
+
+/// A transport that fails every exchange with the same error, used when the chosen transport
+/// cannot start.
+final class FailingTransport: Transport {
+    let error: CourierError
+    let capabilities = TransportCapabilities(name: "unavailable", pausesInPlace: false, appliesBackpressure: false)
+
+    init(error: CourierError) {
+        self.error = error
+    }
+
+    func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
+        sink.receive(.completed(error: error.with(url: request.url), metrics: TransferMetrics(transport: capabilities.name)))
+        return InertTransfer()
+    }
+
+    func shutdown() {}
+}
+
+/// A transfer that has already ended.
+final class InertTransfer: TransportTransfer {
+    func suspend() {}
+    func resume() {}
+    func cancel() {}
+    func acknowledge(_ bytes: Int) {}
+}

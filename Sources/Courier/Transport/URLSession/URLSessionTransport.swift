@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A ``Transport`` on Foundation's URLSession: one session and one session-level delegate per
+/// Courier session, events routed to transfers by task identifier.
+///
+/// Courier does what URLSession cannot be trusted with on Linux (see
+/// `research/linux-urlsession.md`): redirects are handed back rather than followed, cookies and
+/// caching are off, idle and resource timeouts run on Courier's own timers, and `suspend()` is
+/// Courier's own pause (see ``URLSessionTransfer``).
+final class URLSessionTransport: Transport {
+    let capabilities = TransportCapabilities(name: "urlSession", pausesInPlace: false, appliesBackpressure: false)
+    let session: URLSession
+    let router: URLSessionDelegateRouter
+    let delegateQueue: OperationQueue
+
+    init(configuration: TransportConfiguration, sessionConfiguration: URLSessionConfiguration) {
+        let settings = (sessionConfiguration.copy() as? URLSessionConfiguration) ?? .ephemeral
+        settings.httpShouldSetCookies = false
+        settings.httpCookieAcceptPolicy = .never
+        settings.httpCookieStorage = nil
+        settings.urlCache = nil
+        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+        settings.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        // Courier enforces both timeouts itself; URLSession fails sub-second values at once on Linux.
+        settings.timeoutIntervalForRequest = 7 * 24 * 3600
+        settings.timeoutIntervalForResource = 7 * 24 * 3600
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "courier.urlsession.delegate"
+        let router = URLSessionDelegateRouter()
+        self.router = router
+        self.delegateQueue = queue
+        self.session = URLSession(configuration: settings, delegate: router, delegateQueue: queue)
+    }
+
+    func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
+        let transfer = URLSessionTransfer(request: request, sink: sink, transport: self)
+        transfer.start()
+        return transfer
+    }
+
+    func shutdown() {
+        session.invalidateAndCancel()
+    }
+
+    /// Creates and starts a task for `urlRequest`, registered with the router before it runs.
+    func startTask(_ urlRequest: URLRequest, body: TransportBody, for transfer: URLSessionTransfer) -> URLSessionTask {
+        let task: URLSessionTask
+        if case .file(let url, _) = body {
+            task = session.uploadTask(with: urlRequest, fromFile: url)
+        } else {
+            task = session.dataTask(with: urlRequest)
+        }
+        router.register(transfer, for: task.taskIdentifier)
+        task.resume()
+        return task
+    }
+
+    /// Cancels `task` from the delegate queue, and only while it still runs.
+    ///
+    /// FoundationNetworking can crash when `cancel()` races the task's completion; doing it on the
+    /// queue that delivers completions, after checking the task state, keeps the two apart as far
+    /// as the client can.
+    func cancelTask(_ task: URLSessionTask) {
+        delegateQueue.addOperation {
+            if task.state == .running || task.state == .suspended { task.cancel() }
+        }
+    }
+}
+
+/// The one delegate of a transport's URLSession: routes each callback to its transfer.
+final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable {
+    private let transfers = Mutex([Int: URLSessionTransfer]())
+
+    func register(_ transfer: URLSessionTransfer, for taskIdentifier: Int) {
+        transfers.withLock { $0[taskIdentifier] = transfer }
+    }
+
+    private func transfer(for task: URLSessionTask) -> URLSessionTransfer? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        // Courier follows redirects itself (with its own rules for bodies and credentials).
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        transfer(for: dataTask)?.taskDidReceive(response, task: dataTask)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(for: dataTask)?.taskDidReceive(data, task: dataTask)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        transfer(for: task)?.taskDidSend(totalBytesSent, of: totalBytesExpectedToSend, task: task)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        transfer?.taskDidComplete(task, error: error)
+    }
+}

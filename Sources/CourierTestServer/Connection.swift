@@ -1,0 +1,171 @@
+import Foundation
+
+/// Serves one accepted connection on its own thread: reads requests, records them, writes the
+/// scripted responses, and closes the socket the way the script (or the protocol) says.
+struct Connection {
+    /// How the socket is to be closed when the connection ends.
+    enum Ending {
+        /// Orderly close (FIN).
+        case close
+        /// Abortive close (RST).
+        case reset
+        /// Keep the socket open, sending nothing, until the client closes or shutdown.
+        case stall
+        /// Send FIN, then wait for the client to close.
+        case shutdownOutput
+    }
+
+    private let core: ServerCore
+    private let fd: Int32
+    private let index: Int
+    private var reader: RequestReader
+
+    init(core: ServerCore, fd: Int32, index: Int) {
+        self.core = core
+        self.fd = fd
+        self.index = index
+        self.reader = RequestReader(fd: fd,
+                                    maxHeadBytes: core.configuration.maxRequestHeadBytes,
+                                    recordLimit: core.configuration.maxRecordedBodyBytes)
+    }
+
+    /// Runs the connection to completion, then closes and deregisters the socket.
+    mutating func run() {
+        let (ending, sequenceNumber) = serve()
+        switch ending {
+        case .stall:
+            waitForClientClose(sequenceNumber: sequenceNumber, marksDisconnect: true)
+        case .shutdownOutput:
+            Socket.shutdownOutput(fd)
+            waitForClientClose(sequenceNumber: sequenceNumber, marksDisconnect: false)
+        case .close, .reset:
+            break
+        }
+        core.releaseSocket(index)
+        if ending == .reset {
+            Socket.closeWithReset(fd)
+        } else {
+            Socket.closeGracefully(fd)
+        }
+        core.threadFinished(index)
+    }
+
+    /// The request/response loop; returns how to end and the last request's sequence number.
+    private mutating func serve() -> (Ending, Int?) {
+        var exchange = 0
+        var lastSequence: Int?
+        while !core.isStopping {
+            let exchangeIndex = exchange
+            exchange += 1
+            let headBytes: ArraySlice<UInt8>
+            switch reader.readHead() {
+            case .idleClose:
+                return (.close, lastSequence)
+            case .truncated(let partial):
+                let (head, _) = RequestHeadParser.parse(partial)
+                recordFailure(head: head, exchangeIndex: exchangeIndex,
+                              error: "connection closed before the request head was complete (\(partial.count) bytes)")
+                return (.close, lastSequence)
+            case .tooLarge:
+                let error = "request head larger than \(core.configuration.maxRequestHeadBytes) bytes"
+                let request = recordFailure(head: nil, exchangeIndex: exchangeIndex, error: error)
+                _ = respondToFailure(status: 431, message: error, request: request)
+                return (.close, request.sequenceNumber)
+            case .head(let bytes):
+                headBytes = bytes
+            }
+
+            let (parsedHead, parseError) = RequestHeadParser.parse(headBytes)
+            guard let head = parsedHead, parseError == nil else {
+                let error = parseError ?? RequestParseError(status: 400, message: "unparseable request")
+                let request = recordFailure(head: parsedHead, exchangeIndex: exchangeIndex, error: error.message)
+                _ = respondToFailure(status: error.status, message: error.message, request: request)
+                return (.close, request.sequenceNumber)
+            }
+            let framing: RequestHead.Framing
+            switch RequestHeadParser.framing(of: head) {
+            case .success(let value):
+                framing = value
+            case .failure(let error):
+                let request = recordFailure(head: head, exchangeIndex: exchangeIndex, error: error.message)
+                _ = respondToFailure(status: error.status, message: error.message, request: request)
+                return (.close, request.sequenceNumber)
+            }
+
+            if head.expectsContinue, framing != .none {
+                let path = RecordedRequest.split(target: head.target).path
+                let sendsContinue = core.state.withLock { $0.sendsContinue(path: path, method: head.method) }
+                if sendsContinue, !Socket.writeAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) {
+                    recordFailure(head: head, exchangeIndex: exchangeIndex, error: "client went away before 100 Continue was sent")
+                    return (.close, lastSequence)
+                }
+            }
+
+            let body = reader.readBody(framing)
+            if let error = body.error {
+                let request = record(head: head, body: body, exchangeIndex: exchangeIndex, error: error.message)
+                if !body.connectionLost {
+                    _ = respondToFailure(status: error.status, message: error.message, request: request)
+                }
+                return (.close, request.sequenceNumber)
+            }
+
+            let request = record(head: head, body: body, exchangeIndex: exchangeIndex, error: nil)
+            lastSequence = request.sequenceNumber
+            let response = core.response(for: request)
+            var writer = ResponseWriter(core: core, fd: fd, request: request)
+            // Both Content-Length and chunked framing is a smuggling risk; RFC 9112 §6.1 says close.
+            let mustClose = head.wantsClose || (framing == .chunked && head.headers.contains("Content-Length"))
+            switch writer.write(response, isHead: head.method == "HEAD", requestWantsClose: mustClose) {
+            case .completed(let closeAfter):
+                if closeAfter { return (.close, lastSequence) }
+            case .effect(let effect):
+                switch effect {
+                case .close: return (.close, lastSequence)
+                case .reset: return (.reset, lastSequence)
+                case .stall: return (.stall, lastSequence)
+                case .shutdownOutput: return (.shutdownOutput, lastSequence)
+                }
+            case .clientGone:
+                core.markDisconnected(request.sequenceNumber)
+                return (.close, lastSequence)
+            case .shutdown:
+                return (.close, lastSequence)
+            }
+        }
+        return (.close, lastSequence)
+    }
+
+    @discardableResult
+    private func recordFailure(head: RequestHead?, exchangeIndex: Int, error: String) -> RecordedRequest {
+        core.record { sequence in
+            RecordedRequest(head: head, error: error, connectionIndex: index, exchangeIndex: exchangeIndex, sequenceNumber: sequence)
+        }
+    }
+
+    private func record(head: RequestHead, body: RequestReader.BodyResult, exchangeIndex: Int, error: String?) -> RecordedRequest {
+        core.record { sequence in
+            RecordedRequest(head: head, error: error, body: body.body, bodySize: body.size,
+                            chunkSizes: body.chunkSizes, trailers: body.trailers,
+                            connectionIndex: index, exchangeIndex: exchangeIndex, sequenceNumber: sequence)
+        }
+    }
+
+    private func respondToFailure(status: Int, message: String, request: RecordedRequest) -> ResponseWriter.Outcome {
+        var writer = ResponseWriter(core: core, fd: fd, request: request)
+        return writer.write(.text("TestServer: \(message)\n", status: status), isHead: false, requestWantsClose: true)
+    }
+
+    /// Reads and discards input until the client closes or the server shuts down.
+    private func waitForClientClose(sequenceNumber: Int?, marksDisconnect: Bool) {
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = scratch.withUnsafeMutableBytes { Socket.receive(fd, into: $0) }
+            if count > 0 { continue }
+            if marksDisconnect, !core.isStopping, let sequenceNumber {
+                core.markDisconnected(sequenceNumber)
+            }
+            return
+        }
+    }
+}

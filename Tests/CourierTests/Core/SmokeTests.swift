@@ -1,0 +1,19 @@
+import Testing
+import Foundation
+@testable import Courier
+import CourierTestServer
+
+@Suite struct SmokeTests {
+    @Test func getThroughURLSession() async throws {
+        let server = try TestServer()
+        defer { _ = server.shutdown() }
+        server.enqueue(MockResponse.json(#"{"nick":"bob","level":3}"#))
+        var configuration = SessionConfiguration()
+        configuration.transport = .urlSession(.ephemeral)
+        let session = Session(configuration: configuration, baseURL: server.baseURL)
+        let json = try await session.request("users/42").validate().serializingJSON().value
+        #expect(json["nick"]?.stringValue == "bob")
+        let recorded = try await server.takeRequest(timeout: .seconds(2))
+        #expect(recorded.path == "/users/42")
+    }
+}

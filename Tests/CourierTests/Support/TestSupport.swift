@@ -1,0 +1,139 @@
+import Testing
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import Courier
+import CourierTestServer
+
+/// The transports every behaviour test runs on.
+enum TransportUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case curl
+    case urlSession
+
+    /// The transports that can run here: URLSession always, curl when libcurl loads.
+    static let available: [TransportUnderTest] = {
+        var configuration = SessionConfiguration()
+        configuration.transport = .curl
+        let curlLoads = Session(configuration: configuration).transportName == "curl"
+        return curlLoads ? [.curl, .urlSession] : [.urlSession]
+    }()
+
+    var testDescription: String { rawValue }
+
+    var choice: SessionConfiguration.TransportChoice {
+        switch self {
+        case .curl: .curl
+        case .urlSession: .urlSession(.ephemeral)
+        }
+    }
+}
+
+/// A serial queue for callbacks in tests (the main queue works too, but tests should not depend on it).
+let testCallbackQueue = DispatchQueue(label: "courier.tests.callbacks")
+
+/// A session on `transport` talking to `server`, with a private cookie store.
+func makeSession(_ transport: TransportUnderTest, server: TestServer? = nil, headers: HTTPHeaders = [:],
+                 interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = [],
+                 configure: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
+    var configuration = SessionConfiguration()
+    configuration.transport = transport.choice
+    configuration.cookies = .storage(HTTPCookieStorage.makeIsolated())
+    configuration.temporaryDirectory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("courier-tests-\(UUID().uuidString)", isDirectory: true)
+    configure(&configuration)
+    return Session(configuration: configuration, baseURL: server?.baseURL, headers: headers, interceptor: interceptor,
+                   eventMonitors: monitors, callbackQueue: testCallbackQueue)
+}
+
+/// Runs `body` with a fresh server and shuts it down afterwards.
+func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
+    let server = try TestServer()
+    defer { _ = server.shutdown() }
+    return try await body(server)
+}
+
+extension HTTPCookieStorage {
+    /// A cookie storage not shared with other tests.
+    static func makeIsolated() -> HTTPCookieStorage {
+        HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "courier.tests.\(UUID().uuidString)")
+    }
+}
+
+/// Records monitor events as short strings, in delivery order.
+final class EventRecorder: EventMonitor {
+    private let events = Mutex([String]())
+
+    var recorded: [String] { events.withLock { $0 } }
+
+    private func record(_ event: String) { events.withLock { $0.append(event) } }
+
+    func requestDidCreate(_ request: any Request) { record("created") }
+    func requestDidResume(_ request: any Request) { record("resumed") }
+    func requestDidSuspend(_ request: any Request) { record("suspended") }
+    func requestDidCancel(_ request: any Request) { record("cancelled") }
+    func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int) { record("adapted(\(attempt))") }
+    func request(_ request: any Request, didFailToPrepareWith error: CourierError) { record("prepareFailed(\(error.kind))") }
+    func request(_ request: any Request, didStartExchange urlRequest: URLRequest) { record("exchange(\(urlRequest.url?.path ?? ""))") }
+    func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) { record("response(\(response.statusCode))") }
+    func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {
+        record("redirect(\(response.statusCode) → \(urlRequest.url?.path ?? ""))")
+    }
+    func request(_ request: any Request, didCompleteExchangeWith metrics: TransferMetrics, error: CourierError?) {
+        record("exchangeEnded(\(error.map { "\($0.kind)" } ?? "ok"))")
+    }
+    func request(_ request: any Request, didFailValidationWith error: CourierError) { record("validationFailed") }
+    func request(_ request: any Request, willRetryAfter delay: Duration, dueTo error: CourierError) { record("retry") }
+    func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?, error: CourierError?) {
+        record("finished(\(error.map { "\($0.kind)" } ?? "ok"))")
+    }
+    func request(_ request: any Request, didSerialize result: Result<any Sendable, CourierError>, using serializer: String) {
+        record("serialized")
+    }
+}
+
+/// Awaits a callback-style handler.
+func awaitCallback<T: Sendable>(_ register: (@escaping @Sendable (T) -> Void) -> Void) async -> T {
+    await withCheckedContinuation { continuation in
+        register { continuation.resume(returning: $0) }
+    }
+}
+
+/// A port on 127.0.0.1 where nothing listens (a server was there and is gone).
+func closedPort() throws -> Int {
+    let server = try TestServer()
+    let port = server.port
+    _ = server.shutdown()
+    return port
+}
+
+/// Collects values from a `@Sendable` callback in order.
+final class Collected<T: Sendable>: Sendable {
+    private let values = Mutex([T]())
+    var all: [T] { values.withLock { $0 } }
+    func append(_ value: T) { values.withLock { $0.append(value) } }
+}
+
+extension Result {
+    /// The failure, if any.
+    var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension Session {
+    /// The names of the files in this session's temporary directory.
+    var temporaryFiles: [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: configuration.temporaryDirectory.path)) ?? []
+    }
+}
+
+extension Resource {
+    /// The first response stalls after `bytes` body bytes (the client can then cancel mid-body
+    /// deterministically); later responses are whole.
+    func interruptedOnce(after bytes: Int64) -> Resource {
+        effect(.stall, at: .responseBody(afterBytes: bytes), forFirst: 1)
+    }
+}

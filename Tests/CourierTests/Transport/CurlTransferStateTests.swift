@@ -1,0 +1,132 @@
+@testable import Courier
+import Testing
+
+/// The curl transfer state machine as event → action tables, without any I/O.
+@Suite("Curl transfer state machine")
+struct CurlTransferStateTests {
+    typealias State = CurlTransferState
+    typealias Event = CurlTransferState.Event
+    typealias Action = CurlTransferState.Action
+
+    /// Feeds `events` to a fresh state machine and returns each action and the final state.
+    private func run(_ events: [Event]) -> ([Action], State) {
+        var state = State()
+        let actions = events.map { state.handle($0) }
+        return (actions, state)
+    }
+
+    private func running(_ reasons: CurlPauseReasons = [], applied: CurlPauseMask = []) -> State.Phase {
+        .running(reasons: reasons, applied: applied)
+    }
+
+    @Test("start attaches; a transfer suspended before start waits for resume")
+    func start() {
+        var (actions, state) = run([.start(suspended: false)])
+        #expect(actions == [.attach])
+        #expect(state.phase == running())
+        #expect(state.idleClockRuns)
+
+        (actions, state) = run([.start(suspended: true), .pauseRequested(suspended: true), .pauseRequested(suspended: false)])
+        #expect(actions == [.none, .none, .attach])
+        #expect(state.phase == running())
+    }
+
+    @Test("cancel, timeout and shutdown before attaching finish without detaching")
+    func endsBeforeAttach() {
+        #expect(run([.cancel]).0 == [.finish(.cancelled, detach: false)])
+        #expect(run([.start(suspended: true), .cancel]).0 == [.none, .finish(.cancelled, detach: false)])
+        #expect(run([.start(suspended: true), .timedOut(.deadline(after: .seconds(1)))]).0
+                == [.none, .finish(.timedOut(.deadline(after: .seconds(1))), detach: false)])
+        #expect(run([.shutdown]).0 == [.finish(.invalidated, detach: false)])
+        #expect(run([.start(suspended: true), .shutdown]).0 == [.none, .finish(.invalidated, detach: false)])
+    }
+
+    @Test("running transfers end once, detaching from the multi handle")
+    func endsWhileRunning() {
+        let cases: [(Event, Action)] = [
+            (.cancel, .finish(.cancelled, detach: true)),
+            (.timedOut(.idle(.milliseconds(100))), .finish(.timedOut(.idle(.milliseconds(100))), detach: true)),
+            (.curlDone(0), .finish(.curl(0), detach: true)),
+            (.curlDone(7), .finish(.curl(7), detach: true)),
+            (.shutdown, .finish(.shutDown, detach: true)),
+            (.attachFailed, .finish(.setupFailed, detach: false)),
+        ]
+        for (event, expected) in cases {
+            let (actions, state) = run([.start(suspended: false), event])
+            #expect(actions == [.attach, expected], "\(event)")
+            #expect(state.isFinished)
+        }
+    }
+
+    @Test("after finishing, every event is ignored (exactly one completion)")
+    func finishedIgnoresEverything() {
+        let later: [Event] = [.cancel, .curlDone(0), .timedOut(.idle(.seconds(1))), .shutdown, .start(suspended: false),
+                              .pauseRequested(suspended: true), .pauseRequested(suspended: false), .windowFull,
+                              .windowReopened, .chunkDeferred, .attachFailed]
+        for first in [Event.cancel, .curlDone(0), .shutdown] {
+            let (actions, state) = run([.start(suspended: false), first] + later)
+            #expect(actions.dropFirst(2).allSatisfy { $0 == .none }, "\(first)")
+            #expect(state.isFinished)
+        }
+    }
+
+    @Test("suspend pauses both directions; resume continues")
+    func suspendResume() {
+        let (actions, state) = run([.start(suspended: false), .pauseRequested(suspended: true), .pauseRequested(suspended: true),
+                                    .pauseRequested(suspended: false), .pauseRequested(suspended: false)])
+        #expect(actions == [.attach, .applyPause(.all), .none, .applyPause([]), .none])
+        #expect(state.phase == running())
+    }
+
+    @Test("backpressure pauses receiving in the callback and unpauses when the window reopens")
+    func backpressure() {
+        var (actions, state) = run([.start(suspended: false), .windowFull])
+        #expect(actions == [.attach, .none])
+        #expect(state.phase == running(.backpressure, applied: .receive))
+        #expect(!state.idleClockRuns)
+
+        (actions, state) = run([.start(suspended: false), .windowFull, .windowReopened, .windowReopened])
+        #expect(actions == [.attach, .none, .applyPause([]), .none])
+        #expect(state.idleClockRuns)
+    }
+
+    @Test("suspend and backpressure are independent reasons")
+    func independentReasons() {
+        // Suspended, then the window fills (on re-delivery), then the window reopens: still suspended.
+        var (actions, state) = run([.start(suspended: false), .pauseRequested(suspended: true), .windowFull, .windowReopened])
+        #expect(actions == [.attach, .applyPause(.all), .none, .none])
+        #expect(state.phase == running(.suspended, applied: .all))
+
+        // Backpressured, then suspended and resumed: receiving stays paused until the window reopens.
+        (actions, state) = run([.start(suspended: false), .windowFull, .pauseRequested(suspended: true),
+                                .pauseRequested(suspended: false), .windowReopened])
+        #expect(actions == [.attach, .none, .applyPause(.all), .applyPause(.receive), .applyPause([])])
+        #expect(state.phase == running())
+    }
+
+    @Test("a chunk refused for a pending suspend is undone even when resume wins the race")
+    func deferredChunk() {
+        // suspend() and resume() both happened before the loop saw either: the write callback
+        // refused a chunk, so libcurl is paused although the wanted state is "running".
+        let (actions, state) = run([.start(suspended: false), .chunkDeferred, .pauseRequested(suspended: false),
+                                    .pauseRequested(suspended: false)])
+        #expect(actions == [.attach, .none, .applyPause([]), .none])
+        #expect(state.phase == running())
+    }
+
+    @Test("pause masks follow the reasons")
+    func masks() {
+        #expect(CurlPauseMask(for: []) == [])
+        #expect(CurlPauseMask(for: .backpressure) == .receive)
+        #expect(CurlPauseMask(for: .suspended) == .all)
+        #expect(CurlPauseMask(for: [.suspended, .backpressure]) == .all)
+        #expect(CurlPauseMask.all.rawValue == 5)
+    }
+
+    @Test("timeout explanations name the timeout and its value")
+    func timeoutText() {
+        #expect(CurlTimeout.idle(.milliseconds(100)).explanation.contains("0.1 s (idle timeout)"))
+        #expect(CurlTimeout.deadline(after: .milliseconds(2500)).explanation.contains("2.5 s"))
+        #expect(CurlTimeout.deadline(after: .seconds(90)).explanation.contains("90 s"))
+    }
+}

@@ -1,0 +1,153 @@
+@testable import Courier
+import CCurl
+import Foundation
+import Testing
+
+/// The curl transport's pure parts: response parsing, request planning, metrics, error mapping.
+@Suite("Curl transport pieces")
+struct CurlUnitTests {
+    private let url = URL(string: "http://example.test/x")!
+
+    private func parse(_ lines: [String]) -> (heads: [ResponseHead], parser: CurlResponseParser) {
+        var parser = CurlResponseParser()
+        var heads: [ResponseHead] = []
+        for line in lines {
+            var bytes = Array(line.utf8)
+            if let head = bytes.withUnsafeMutableBytes({ parser.consume(UnsafeRawBufferPointer($0), url: url) }) {
+                heads.append(head)
+            }
+            bytes.removeAll()
+        }
+        return (heads, parser)
+    }
+
+    @Test("parses the final head, skipping 100 Continue and ignoring trailers")
+    func parsesHead() throws {
+        let (heads, parser) = parse([
+            "HTTP/1.1 100 Continue\r\n", "\r\n",
+            "HTTP/1.1 201 Created\r\n", "Content-Type: text/plain\r\n", "Set-Cookie: a=1\r\n",
+            "X-Multi: one\r\n", "set-cookie: b=2\r\n", "X-Multi:   two  \r\n", "X-Folded: first\r\n", " second\r\n", "\r\n",
+            "X-Trailer: late\r\n", "\r\n",
+        ])
+        #expect(heads.count == 1)
+        #expect(parser.isComplete)
+        let head = try #require(heads.first)
+        #expect(head.statusCode == 201)
+        #expect(head.httpVersion == "HTTP/1.1")
+        #expect(head.headers["Content-Type"] == "text/plain")
+        #expect(head.headers["X-Multi"] == "one, two")
+        #expect(head.headers["X-Folded"] == "first second")
+        #expect(head.setCookies == ["a=1", "b=2"])
+        #expect(head.headers["X-Trailer"] == nil)
+        #expect(head.url == url)
+    }
+
+    @Test("HTTP/2 status lines, empty values and Latin-1 bytes")
+    func otherShapes() throws {
+        var parser = CurlResponseParser()
+        var head: ResponseHead?
+        let lines: [[UInt8]] = [Array("HTTP/2 204\r\n".utf8), Array("x-empty:\r\n".utf8),
+                                Array("x-latin: caf".utf8) + [0xE9] + Array("\r\n".utf8), Array("\r\n".utf8)]
+        for line in lines {
+            head = line.withUnsafeBytes { parser.consume($0, url: url) } ?? head
+        }
+        let final = try #require(head)
+        #expect(final.statusCode == 204)
+        #expect(final.httpVersion == "HTTP/2")
+        #expect(final.headers["x-empty"] == "")
+        #expect(final.headers["x-latin"] == "café")
+    }
+
+    @Test("plans methods the way libcurl needs them")
+    func plansMethods() throws {
+        func plan(_ method: HTTPMethod, _ body: TransportBody = .empty) throws -> CurlRequestBuilder.Plan.Method {
+            try CurlRequestBuilder.plan(for: TransportRequest(url: url, method: method, body: body)).method
+        }
+        #expect(try plan(.get) == .get)
+        #expect(try plan(.head) == .head)
+        #expect(try plan(.post, .data(Data("abc".utf8))) == .upload("POST", length: 3))
+        #expect(try plan(.post) == .upload("POST", length: 0))
+        #expect(try plan(.put, .file(URL(fileURLWithPath: "/tmp/f"), length: 9)) == .upload("PUT", length: 9))
+        #expect(try plan(.patch) == .upload("PATCH", length: 0))
+        #expect(try plan(.delete) == .custom("DELETE"))
+        #expect(try plan(.delete, .data(Data("x".utf8))) == .upload("DELETE", length: 1))
+        #expect(try plan(.get, .data(Data("x".utf8))) == .upload("GET", length: 1))
+        #expect(try plan("PURGE") == .custom("PURGE"))
+    }
+
+    @Test("header lines keep order, send empty values, and suppress Expect unless asked")
+    func plansHeaders() throws {
+        let headers: HTTPHeaders = ["X-B": "2", "Accept": "application/json", "X-Empty": "", "X-A": "1"]
+        let get = try CurlRequestBuilder.plan(for: TransportRequest(url: url, headers: headers))
+        #expect(get.headerLines == ["X-B: 2", "Accept: application/json", "X-Empty;", "X-A: 1"])
+        let post = try CurlRequestBuilder.plan(for: TransportRequest(url: url, method: .post, headers: headers, body: .data(Data([1]))))
+        #expect(post.headerLines.last == "Expect:")
+        let expecting = try CurlRequestBuilder.plan(for: TransportRequest(url: url, method: .post, headers: ["Expect": "100-continue"],
+                                                                           body: .data(Data([1]))))
+        #expect(expecting.headerLines == ["Expect: 100-continue"])
+    }
+
+    @Test("decoding on advertises everything; off sends nothing extra")
+    func plansDecoding() throws {
+        #expect(try CurlRequestBuilder.plan(for: TransportRequest(url: url)).acceptEncoding == "")
+        #expect(try CurlRequestBuilder.plan(for: TransportRequest(url: url, automaticDecompression: false)).acceptEncoding == nil)
+    }
+
+    @Test("rejects header names and values libcurl would mangle")
+    func rejectsBadHeaders() {
+        for headers in [HTTPHeaders(["Bad Name": "x"]), ["X-Injected": "a\r\nEvil: 1"], ["": "x"]] {
+            #expect(throws: CourierError.self) { try CurlRequestBuilder.plan(for: TransportRequest(url: url, headers: headers)) }
+        }
+    }
+
+    @Test("metrics turn cumulative timings into phases; reused connections have none")
+    func metricsPhases() {
+        let timeline = CurlMetrics.Timeline(nameLookup: 100, connect: 300, appConnect: 1300, startTransfer: 2000, total: 2500)
+        let fresh = CurlMetrics.phases(of: timeline, reused: false)
+        #expect(fresh.dnsLookup == .microseconds(100))
+        #expect(fresh.connect == .microseconds(200))
+        #expect(fresh.tlsHandshake == .microseconds(1000))
+        #expect(fresh.timeToFirstByte == .microseconds(2000))
+        #expect(fresh.total == .microseconds(2500))
+        #expect(fresh.transport == "curl")
+        let plain = CurlMetrics.phases(of: CurlMetrics.Timeline(nameLookup: 10, connect: 20, startTransfer: 30, total: 40), reused: false)
+        #expect(plain.tlsHandshake == nil)
+        let reused = CurlMetrics.phases(of: timeline, reused: true)
+        #expect(reused.dnsLookup == nil && reused.connect == nil && reused.tlsHandshake == nil)
+        #expect(reused.connectionReused == true)
+        #expect(CurlMetrics.httpVersion(CCURL_HTTP_VERSION_2_0) == "HTTP/2")
+        #expect(CurlMetrics.httpVersion(0) == nil)
+        #expect(CurlMetrics.remoteAddress(ip: "::1", port: 80) == "[::1]:80")
+    }
+
+    @Test("curl result codes map to Courier kinds")
+    func errorKinds() throws {
+        _ = try CurlLibrary.load()
+        let cases: [(Int32, CourierError.Kind)] = [
+            (CCURLE_COULDNT_RESOLVE_HOST, .cannotFindHost), (CCURLE_COULDNT_CONNECT, .cannotConnect),
+            (CCURLE_OPERATION_TIMEDOUT, .timedOut), (CCURLE_PARTIAL_FILE, .connectionLost),
+            (CCURLE_RECV_ERROR, .connectionLost), (CCURLE_SEND_ERROR, .connectionLost), (CCURLE_GOT_NOTHING, .connectionLost),
+            (CCURLE_SSL_CONNECT_ERROR, .secureConnectionFailed), (CCURLE_PEER_FAILED_VERIFICATION, .secureConnectionFailed),
+            (CCURLE_BAD_CONTENT_ENCODING, .invalidResponse), (CCURLE_READ_ERROR, .fileSystem),
+            (CCURLE_OUT_OF_MEMORY, .transportFailed),
+        ]
+        for (code, kind) in cases {
+            let error = CourierError(curl: code, detail: "", url: url)
+            #expect(error.kind == kind, "CURLcode \(code)")
+            #expect((error.underlyingError as? CurlError)?.code == code)
+            #expect(error.url == url)
+            #expect(!error.message.isEmpty)
+        }
+        #expect(CourierError(curl: CCURLE_PARTIAL_FILE, detail: "transfer closed with 5 bytes remaining to read", url: url).message
+                == "transfer closed with 5 bytes remaining to read")
+    }
+
+    @Test("libcurl loads and reports its version and codings")
+    func library() throws {
+        let library = try CurlLibrary.load()
+        #expect(library.versionNumber >= 0x074400)
+        #expect(!library.version.isEmpty)
+        #expect(library.summary.hasPrefix("libcurl/"))
+        if library.features.contains(.libz) { #expect(library.contentCodings.contains("gzip")) }
+    }
+}
