@@ -23,5 +23,6 @@ let package = Package(
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer"], swiftSettings: swiftSettings),
     ]
 )

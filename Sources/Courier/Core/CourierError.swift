@@ -22,6 +22,8 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         public static let encodingFailed = Kind("encodingFailed")
         /// A request adapter threw.
         public static let adaptationFailed = Kind("adaptationFailed")
+        /// Credentials were missing or could not be refreshed (see `AuthenticationInterceptor`).
+        public static let authenticationFailed = Kind("authenticationFailed")
         /// The host name could not be resolved.
         public static let cannotFindHost = Kind("cannotFindHost")
         /// No connection could be made (refused, unreachable).

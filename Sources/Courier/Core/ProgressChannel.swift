@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Fans one progress value out to hooks (each on its queue) and `AsyncStream` subscribers.
 ///
@@ -22,7 +21,7 @@ final class ProgressChannel: Sendable {
         var nextStreamID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The most recent value.
     var latest: TransferProgress { state.withLock { $0.latest } }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -75,7 +74,7 @@ struct RequestEngineAccess: Sendable {
 
 /// The part of a request that any thread may touch: hooks and progress channels, each behind its own lock.
 final class RequestSharedState: Sendable {
-    let hooks = Mutex(RequestHooks())
+    let hooks = Locked(RequestHooks())
     let downloadProgress = ProgressChannel()
     let uploadProgress = ProgressChannel()
 }

@@ -57,9 +57,12 @@ extension RequestEngine {
             return
         }
         let clock = session.configuration.retryClock
-        Task {
+        retryDelay = Task {
             try? await clock.sleep(for: delay)
-            access.perform { $0.apply($0.lifecycle.delayElapsed(attempt: attempt)) }
+            access.perform { engine in
+                engine.retryDelay = nil
+                engine.apply(engine.lifecycle.delayElapsed(attempt: attempt))
+            }
         }
     }
 

@@ -12,7 +12,8 @@ extension RequestEngine {
         record.error = nil
         let base: URLRequest
         do {
-            base = try record.initialRequest ?? source.makeRequest(session)
+            // Built again for every attempt, so a request modifier sees each retry too.
+            base = try source.makeRequest(session)
             record.initialRequest = base
         } catch {
             failPreparation(attempt: attempt, CourierError(wrapping: error))
@@ -32,9 +33,10 @@ extension RequestEngine {
                 var request = base
                 for adapter in adapters { request = try await adapter.adapt(request, for: session) }
                 outcome = .success(request)
+            } catch let error as CourierError {
+                outcome = .failure(error.with(url: base.url))
             } catch {
-                outcome = .failure((error as? CourierError)?.kind == .cancelled ? CourierError(wrapping: error)
-                    : CourierError(.adaptationFailed, "A request adapter failed: \(error)", underlyingError: error, url: base.url))
+                outcome = .failure(CourierError(.adaptationFailed, "A request adapter failed: \(error)", underlyingError: error, url: base.url))
             }
             access?.perform { engine in
                 switch outcome {
@@ -98,6 +100,9 @@ extension RequestEngine {
             HTTPCookie.requestHeaderFields(with: cookies).forEach { headers.update(name: $0.key, value: $0.value) }
         }
         let body: TransportBody
+        if (request.method == .get || request.method == .head), request.httpBody?.isEmpty == false || source.upload != nil {
+            throw CourierError(.encodingFailed, "A \(request.method) request cannot carry a body; use POST or another method.", url: url)
+        }
         if let upload = try preparedUploadBody(for: request) {
             body = upload
         } else if let data = request.httpBody, !data.isEmpty {

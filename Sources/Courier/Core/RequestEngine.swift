@@ -32,6 +32,8 @@ public final class RequestEngine {
     var nextExchangeNumber = 1
     /// The upload body, prepared at the first exchange and kept for retries and 307/308 redirects.
     var preparedUpload: PreparedUpload?
+    /// The sleep before the next attempt, cancelled if the request is.
+    var retryDelay: Task<Void, Never>?
     /// Set at the first resume: no exchange runs past it.
     var deadline: ContinuousClock.Instant?
     let createdAt = ContinuousClock.now
@@ -94,6 +96,8 @@ public final class RequestEngine {
             scheduleRetry(attempt: attempt, after: delay)
         case .cancel(let exchange, let completion):
             exchange?.transfer.cancel()
+            retryDelay?.cancel()
+            retryDelay = nil
             complete(completion)
         case .discardTransfer(let exchange):
             exchange.transfer.cancel()

@@ -49,7 +49,9 @@ extension Session {
 
     func didCreate(_ request: some Request) {
         register(request)
-        monitor { $0.requestDidCreate(request) }
+        guard !monitor.isEmpty else { return }
+        // On the request's executor, like every later event, so monitors see them in order.
+        request._engineAccess.perform { [monitor] _ in monitor { $0.requestDidCreate(request) } }
     }
 
     /// Builds the first `URLRequest`: URL resolved, session headers first, request headers on top.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -30,7 +29,7 @@ public final class Session: Sendable {
 
     let monitor: CompositeEventMonitor
     let transport: any Transport
-    private let registry = Mutex([UUID: WeakRequest]())
+    private let registry = Locked([UUID: WeakRequest]())
 
     /// Creates a session.
     ///

@@ -4,6 +4,14 @@ import FoundationNetworking
 #endif
 
 /// How a ``Session`` talks to the network: transport, timeouts, cookies and connection limits.
+///
+/// **HTTP caching.** Courier never stores responses on its own: both transports send every
+/// request to the network, whatever `Cache-Control`, `Expires` or validators say. The curl
+/// transport has no HTTP cache, and the URLSession transport runs with `urlCache = nil` and
+/// `.reloadIgnoringLocalCacheData`: on Linux, `URLCache` never stores HTTP responses anyway and adds
+/// no `If-None-Match`, so Courier turns it off on every platform for both transports to behave the
+/// same. Revalidation headers you set yourself (`If-None-Match`, `If-Modified-Since`) are sent as
+/// given, and a `304` reaches your handlers like any other response.
 public struct SessionConfiguration: Sendable {
     /// Which transport carries requests.
     public enum TransportChoice: Sendable {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -105,7 +104,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
         case done(Response)
     }
 
-    private let state = Mutex(State.idle)
+    private let state = Locked(State.idle)
     private let start: @Sendable (@escaping @Sendable (Response) -> Void) -> Void
 
     init(start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {

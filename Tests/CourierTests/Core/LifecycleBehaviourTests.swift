@@ -1,6 +1,5 @@
 import Testing
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -184,7 +183,7 @@ import CourierTestServer
             server.route("/big", Resource(pattern: size, seed: 7, etag: "\"v1\"").pausing(afterBytes: size / 3, until: gate))
             let session = makeSession(transport, server: server)
             let request = session.request("big")
-            let received = Mutex<Int64>(0)
+            let received = Locked<Int64>(0)
             request.onDownloadProgress(queue: testCallbackQueue) { value in received.withLock { $0 = value.completedUnitCount } }
             let task = request.serializingData()
             var values = request.downloadProgress.makeAsyncIterator()

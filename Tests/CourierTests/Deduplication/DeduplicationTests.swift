@@ -1,6 +1,5 @@
 import Testing
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

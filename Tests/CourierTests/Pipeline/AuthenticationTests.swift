@@ -96,7 +96,7 @@ extension Pipeline {
                 gate.open()
                 for task in tasks {
                     let error = await task.response.error
-                    #expect(error?.kind == .adaptationFailed)
+                    #expect(error?.kind == .authenticationFailed)
                     #expect(error?.responseCode == 401)
                     guard case .refreshFailed(let cause)? = error?.underlyingError as? AuthenticationError else {
                         Issue.record("expected refreshFailed, got \(String(describing: error))")
@@ -110,7 +110,7 @@ extension Pipeline {
 
                 // Without a credential, the next request fails before reaching the server.
                 let next = await session.request("private").validate().serializingString().response
-                #expect(next.error?.kind == .adaptationFailed)
+                #expect(next.error?.kind == .authenticationFailed)
                 #expect(next.error?.underlyingError.flatMap { $0 as? AuthenticationError }.map { "\($0)" }
                         == "\(AuthenticationError.missingCredential)")
                 #expect(server.requestCount == 6)
@@ -169,7 +169,7 @@ extension Pipeline {
                 let session = makeSession(transport, server: server, interceptor: auth)
                 let request = session.request("private").validate()
                 let error = await request.serializingString().response.error
-                #expect(error?.kind == .adaptationFailed)
+                #expect(error?.kind == .authenticationFailed)
                 guard case .excessiveRefresh(let reported)? = error?.underlyingError as? AuthenticationError else {
                     Issue.record("expected excessiveRefresh, got \(String(describing: error))")
                     return
@@ -190,7 +190,7 @@ extension Pipeline {
                 let auth = AuthenticationInterceptor<TestAuthenticator>(authenticator: TestAuthenticator())
                 let session = makeSession(transport, server: server)
                 let error = await session.request("private", interceptor: auth).serializingString().response.error
-                #expect(error?.kind == .adaptationFailed)
+                #expect(error?.kind == .authenticationFailed)
                 #expect(error?.description.contains("no credential") == true)
                 #expect(server.requestCount == 0)
             }

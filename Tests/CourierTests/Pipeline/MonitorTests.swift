@@ -173,7 +173,7 @@ extension Pipeline {
 
 extension String {
     /// Whether the whole string matches the regular expression `pattern`.
-    func matches(_ pattern: String) -> Bool {
+    fileprivate func matches(_ pattern: String) -> Bool {
         range(of: pattern, options: .regularExpression) != nil
     }
 }

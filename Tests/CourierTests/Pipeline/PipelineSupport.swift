@@ -1,6 +1,5 @@
 import Testing
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -11,7 +10,7 @@ import CourierTestServer
 /// `swift test --filter Pipeline` runs exactly these.
 @Suite("Pipeline") enum Pipeline {}
 
-// The helpers below lock with `CurlLocked` (a pthread mutex) rather than `Mutex`, whose
+// The helpers below lock with `Locked` (a pthread mutex) rather than `Mutex`, whose
 // contended path ThreadSanitizer cannot see on Linux.
 
 /// A clock whose time stands still: every sleep returns at once and is recorded, so retry
@@ -24,7 +23,7 @@ final class FrozenClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let sleeps = CurlLocked([Duration]())
+    private let sleeps = Locked([Duration]())
 
     /// Every requested sleep, in order.
     var recorded: [Duration] { sleeps.withLock { $0 } }
@@ -54,7 +53,7 @@ final class CountdownLatch: Sendable {
     }
 
     private let target: Int
-    private let state = CurlLocked(State())
+    private let state = Locked(State())
 
     init(target: Int) {
         self.target = target

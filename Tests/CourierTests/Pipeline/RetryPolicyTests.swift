@@ -1,6 +1,5 @@
 import Testing
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -72,7 +71,7 @@ extension Pipeline {
 
         @Test func fullJitterStaysWithinTheBackoff() {
             var policy = RetryPolicy(jitter: true)
-            let units = Mutex([0.0, 0.5, 1.0])
+            let units = Locked([0.0, 0.5, 1.0])
             policy.randomUnit = { units.withLock { $0.removeFirst() } }
             #expect((0..<3).map { _ in policy.backoffDelay(retryCount: 1) } == [.zero, .milliseconds(500), .seconds(1)])
 

@@ -1,6 +1,5 @@
 import Testing
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -63,7 +62,7 @@ extension HTTPCookieStorage {
 
 /// Records monitor events as short strings, in delivery order.
 final class EventRecorder: EventMonitor {
-    private let events = Mutex([String]())
+    private let events = Locked([String]())
 
     var recorded: [String] { events.withLock { $0 } }
 
@@ -110,7 +109,7 @@ func closedPort() throws -> Int {
 
 /// Collects values from a `@Sendable` callback in order.
 final class Collected<T: Sendable>: Sendable {
-    private let values = Mutex([T]())
+    private let values = Locked([T]())
     var all: [T] { values.withLock { $0 } }
     func append(_ value: T) { values.withLock { $0.append(value) } }
 }

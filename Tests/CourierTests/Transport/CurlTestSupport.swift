@@ -41,7 +41,7 @@ final class CurlRecordingSink: TransportEventSink {
     }
 
     // Protects the recorded events, the waiters and the transfer used for acknowledgements.
-    private let state = CurlLocked(State())
+    private let state = Locked(State())
     private let inside = Atomic<Bool>(false)
     private let keepsBody: Bool
     /// Acknowledge every body chunk as soon as it arrives.
@@ -160,7 +160,7 @@ struct CurlTestTimeout: Error, CustomStringConvertible {
 
 /// Small helpers shared by the curl transport tests.
 enum CurlTestSupport {
-    /// A transport, or a recorded test issue when libcurl cannot be loaded here.
+    /// A new transport (throws when libcurl cannot be loaded here).
     static func transport(maximumConnectionsPerHost: Int = 8, trusting certificates: [URL] = []) throws -> CurlTransport {
         try CurlTransport(configuration: TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost,
                                                                 additionalTrustedCertificates: certificates))
@@ -178,10 +178,10 @@ enum CurlTestSupport {
     /// as `threshold` body bytes have arrived; returns the sink, the transfer and the byte count at
     /// the moment of suspension (known once the returned waiter finishes).
     static func startSuspending(_ request: TransportRequest, on transport: CurlTransport,
-                                after threshold: Int) -> (CurlRecordingSink, any TransportTransfer, CurlLocked<Int?>) {
-        let slot = CurlLocked<(any TransportTransfer)?>(nil)
-        let suspendedAt = CurlLocked<Int?>(nil)
-        let received = CurlLocked(0)
+                                after threshold: Int) -> (CurlRecordingSink, any TransportTransfer, Locked<Int?>) {
+        let slot = Locked<(any TransportTransfer)?>(nil)
+        let suspendedAt = Locked<Int?>(nil)
+        let received = Locked(0)
         let sink = CurlRecordingSink { event in
             guard case .body(let data) = event else { return }
             let total = received.withLock { $0 += data.count; return $0 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Collapses identical requests in flight into one transfer (see ``DeduplicationPolicy``).
 ///
@@ -24,7 +23,7 @@ public final class Deduplicator: Sendable {
     /// A shared transfer stops accepting joiners once it has delivered this many body bytes,
     /// so that memory stays bounded (joiners need every byte replayed).
     let maximumReplayBytes: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var inFlight: [DeduplicationKey: SharedTransfer] = [:]

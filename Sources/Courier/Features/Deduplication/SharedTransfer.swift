@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One real transfer feeding any number of callers.
 ///
@@ -27,7 +26,7 @@ final class SharedTransfer: TransportEventSink, Sendable {
 
     let key: DeduplicationKey
     private let maximumReplayBytes: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let onEnd: @Sendable (SharedTransfer) -> Void
 
     init(key: DeduplicationKey, maximumReplayBytes: Int, onEnd: @escaping @Sendable (SharedTransfer) -> Void) {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Keeps partial downloads on disk so that they continue after a cancel, a failure or the death
 /// of the process: the session's request-cache manager for downloads.
@@ -13,7 +12,7 @@ public final class DownloadStore: Sendable {
     public let directory: URL
     /// Bytes written between two durability checkpoints (fsync + journal); also one per second.
     let checkpointBytes: Int64
-    private let active = Mutex([String: WeakDownload]())
+    private let active = Locked([String: WeakDownload]())
 
     /// Creates a store in `directory` (created on first use).
     public convenience init(directory: URL) {

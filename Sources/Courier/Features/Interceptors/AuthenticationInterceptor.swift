@@ -22,7 +22,7 @@ import FoundationNetworking
 ///   refreshes within the ``refreshWindow``. Later requests fail to adapt until you set a new
 ///   ``credential``.
 ///
-/// Failures arrive as `CourierError(.adaptationFailed)` whose `underlyingError` is an
+/// Failures arrive as `CourierError(.authenticationFailed)` whose `underlyingError` is an
 /// ``AuthenticationError``. As with any retrier, a 401 is only a failure once a validator rejects
 /// it: add `validate()` to the requests.
 public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: RequestInterceptor {
@@ -48,8 +48,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     }
 
     // A POSIX-mutex box rather than `Synchronization.Mutex`: on Linux ThreadSanitizer cannot see
-    // `Mutex`'s futex wait, so contended refreshes would be reported as races (see `CurlLocked`).
-    private let state: CurlLocked<State>
+    // `Mutex`'s futex wait, so contended refreshes would be reported as races (see `Locked`).
+    private let state: Locked<State>
 
     /// What `settle` does once it has looked at the state.
     private enum SettleStep {
@@ -68,7 +68,7 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
                 refreshWindow: RefreshWindow? = RefreshWindow()) {
         self.authenticator = authenticator
         self.refreshWindow = refreshWindow
-        state = CurlLocked(State(credential: credential))
+        state = Locked(State(credential: credential))
     }
 
     /// The current credential. Setting it (after a login, say) replaces it for every later
@@ -94,7 +94,13 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     /// Applies the current credential, refreshing it first if it requires that, or waiting for a
     /// refresh that is running. Throws ``AuthenticationError``.
     public func adapt(_ request: URLRequest, for session: Session) async throws -> URLRequest {
-        let credential = try await usableCredential(for: session).get()
+        let credential: Credential
+        switch await usableCredential(for: session) {
+        case .success(let usable):
+            credential = usable
+        case .failure(let failure):
+            throw CourierError(.authenticationFailed, "Authentication failed: \(failure).", underlyingError: failure, url: request.url)
+        }
         var adapted = request
         authenticator.apply(credential, to: &adapted)
         return adapted
@@ -116,8 +122,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     /// Refreshes the credential (once for all concurrent failures) and retries, if the
     /// authenticator says the request failed because of its credential.
     public func retry(_ request: any Request, for session: Session, dueTo error: CourierError) async -> RetryDecision {
-        // An adaptation failure may come from this interceptor; asking again would loop.
-        guard !error.isCancelled, error.kind != .adaptationFailed else { return .doNotRetry }
+        // An authentication or adaptation failure may come from this interceptor; asking again would loop.
+        guard !error.isCancelled, error.kind != .adaptationFailed, error.kind != .authenticationFailed else { return .doNotRetry }
         let context = await request.retryContext()
         guard let response = context.response(for: error), let sent = context.lastRequest,
               authenticator.didRequest(sent, with: response, failDueToAuthenticationError: error) else { return .doNotRetry }
@@ -138,7 +144,7 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
             return .retry
         case .failure(let failure):
             let status = error.responseCode.map { " after a \($0) response" } ?? ""
-            return .doNotRetryWithError(CourierError(.adaptationFailed, "Authentication failed\(status).",
+            return .doNotRetryWithError(CourierError(.authenticationFailed, "Authentication failed\(status).",
                                                      responseCode: error.responseCode, underlyingError: failure, url: error.url))
         }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A `multipart/form-data` body (RFC 7578) built from data, text and file parts.
 ///
@@ -23,7 +22,7 @@ public final class MultipartFormData: Sendable {
     /// The boundary that separates the parts, without the leading `--`.
     public let boundary: String
 
-    private let parts = Mutex<[MultipartBodyPart]>([])
+    private let parts = Locked<[MultipartBodyPart]>([])
 
     /// Creates an empty form with `boundary`, or with a random one like `courier.boundary.<32 hex digits>`.
     ///

@@ -39,11 +39,11 @@ final class CurlMailbox: Sendable {
     }
 
     // Protects the command queue, the poll handshake flags and the multi handle used for wakeups.
-    private let state: CurlLocked<State>
+    private let state: Locked<State>
 
     /// Creates the mailbox for the loop that owns `multi`.
     init(multi: OpaquePointer) {
-        state = CurlLocked(State(multiAddress: Int(bitPattern: multi)))
+        state = Locked(State(multiAddress: Int(bitPattern: multi)))
     }
 
     /// Queues `command`; returns false (and drops it) when the transport has shut down.

@@ -27,10 +27,10 @@ final class CurlTransport: Transport {
     }
 
     // Protects the one-time choice between joining and detaching the loop thread; held only briefly.
-    private let disposal = CurlLocked(ThreadDisposal.running)
+    private let disposal = Locked(ThreadDisposal.running)
     // Held by the thread that joins the loop for the whole join, so concurrent `shutdown()` calls
     // return only once the loop has ended. The loop thread never takes it.
-    private let joinLock = CurlLocked(())
+    private let joinLock = Locked(())
 
     /// Loads libcurl and starts the event loop; throws `.transportFailed` when libcurl cannot be
     /// loaded (so the session can fall back to URLSession) or the loop cannot start, and

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -39,7 +38,6 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         var lastActivity = ContinuousClock.now
         var bytesSent: Int64 = 0
         var timeToFirstByte: Duration?
-        var timer: (any DispatchSourceTimer)?
     }
 
     /// What a continuation request asked for.
@@ -51,7 +49,7 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     private let request: TransportRequest
     private let sink: any TransportEventSink
     private let transport: URLSessionTransport
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let startDate = Date()
     private let startInstant = ContinuousClock.now
 
@@ -59,7 +57,7 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         self.request = request
         self.sink = sink
         self.transport = transport
-        self.state = Mutex(State(phase: .paused))
+        self.state = Locked(State(phase: .paused))
     }
 
     // MARK: - Public verbs (any thread)
@@ -187,8 +185,17 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     }
 
     func taskDidComplete(_ task: URLSessionTask, error: (any Error)?) {
+        let hadHead = state.withLock { $0.head != nil }
         let mapped = error.map { error -> CourierError in
-            if let urlError = error as? URLError { return CourierError(urlError: urlError, url: request.url) }
+            if let urlError = error as? URLError {
+                // FoundationNetworking reports a connection closed before any response ("Empty reply
+                // from server") as a bad response; it is a lost connection, as on the curl transport.
+                if urlError.code == .badServerResponse, !hadHead {
+                    return CourierError(.connectionLost, "The server closed the connection without sending a response.",
+                                        underlyingError: urlError, url: request.url)
+                }
+                return CourierError(urlError: urlError, url: request.url)
+            }
             return CourierError(wrapping: error, url: request.url)
         }
         let held = state.withLock { state -> Bool in
@@ -273,8 +280,6 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             case .paused: task = nil
             }
             state.phase = .finished
-            state.timer?.cancel()
-            state.timer = nil
             return (task, metrics(state))
         }
         guard let (task, metrics) = outcome else { return }
@@ -307,18 +312,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
 
     // MARK: - Timeouts
 
+    /// Schedules the first timeout check; each check schedules the next one until the transfer ends.
     private func armTimer() {
         guard request.idleTimeout != nil || request.deadline != nil else { return }
-        state.withLock { state in
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            timer.setEventHandler { [weak self] in
-                guard let self else { return }
-                transport.delegateQueue.addOperation { self.checkTimeouts() }
-            }
-            schedule(timer, after: nextCheck(from: state.lastActivity))
-            timer.resume()
-            state.timer = timer
-        }
+        scheduleCheck(after: nextCheck(from: state.withLock { $0.lastActivity }))
     }
 
     private func nextCheck(from lastActivity: ContinuousClock.Instant) -> Duration {
@@ -328,32 +325,39 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         return max(.milliseconds(1), next - .now)
     }
 
-    private func schedule(_ timer: any DispatchSourceTimer, after delay: Duration) {
+    // A chain of one-shot checks rather than a timer object: nothing to cancel, and a check that
+    // finds the transfer finished simply ends the chain.
+    private func scheduleCheck(after delay: Duration) {
         let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds))
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            guard let self else { return }
+            transport.delegateQueue.addOperation { self.checkTimeouts() }
+        }
     }
 
-    /// Fails the transfer when a timeout expired, otherwise re-arms the timer for the next check.
+    /// Fails the transfer when a timeout expired, otherwise schedules the next check.
     private func checkTimeouts() {
         let now = ContinuousClock.now
-        let expired = state.withLock { state -> CourierError? in
-            if case .finished = state.phase { return nil }
+        let verdict = state.withLock { state -> (expired: CourierError?, next: Duration?) in
+            if case .finished = state.phase { return (nil, nil) }
             if let deadline = request.deadline, now >= deadline {
-                return CourierError(.timedOut, "The request exceeded its resource timeout.", url: request.url)
+                return (CourierError(.timedOut, "The request exceeded its resource timeout.", url: request.url), nil)
             }
             // Only a running task counts towards the idle timeout; time suspended does not.
             guard case .running = state.phase else {
                 state.lastActivity = now
-                if let timer = state.timer { schedule(timer, after: nextCheck(from: now)) }
-                return nil
+                return (nil, nextCheck(from: now))
             }
             if let idle = request.idleTimeout, now - state.lastActivity >= idle {
-                return CourierError(.timedOut, "No data was sent or received for \(idle.timeInterval) s (request timeout).", url: request.url)
+                return (CourierError(.timedOut, "No data was sent or received for \(idle.timeInterval) s (request timeout).", url: request.url), nil)
             }
-            if let timer = state.timer { schedule(timer, after: nextCheck(from: state.lastActivity)) }
-            return nil
+            return (nil, nextCheck(from: state.lastActivity))
         }
-        if let expired { finish(with: expired) }
+        if let expired = verdict.expired {
+            finish(with: expired)
+        } else if let next = verdict.next {
+            scheduleCheck(after: next)
+        }
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -74,7 +73,7 @@ final class URLSessionTransport: Transport {
 
 /// The one delegate of a transport's URLSession: routes each callback to its transfer.
 final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable {
-    private let transfers = Mutex([Int: URLSessionTransfer]())
+    private let transfers = Locked([Int: URLSessionTransfer]())
 
     func register(_ transfer: URLSessionTransfer, for taskIdentifier: Int) {
         transfers.withLock { $0[taskIdentifier] = transfer }

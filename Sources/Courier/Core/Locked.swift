@@ -4,13 +4,12 @@ import Glibc
 import Darwin
 #endif
 
-/// A value guarded by a POSIX mutex.
+/// A value guarded by a POSIX mutex: Courier's one lock type.
 ///
-/// The curl transport uses this instead of `Synchronization.Mutex` because on Linux `Mutex` is
-/// built on futexes that ThreadSanitizer cannot see: every `Mutex`-guarded access is reported as
-/// a race, which would bury real races in the cancel/complete paths. `pthread_mutex_t` is
-/// understood by ThreadSanitizer and costs the same uncontended.
-final class CurlLocked<State: Sendable>: @unchecked Sendable {
+/// Not `Synchronization.Mutex`: on Linux that is built on futexes ThreadSanitizer cannot see, so
+/// every contended access is reported as a race and real races would drown in the noise.
+/// `pthread_mutex_t` is understood by ThreadSanitizer and costs the same when uncontended.
+final class Locked<State> {
     // `mutex` guards `state`: it is read and written only inside `withLock`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var state: State
@@ -29,10 +28,13 @@ final class CurlLocked<State: Sendable>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the state. `body` must not block or re-enter this lock.
+    /// Runs `body` with exclusive access to the state. `body` must not block or take this lock again.
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
     }
 }
+
+// The mutex guards every access to `state`, so the box is as sendable as the state it holds.
+extension Locked: @unchecked Sendable where State: Sendable {}
