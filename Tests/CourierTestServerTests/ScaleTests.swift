@@ -88,7 +88,9 @@ extension CourierTestServerTests {
             // …and none of them, nor any socket on the servers' ports, survives shutdown.
             #expect(ProcessResources.threadCount(named: label) == 0)
             #expect(ProcessResources.openTCPSockets(touching: ports) == 0)
-            #expect(descriptorsAfter == descriptorsBefore, "descriptors \(descriptorsBefore) → \(descriptorsAfter)")
+            // Other suites in the same test process open and close descriptors meanwhile, so the total
+            // gets slack; a leak of one descriptor per server would show up as 500 or more.
+            #expect(descriptorsAfter - descriptorsBefore < 100, "descriptors \(descriptorsBefore) → \(descriptorsAfter)")
             // Slack: Dispatch and the Swift concurrency pool may start a worker on demand (at most
             // one per core) while the test runs; a leak here would show up as hundreds.
             #expect(threadsAfter <= threadsBefore + ProcessInfo.processInfo.activeProcessorCount,

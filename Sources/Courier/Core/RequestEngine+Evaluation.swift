@@ -8,20 +8,13 @@ extension RequestEngine {
     func evaluate(attempt: Int) {
         var error = record.error
         if error == nil, let response = record.response {
-            let input = ValidationInput(request: record.request, response: response, body: sink.body)
-            for validator in validators {
-                if let failure = validator.validate(input) {
-                    error = failure
-                    if let owner { session.monitor { $0.request(owner, didFailValidationWith: failure) } }
-                    break
-                }
-            }
+            if !sink.validatesAtHead { error = firstValidationFailure(response, body: sink.body) }
         } else if error == nil {
             error = CourierError(.invalidResponse, "The exchange ended without a response.", url: record.request?.url)
         }
         record.error = error
         let retriers: [any RequestRetrier] = (session.interceptor.map { [$0] } ?? []) + interceptors
-        guard let error, !error.isCancelled, !retriers.isEmpty, let owner else {
+        guard let error, !error.isCancelled, !retriers.isEmpty, sink.allowsRetry, let owner else {
             finish(attempt: attempt)
             return
         }
@@ -31,6 +24,18 @@ extension RequestEngine {
             let decision = await Interceptor(retriers: retriers).retry(owner, for: session, dueTo: error)
             access.perform { $0.decided(decision, attempt: attempt) }
         }
+    }
+
+    /// Runs the validators in order; the first failure wins and is reported to monitors.
+    func firstValidationFailure(_ response: HTTPURLResponse, body: RequestCompletion.Body) -> CourierError? {
+        let input = ValidationInput(request: record.request, response: response, body: body)
+        for validator in validators {
+            if let failure = validator.validate(input) {
+                if let owner { session.monitor { $0.request(owner, didFailValidationWith: failure) } }
+                return failure
+            }
+        }
+        return nil
     }
 
     private func decided(_ decision: RetryDecision, attempt: Int) {

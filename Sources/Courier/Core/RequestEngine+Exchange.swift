@@ -70,10 +70,12 @@ extension RequestEngine {
             let transportRequest = try makeTransportRequest(request)
             guard let access = owner?._engineAccess else { return }
             let relay = ExchangeRelay(access: access, exchange: number)
-            if let owner { session.monitor { $0.request(owner, didStartExchange: request) } }
+            if let owner { session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) } }
             let policy = deduplicationPolicy ?? session.deduplicator.policy
-            // A resumable download's partial is locked to one request, so it never shares.
-            if policy.applies(to: transportRequest.method), !(sink is StoreBodySink) {
+            if let stored = cacheHit(for: request) {
+                transfer = CacheReplayTransfer(stored, url: transportRequest.url, sink: relay)
+            } else if policy.applies(to: transportRequest.method), !(sink is StoreBodySink) {
+                // A resumable download's partial is locked to one request, so it never shares.
                 transfer = session.deduplicator.startTransfer(transportRequest, sink: relay, transport: session.transport)
             } else {
                 transfer = session.transport.startTransfer(transportRequest, sink: relay)
@@ -140,6 +142,8 @@ extension RequestEngine {
         case .completed(let error, let metrics):
             record.metrics = mergedMetrics(metrics)
             if let owner { session.monitor { $0.request(owner, didCompleteExchangeWith: metrics, error: error) } }
+            // A cache hit says nothing about the server's health.
+            if !(exchange.transfer is CacheReplayTransfer) { session.serverPool?.record(exchange.request.url, error: error) }
             if record.error == nil, let error { record.error = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode) }
             if record.error == nil { checkTruncation(exchange) }
             apply(lifecycle.transferEnded(attempt: attempt, redirect: record.error == nil ? exchange.redirect : nil))
@@ -192,6 +196,10 @@ extension RequestEngine {
             return
         }
         if let owner, let response = record.response { session.monitor { $0.request(owner, didReceiveResponse: response) } }
+        if sink.validatesAtHead, let response = record.response, let failure = firstValidationFailure(response, body: .memory(nil)) {
+            record.error = failure
+            exchange.transfer.cancel()
+        }
     }
 
     private func receiveBody(_ data: Data, in exchange: Exchange) {
@@ -200,13 +208,12 @@ extension RequestEngine {
             return
         }
         do {
-            try sink.append(data)
+            try sink.append(data, from: exchange.transfer)
         } catch {
             record.error = CourierError(wrapping: error, url: exchange.head?.url)
             exchange.transfer.cancel()
             return
         }
-        exchange.transfer.acknowledge(data.count)
         exchange.received += Int64(data.count)
         record.bytesReceived += Int64(data.count)
         let progress = TransferProgress(completedUnitCount: record.bytesReceived,

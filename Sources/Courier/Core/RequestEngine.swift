@@ -24,6 +24,8 @@ public final class RequestEngine {
     var redirectPolicy: RedirectPolicy?
     /// The request's own deduplication policy; the session's applies when `nil`.
     var deduplicationPolicy: DeduplicationPolicy?
+    /// How this request uses the response cache, if it does.
+    var cacheSettings: ResponseCacheSettings?
     var interceptors: [any RequestInterceptor] = []
     /// What the request learned so far: the last request, response, metrics and error.
     var record = RequestRecord()
@@ -133,6 +135,7 @@ public final class RequestEngine {
         if let owner {
             session.monitor { $0.request(owner, didFinishWith: completion.response, metrics: completion.metrics, error: completion.error) }
         }
+        storeInCache(completion, servedFromCache: completion.metrics?.transport == "cache")
         let handlers = pendingHandlers
         pendingHandlers = []
         handlers.forEach { $0(completion) }

@@ -52,8 +52,9 @@ protocol ResponseBodySink: AnyObject {
     func prepareExchange(_ request: URLRequest, headers: inout HTTPHeaders) throws
     /// A final response head arrived: decide what happens to its body. Throws `.fileSystem`.
     func begin(_ head: ResponseHead, method: HTTPMethod) throws -> BodyDisposition
-    /// Stores the next piece.
-    func append(_ data: Data) throws
+    /// Stores the next piece and acknowledges it to `transfer` once it is safely stored (a stream
+    /// acknowledges only when its consumer takes the piece: that is its backpressure).
+    func append(_ data: Data, from transfer: any TransportTransfer) throws
     /// The body as validators and serializers see it.
     var body: RequestCompletion.Body { get }
     /// The body handed to handlers of a cancelled request.
@@ -64,10 +65,16 @@ protocol ResponseBodySink: AnyObject {
     func discard()
     /// Body bytes the transport may deliver ahead of this sink (see ``TransportRequest/flowControlWindow``).
     var flowControlWindow: Int { get }
+    /// Validate as soon as the head arrives (streams hand bytes out before the body is complete).
+    var validatesAtHead: Bool { get }
+    /// Whether a failed attempt may be retried (not once a stream handed bytes to its consumer).
+    var allowsRetry: Bool { get }
 }
 
 extension ResponseBodySink {
     func prepareExchange(_ request: URLRequest, headers: inout HTTPHeaders) throws {}
+    var validatesAtHead: Bool { false }
+    var allowsRetry: Bool { true }
 }
 
 /// What a sink does with a response's body.
@@ -93,8 +100,9 @@ final class MemoryBodySink: ResponseBodySink {
         return .store(offset: 0, total: expected)
     }
 
-    func append(_ chunk: Data) {
+    func append(_ chunk: Data, from transfer: any TransportTransfer) {
         if data == nil { data = chunk } else { data?.append(chunk) }
+        transfer.acknowledge(chunk.count)
     }
 
     var body: RequestCompletion.Body { .memory(data) }

@@ -26,6 +26,10 @@ public final class Session: Sendable {
     public let downloadStore: DownloadStore
     /// Collapses identical in-flight requests, as the session's ``DeduplicationPolicy`` allows.
     public let deduplicator: Deduplicator
+    /// Courier's own response cache, used by requests marked `cached(for:version:)`.
+    public let responseCache: ResponseCache
+    /// The servers relative paths resolve against, when the session was made with a pool.
+    public let serverPool: ServerPool?
 
     let monitor: CompositeEventMonitor
     let transport: any Transport
@@ -41,15 +45,43 @@ public final class Session: Sendable {
     ///   - eventMonitors: Observe every request.
     ///   - deduplication: Whether identical GET/HEAD requests in flight share one transfer.
     ///   - downloadStore: Where resumable downloads keep partial state (a per-user cache by default).
+    ///   - responseCache: Serves and stores responses of requests marked `cached(for:version:)` (memory only by default).
     ///   - callbackQueue: Where callback-style handlers run by default.
-    public init(configuration: SessionConfiguration = .default,
-                baseURL: URL? = nil,
-                headers: HTTPHeaders = [:],
-                interceptor: (any RequestInterceptor)? = nil,
-                eventMonitors: [any EventMonitor] = [],
-                deduplication: DeduplicationPolicy = .disabled,
-                downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
-                callbackQueue: DispatchQueue = .main) {
+    public convenience init(configuration: SessionConfiguration = .default,
+                            baseURL: URL? = nil,
+                            headers: HTTPHeaders = [:],
+                            interceptor: (any RequestInterceptor)? = nil,
+                            eventMonitors: [any EventMonitor] = [],
+                            deduplication: DeduplicationPolicy = .disabled,
+                            downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
+                            responseCache: ResponseCache = ResponseCache(),
+                            callbackQueue: DispatchQueue = .main) {
+        self.init(serverPool: nil, configuration: configuration, baseURL: baseURL, headers: headers, interceptor: interceptor,
+                  eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
+                  responseCache: responseCache, callbackQueue: callbackQueue)
+    }
+
+    /// Creates a session whose relative paths resolve against the current server of `servers`,
+    /// which may fail over to a backup; every switch reaches `eventMonitors` as a
+    /// `.serverSwitched` notice. The other parameters are those of
+    /// ``init(configuration:baseURL:headers:interceptor:eventMonitors:deduplication:downloadStore:responseCache:callbackQueue:)``.
+    public convenience init(servers: ServerPool,
+                            configuration: SessionConfiguration = .default,
+                            headers: HTTPHeaders = [:],
+                            interceptor: (any RequestInterceptor)? = nil,
+                            eventMonitors: [any EventMonitor] = [],
+                            deduplication: DeduplicationPolicy = .disabled,
+                            downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
+                            responseCache: ResponseCache = ResponseCache(),
+                            callbackQueue: DispatchQueue = .main) {
+        self.init(serverPool: servers, configuration: configuration, baseURL: nil, headers: headers, interceptor: interceptor,
+                  eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
+                  responseCache: responseCache, callbackQueue: callbackQueue)
+    }
+
+    private init(serverPool: ServerPool?, configuration: SessionConfiguration, baseURL: URL?, headers: HTTPHeaders,
+                 interceptor: (any RequestInterceptor)?, eventMonitors: [any EventMonitor], deduplication: DeduplicationPolicy,
+                 downloadStore: DownloadStore, responseCache: ResponseCache, callbackQueue: DispatchQueue) {
         self.configuration = configuration
         self.baseURL = baseURL
         self.headers = HTTPHeaders.default.merging(headers)
@@ -57,11 +89,18 @@ public final class Session: Sendable {
         self.callbackQueue = callbackQueue
         self.downloadStore = downloadStore
         self.deduplicator = Deduplicator(policy: deduplication)
+        self.responseCache = responseCache
+        self.serverPool = serverPool
         self.monitor = CompositeEventMonitor(monitors: eventMonitors)
         let (transport, notice) = TransportFactory.makeTransport(for: configuration)
         self.transport = transport
         if let notice {
             monitor { $0.session(self, didNotice: notice) }
+        }
+        serverPool?.addSwitchObserver { [weak self] notice in
+            guard let self else { return false }
+            self.monitor { $0.session(self, didNotice: notice) }
+            return true
         }
     }
 
@@ -88,7 +127,8 @@ public final class Session: Sendable {
 
     /// Resolves a URL against ``baseURL`` (API clients treat the base path as a directory).
     func resolve(_ url: URL) throws -> URL {
-        let resolved = baseURL.flatMap { $0.resolving(url) } ?? url
+        let base = serverPool?.currentBaseURL ?? baseURL
+        let resolved = base.flatMap { $0.resolving(url) } ?? url
         guard resolved.isHTTP else {
             throw CourierError(.invalidURL, "\"\(url.absoluteString)\" is not an absolute http(s) URL"
                                + (baseURL == nil ? " and the session has no base URL." : "."), url: url)

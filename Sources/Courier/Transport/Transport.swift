@@ -17,7 +17,10 @@ import Foundation
 ///   brings the backlog down (transports that cannot pause say so in ``TransportCapabilities``).
 /// - Idle and resource timeouts are enforced by the transport and reported as `.timedOut`; time
 ///   spent suspended does not count towards the idle timeout.
-protocol Transport: AnyObject, Sendable {
+///
+/// Not part of Courier's public API: it is `@_spi(Transport)` so that benchmarks can drive a
+/// transport directly.
+@_spi(Transport) public protocol Transport: AnyObject, Sendable {
     /// What this transport can and cannot do.
     var capabilities: TransportCapabilities { get }
 
@@ -30,44 +33,51 @@ protocol Transport: AnyObject, Sendable {
 
 /// What a transport supports; Courier's request layer fills the gaps (for example its own
 /// pause-by-range on URLSession).
-struct TransportCapabilities: Sendable, Hashable {
+@_spi(Transport) public struct TransportCapabilities: Sendable, Hashable {
     /// The transport's name in metrics and logs: `"curl"` or `"urlSession"`.
-    var name: String
+    public var name: String
     /// `suspend()` really pauses the transfer and keeps the connection.
-    var pausesInPlace: Bool
+    public var pausesInPlace: Bool
     /// The transport honours ``TransportRequest/flowControlWindow``.
-    var appliesBackpressure: Bool
+    public var appliesBackpressure: Bool
 }
 
 /// Settings fixed for a transport's lifetime, taken from ``SessionConfiguration``.
-struct TransportConfiguration: Sendable {
+@_spi(Transport) public struct TransportConfiguration: Sendable {
     /// Maximum open connections per host (scheme + host + port).
-    var maximumConnectionsPerHost: Int = 8
+    public var maximumConnectionsPerHost: Int = 8
     /// Extra certificate authorities (PEM files) trusted in addition to the system store.
-    var additionalTrustedCertificates: [URL] = []
+    public var additionalTrustedCertificates: [URL] = []
+
+    /// Creates a configuration.
+    public init(maximumConnectionsPerHost: Int = 8, additionalTrustedCertificates: [URL] = []) {
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.additionalTrustedCertificates = additionalTrustedCertificates
+    }
 }
 
 /// One exchange as it goes on the wire.
-struct TransportRequest: Sendable {
+@_spi(Transport) public struct TransportRequest: Sendable {
     /// The absolute http(s) URL.
-    var url: URL
+    public var url: URL
     /// The method.
-    var method: HTTPMethod
+    public var method: HTTPMethod
     /// Every header to send, in order (Courier has already merged defaults, cookies and adapters).
-    var headers: HTTPHeaders
+    public var headers: HTTPHeaders
     /// The body.
-    var body: TransportBody
+    public var body: TransportBody
     /// Maximum silence (no byte sent or received) before `.timedOut`; `nil` for none.
-    var idleTimeout: Duration?
+    public var idleTimeout: Duration?
     /// The instant after which the exchange fails with `.timedOut`, whatever the activity.
-    var deadline: ContinuousClock.Instant?
+    public var deadline: ContinuousClock.Instant?
     /// Ask for and decode compressed bodies (`gzip`, `deflate`, and what else the transport has).
     /// Off for Range requests, which need identity bytes.
-    var automaticDecompression: Bool
+    public var automaticDecompression: Bool
     /// Maximum body bytes delivered to the sink and not yet acknowledged.
-    var flowControlWindow: Int
+    public var flowControlWindow: Int
 
-    init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,
+    /// Creates a request; only the URL is required.
+    public init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,
          idleTimeout: Duration? = .seconds(60), deadline: ContinuousClock.Instant? = nil,
          automaticDecompression: Bool = true, flowControlWindow: Int = 4 << 20) {
         self.url = url
@@ -82,7 +92,7 @@ struct TransportRequest: Sendable {
 }
 
 /// A request body as the transport reads it.
-enum TransportBody: Sendable, Hashable {
+@_spi(Transport) public enum TransportBody: Sendable, Hashable {
     /// No body.
     case empty
     /// Bytes in memory, sent with `Content-Length`.
@@ -91,7 +101,7 @@ enum TransportBody: Sendable, Hashable {
     case file(URL, length: Int64)
 
     /// The body length in bytes.
-    var length: Int64 {
+    public var length: Int64 {
         switch self {
         case .empty: 0
         case .data(let data): Int64(data.count)
@@ -101,20 +111,20 @@ enum TransportBody: Sendable, Hashable {
 }
 
 /// The status line and headers of a final (non-1xx) response.
-struct ResponseHead: Sendable {
+@_spi(Transport) public struct ResponseHead: Sendable {
     /// The status code.
-    var statusCode: Int
+    public var statusCode: Int
     /// Headers, one value per name; repeated fields are joined with ", " (RFC 9110 §5.3).
-    var headers: HTTPHeaders
+    public var headers: HTTPHeaders
     /// Every `Set-Cookie` field, which cannot be joined.
-    var setCookies: [String]
+    public var setCookies: [String]
     /// The URL that answered.
-    var url: URL
+    public var url: URL
     /// `"HTTP/1.1"`, `"HTTP/2"`, ...
-    var httpVersion: String
+    public var httpVersion: String
 
     /// Builds a head from raw header fields in arrival order.
-    init(statusCode: Int, fields: [(name: String, value: String)], url: URL, httpVersion: String) {
+    public init(statusCode: Int, fields: [(name: String, value: String)], url: URL, httpVersion: String) {
         self.statusCode = statusCode
         self.url = url
         self.httpVersion = httpVersion
@@ -133,7 +143,7 @@ struct ResponseHead: Sendable {
     }
 
     /// The body length the server announced, or -1. Meaningless for HEAD, 1xx, 204 and 304.
-    var expectedContentLength: Int64 {
+    public var expectedContentLength: Int64 {
         guard headers.value(for: "Content-Encoding").map({ $0.caseInsensitiveEquals("identity") }) ?? true,
               let value = headers.value(for: "Content-Length"), let length = Int64(value.trimmingCharacters(in: .whitespaces))
         else { return -1 }
@@ -142,7 +152,7 @@ struct ResponseHead: Sendable {
 }
 
 /// What a transport reports about one exchange.
-enum TransportEvent: Sendable {
+@_spi(Transport) public enum TransportEvent: Sendable {
     /// Request body bytes sent so far, and the total (or -1).
     case uploadProgress(sent: Int64, total: Int64)
     /// The final response head.
@@ -154,13 +164,13 @@ enum TransportEvent: Sendable {
 }
 
 /// Receives a transfer's events; see ``Transport`` for ordering and threading.
-protocol TransportEventSink: AnyObject, Sendable {
+@_spi(Transport) public protocol TransportEventSink: AnyObject, Sendable {
     /// Handles the next event. Called serially; must not block.
     func receive(_ event: TransportEvent)
 }
 
 /// A handle on one running exchange. Every method is thread-safe and idempotent.
-protocol TransportTransfer: AnyObject, Sendable {
+@_spi(Transport) public protocol TransportTransfer: AnyObject, Sendable {
     /// Stops sending and receiving, keeping the connection when the transport can.
     func suspend()
     /// Continues after ``suspend()``.

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 
 /// Download progress: monotonic, never above 1.0, exactly 1.0 at the end of a success.

@@ -1,6 +1,6 @@
 import Testing
 import Foundation
-@testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 
 @Suite struct SmokeTests {

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Courier
+@_spi(Transport) @testable import Courier
 
 /// Courier against httpbin under gunicorn, on every transport.
 @Suite(.enabled(if: InteropServer.httpbin != nil, "httpbin is not running (COURIER_HTTPBIN_URL unset)"))
@@ -105,5 +105,29 @@ struct NginxInteropTests {
     func randomBytesArriveIntact(transport: TransportUnderTest) async throws {
         let data = try await session(transport).request("random-1m.bin").validate().serializingData().value
         #expect(data.count == 1_048_576)
+    }
+}
+
+/// HTTPS against nginx with a certificate from a private CA (made by `.ci/start-servers.sh`).
+@Suite(.enabled(if: InteropServer.nginxHTTPS != nil && InteropServer.testCA != nil, "nginx HTTPS is not running (COURIER_NGINX_HTTPS_URL unset)"))
+struct NginxTLSInteropTests {
+    func session(trusting: Bool) -> Session {
+        var configuration = SessionConfiguration()
+        configuration.transport = .curl
+        if trusting, let ca = InteropServer.testCA { configuration.additionalTrustedCertificates = [ca] }
+        return Session(configuration: configuration, baseURL: InteropServer.nginxHTTPS, callbackQueue: testCallbackQueue)
+    }
+
+    @Test func trustedCAPasses() async throws {
+        guard TransportUnderTest.available.contains(.curl) else { return }
+        let json = try await session(trusting: true).request("small.json").validate().serializingJSON().value
+        #expect(json["name"]?.stringValue == "courier")
+    }
+
+    @Test func untrustedCAFailsClearly() async throws {
+        guard TransportUnderTest.available.contains(.curl) else { return }
+        let error = await session(trusting: false).request("small.json").serializingData().response.error
+        #expect(error?.kind == .secureConnectionFailed)
+        #expect(error?.message.isEmpty == false)
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 
 /// A bearer token that may be marked as expiring.

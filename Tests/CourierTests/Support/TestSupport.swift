@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 
 /// The transports every behaviour test runs on.
@@ -74,7 +74,9 @@ final class EventRecorder: EventMonitor {
     func requestDidCancel(_ request: any Request) { record("cancelled") }
     func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int) { record("adapted(\(attempt))") }
     func request(_ request: any Request, didFailToPrepareWith error: CourierError) { record("prepareFailed(\(error.kind))") }
-    func request(_ request: any Request, didStartExchange urlRequest: URLRequest) { record("exchange(\(urlRequest.url?.path ?? ""))") }
+    func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders) {
+        record("exchange(\(urlRequest.url?.path ?? ""))")
+    }
     func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) { record("response(\(response.statusCode))") }
     func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {
         record("redirect(\(response.statusCode) → \(urlRequest.url?.path ?? ""))")

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 
 /// Resumable downloads through the DownloadStore: resume from disk, restarts, and every way a

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 
 /// Downloads to every kind of destination, with clear errors and no temporary file left behind.

@@ -1,4 +1,4 @@
-@testable import Courier
+@_spi(Transport) @testable import Courier
 import Testing
 
 /// The curl transfer state machine as event → action tables, without any I/O.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Courier
+@_spi(Transport) @testable import Courier
 
 extension Values {
     @Suite("JSONShape") struct JSONShapeTests {

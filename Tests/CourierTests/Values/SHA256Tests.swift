@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Courier
+@_spi(Transport) @testable import Courier
 
 extension Values {
     @Suite("SHA256") struct SHA256Tests {

@@ -112,17 +112,18 @@ final class StoreBodySink: ResponseBodySink {
         return try scratch.begin(head, method: method)
     }
 
-    func append(_ data: Data) throws {
+    func append(_ data: Data, from transfer: any TransportTransfer) throws {
         switch target {
         case .partial(let writer):
             try writer.write(data)
+            transfer.acknowledge(data.count)
             if writer.length - lastCheckpoint.length >= store.checkpointBytes || ContinuousClock.now - lastCheckpoint.at >= .seconds(1) {
                 checkpoint(writer)
             }
         case .scratch(let scratch):
-            try scratch.append(data)
+            try scratch.append(data, from: transfer)
         case .none, .complete:
-            break
+            transfer.acknowledge(data.count)
         }
     }
 

@@ -34,8 +34,9 @@ final class FileBodySink: ResponseBodySink {
         writer = try FileWriter(url: url, truncatingTo: 0)
     }
 
-    func append(_ data: Data) throws {
+    func append(_ data: Data, from transfer: any TransportTransfer) throws {
         try writer?.write(data)
+        transfer.acknowledge(data.count)
     }
 
     var body: RequestCompletion.Body { .file(finalURL ?? temporaryURL) }

@@ -21,8 +21,9 @@ public protocol EventMonitor: Sendable {
     func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int)
     /// Preparing the request failed (invalid URL, encoding, adapter error).
     func request(_ request: any Request, didFailToPrepareWith error: CourierError)
-    /// An exchange was handed to the transport.
-    func request(_ request: any Request, didStartExchange urlRequest: URLRequest)
+    /// An exchange was handed to the transport; `headers` are exactly those sent, in order
+    /// (including cookies and, for resumable downloads, `Range` and `If-Range`).
+    func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders)
     /// A response head arrived.
     func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse)
     /// A redirect is being followed.
@@ -46,13 +47,14 @@ public protocol EventMonitor: Sendable {
 }
 
 extension EventMonitor {
+    /// Does nothing.
     public func requestDidCreate(_ request: any Request) {}
     public func requestDidResume(_ request: any Request) {}
     public func requestDidSuspend(_ request: any Request) {}
     public func requestDidCancel(_ request: any Request) {}
     public func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int) {}
     public func request(_ request: any Request, didFailToPrepareWith error: CourierError) {}
-    public func request(_ request: any Request, didStartExchange urlRequest: URLRequest) {}
+    public func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders) {}
     public func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) {}
     public func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {}
     public func request(_ request: any Request, didUpdateDownloadProgress progress: TransferProgress) {}

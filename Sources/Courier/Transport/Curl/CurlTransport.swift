@@ -7,9 +7,9 @@ import Foundation
 /// through the flow-control window, enforces idle and resource timeouts itself, and reuses
 /// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host. A transfer
 /// waiting for a free connection to its host counts that wait towards its idle timeout.
-final class CurlTransport: Transport {
+@_spi(Transport) public final class CurlTransport: Transport {
     /// What this transport can do: everything the contract describes.
-    let capabilities = TransportCapabilities(name: "curl", pausesInPlace: true, appliesBackpressure: true)
+    public let capabilities = TransportCapabilities(name: "curl", pausesInPlace: true, appliesBackpressure: true)
     /// The libcurl in use.
     let library: CurlLibrary
 
@@ -35,7 +35,7 @@ final class CurlTransport: Transport {
     /// Loads libcurl and starts the event loop; throws `.transportFailed` when libcurl cannot be
     /// loaded (so the session can fall back to URLSession) or the loop cannot start, and
     /// `.fileSystem` when an extra trusted certificate cannot be read.
-    init(configuration: TransportConfiguration, receiveBufferSize: Int = 256 * 1024) throws(CourierError) {
+    public init(configuration: TransportConfiguration, receiveBufferSize: Int = 256 * 1024) throws(CourierError) {
         library = try CurlLibrary.load()
         trustStore = configuration.additionalTrustedCertificates.isEmpty ? nil
             : try CurlTrustStore(additionalCertificates: configuration.additionalTrustedCertificates, library: library)
@@ -58,7 +58,7 @@ final class CurlTransport: Transport {
     ///
     /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
     /// the calling thread, before this method returns.
-    func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
+    public func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
         let handle = CurlTransferHandle(request: request, sink: sink, mailbox: mailbox)
         if !mailbox.send(.start(handle)) {
             let error = CourierError(.sessionInvalidated, "The transport was shut down before the request started.", url: request.url)
@@ -72,7 +72,7 @@ final class CurlTransport: Transport {
     ///
     /// Called on the loop thread itself (from a sink), it cannot wait: the thread is detached and
     /// ends on its own once the current callback returns.
-    func shutdown() {
+    public func shutdown() {
         mailbox.send(.shutdown)
         if thread.isCurrent {
             let detach = disposal.withLock { state in

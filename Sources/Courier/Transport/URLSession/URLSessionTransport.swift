@@ -10,13 +10,14 @@ import FoundationNetworking
 /// `research/linux-urlsession.md`): redirects are handed back rather than followed, cookies and
 /// caching are off, idle and resource timeouts run on Courier's own timers, and `suspend()` is
 /// Courier's own pause (see ``URLSessionTransfer``).
-final class URLSessionTransport: Transport {
-    let capabilities = TransportCapabilities(name: "urlSession", pausesInPlace: false, appliesBackpressure: false)
+@_spi(Transport) public final class URLSessionTransport: Transport {
+    public let capabilities = TransportCapabilities(name: "urlSession", pausesInPlace: false, appliesBackpressure: false)
     let session: URLSession
     let router: URLSessionDelegateRouter
     let delegateQueue: OperationQueue
 
-    init(configuration: TransportConfiguration, sessionConfiguration: URLSessionConfiguration) {
+    /// Creates the transport with its own URLSession, configured for Courier's needs.
+    public init(configuration: TransportConfiguration, sessionConfiguration: URLSessionConfiguration) {
         let settings = (sessionConfiguration.copy() as? URLSessionConfiguration) ?? .ephemeral
         settings.httpShouldSetCookies = false
         settings.httpCookieAcceptPolicy = .never
@@ -36,13 +37,15 @@ final class URLSessionTransport: Transport {
         self.session = URLSession(configuration: settings, delegate: router, delegateQueue: queue)
     }
 
-    func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
+    /// Starts the exchange on a URLSession task.
+    public func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
         let transfer = URLSessionTransfer(request: request, sink: sink, transport: self)
         transfer.start()
         return transfer
     }
 
-    func shutdown() {
+    /// Invalidates the URLSession and cancels its tasks.
+    public func shutdown() {
         session.invalidateAndCancel()
     }
 

@@ -1,0 +1,75 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How one request uses the response cache, set with `cached(for:version:)`.
+struct ResponseCacheSettings: Sendable, Hashable {
+    /// How long a stored response is served without asking the network.
+    var maximumAge: Duration
+    /// A stored response with another version is never served.
+    var version: Int?
+    /// Go to the network even when a fresh response is stored (set by `ignoringCache()`); the
+    /// result is still stored.
+    var ignoresStoredResponse = false
+}
+
+extension RequestEngine {
+    /// A fresh stored response for `request`, if the request asked for caching and one exists.
+    func cacheHit(for request: URLRequest) -> CachedResponse? {
+        // Upload bodies are not part of the key, so uploads are never served from the cache.
+        guard let settings = cacheSettings, !settings.ignoresStoredResponse, source.upload == nil,
+              let key = record.initialRequest.map(ResponseCacheKey.init) else { return nil }
+        return session.responseCache.fresh(for: key, maximumAge: settings.maximumAge, version: settings.version)
+    }
+
+    /// Stores a successful response for a request that asked for caching.
+    func storeInCache(_ completion: RequestCompletion, servedFromCache: Bool) {
+        guard let settings = cacheSettings, !servedFromCache, source.upload == nil, completion.error == nil,
+              let response = completion.response, (200..<300).contains(response.statusCode),
+              let data = completion.data, let key = record.initialRequest.map(ResponseCacheKey.init) else { return }
+        let headers = HTTPHeaders(response.allHeaderFields.compactMap { name, value in
+            (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
+        })
+        session.responseCache.store(CachedResponse(statusCode: response.statusCode, headers: headers, data: data,
+                                                   storedAt: session.responseCache.now(), version: settings.version), for: key)
+    }
+}
+
+extension Request {
+    /// Serves a stored response younger than `maximumAge` (and of the same `version`) without a
+    /// network request, and stores successful responses for later. `version` lets you invalidate
+    /// everything stored by an older build or data model.
+    @discardableResult
+    public nonisolated func cached(for maximumAge: Duration, version: Int? = nil) -> Self {
+        _engineAccess.perform { engine in
+            let ignores = engine.cacheSettings?.ignoresStoredResponse ?? false
+            engine.cacheSettings = ResponseCacheSettings(maximumAge: maximumAge, version: version, ignoresStoredResponse: ignores)
+        }
+        return self
+    }
+
+    /// Goes to the network even if a fresh response is stored, and still stores a successful
+    /// result (pull to refresh). Combine it with `cached(for:version:)` in either order; on its
+    /// own it stores the result without a version.
+    @discardableResult
+    public nonisolated func ignoringCache(_ ignoring: Bool = true) -> Self {
+        _engineAccess.perform { engine in
+            var settings = engine.cacheSettings ?? ResponseCacheSettings(maximumAge: .zero, version: nil)
+            settings.ignoresStoredResponse = ignoring
+            engine.cacheSettings = settings
+        }
+        return self
+    }
+
+    /// The last stored response for this request, even if it is stale: show it at once, then
+    /// refresh. `nil` when nothing was stored (or the request cannot be built).
+    public func cachedResponse() async -> DataResponse<Data, CourierError>? {
+        guard let request = try? _engine.source.makeRequest(session),
+              let stored = session.responseCache.latest(for: ResponseCacheKey(request)), let url = request.url else { return nil }
+        let head = ResponseHead(statusCode: stored.statusCode, fields: stored.headers.map { (name: $0.name, value: $0.value) },
+                                url: url, httpVersion: "HTTP/1.1")
+        return DataResponse(request: request, response: head.httpURLResponse, data: stored.data, metrics: nil,
+                            serializationDuration: 0, result: .success(stored.data))
+    }
+}

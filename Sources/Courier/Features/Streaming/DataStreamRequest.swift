@@ -1,0 +1,159 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request whose body is handed to you piece by piece as it arrives, made by
+/// `session.streamRequest(...)`, with backpressure: while you are busy with a chunk the transport
+/// stops reading once about a megabyte is waiting, so memory stays bounded on any body size.
+///
+/// Validators run when the response head arrives; a stream is not retried once bytes reached you.
+public actor DataStreamRequest: Request {
+    /// The request's identity.
+    public nonisolated let id: UUID
+    /// The session that made it.
+    public nonisolated let session: Session
+    /// Courier's thread-safe part of the request.
+    public nonisolated let _shell: RequestShell
+    /// Courier's machinery, isolated to the request.
+    public let _engine: RequestEngine
+    nonisolated let buffer: StreamBuffer
+
+    /// The request's own serial executor, which transport events also enter.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { _shell.executor.asUnownedSerialExecutor() }
+
+    init(session: Session, source: RequestSource) {
+        let buffer = StreamBuffer()
+        (id, _shell, _engine) = RequestShell.make(session: session, source: source, sink: StreamBodySink(buffer: buffer))
+        self.buffer = buffer
+        self.session = session
+        _engine.addResponseHandler { [buffer] completion in buffer.finish(completion) }
+        _engine.owner = self
+    }
+
+    /// The body as an asynchronous sequence of chunks; iterating it starts the request. A stream has
+    /// one consumer: a second one fails at once. Cancelling the iterating `Task` cancels the request
+    /// unless `automaticallyCancelling` is `false`.
+    public nonisolated func streamingData(automaticallyCancelling: Bool = true) -> DataStream {
+        DataStream(request: self, automaticallyCancelling: automaticallyCancelling)
+    }
+
+    /// Calls `handler` on `queue` (the session's callback queue by default) with each chunk, then
+    /// once with the end. The next chunk is not read until `handler` returns.
+    @discardableResult
+    public nonisolated func responseStream(queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DataStreamEvent) -> Void) -> Self {
+        let queue = queue ?? session.callbackQueue
+        let stream = streamingData(automaticallyCancelling: false)
+        Task {
+            var iterator = stream.makeAsyncIterator()
+            var failure: CourierError?
+            do throws(CourierError) {
+                while let chunk = try await iterator.next() {
+                    await deliver(.chunk(chunk), on: queue, to: handler)
+                }
+            } catch {
+                failure = error
+            }
+            let completion = buffer.completion
+            await deliver(.complete(DataStreamCompletion(request: completion?.request, response: completion?.response,
+                                                         metrics: completion?.metrics, error: failure ?? completion?.error)),
+                          on: queue, to: handler)
+        }
+        return self
+    }
+
+    private nonisolated func deliver(_ event: DataStreamEvent, on queue: DispatchQueue,
+                                     to handler: @escaping @Sendable (DataStreamEvent) -> Void) async {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                handler(event)
+                continuation.resume()
+            }
+        }
+    }
+}
+
+/// One step of a streamed response, for `responseStream`.
+public enum DataStreamEvent: Sendable {
+    /// The next piece of the body.
+    case chunk(Data)
+    /// The end: success when `error` is `nil`.
+    case complete(DataStreamCompletion)
+}
+
+/// How a streamed response ended.
+public struct DataStreamCompletion: Sendable {
+    /// The last request sent.
+    public let request: URLRequest?
+    /// The response head.
+    public let response: HTTPURLResponse?
+    /// Timings and byte counts.
+    public let metrics: TransferMetrics?
+    /// The error, if the stream failed or was cancelled.
+    public let error: CourierError?
+}
+
+/// The chunks of a ``DataStreamRequest``'s body, in order; throws the request's ``CourierError``.
+public struct DataStream: AsyncSequence, Sendable {
+    /// A chunk of the body.
+    public typealias Element = Data
+    /// The error a stream ends with.
+    public typealias Failure = CourierError
+
+    let request: DataStreamRequest
+    let automaticallyCancelling: Bool
+
+    /// Starts the request and returns the iterator.
+    public func makeAsyncIterator() -> Iterator {
+        let attached = request.buffer.attachConsumer()
+        if attached { request.resume() }
+        return Iterator(request: request, automaticallyCancelling: automaticallyCancelling, attached: attached)
+    }
+
+    /// Takes chunks one at a time; each one taken lets the transport read more.
+    public struct Iterator: AsyncIteratorProtocol {
+        let request: DataStreamRequest
+        let automaticallyCancelling: Bool
+        let attached: Bool
+
+        /// The next chunk, or `nil` at the end of the body.
+        public mutating func next() async throws(CourierError) -> Data? {
+            guard attached else {
+                throw CourierError(.serializationFailed, "This stream already has a consumer; a stream can be read only once.")
+            }
+            let request = request
+            let result: Result<Data?, CourierError>
+            if automaticallyCancelling {
+                result = await withTaskCancellationHandler {
+                    await request.buffer.next()
+                } onCancel: {
+                    request.cancel()
+                }
+            } else {
+                result = await request.buffer.next()
+            }
+            return try result.get()
+        }
+    }
+}
+
+extension Session {
+    /// Makes a streamed request: read the body as it arrives with `streamingData()` or `responseStream`.
+    public func streamRequest(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
+                              timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
+                              requestModifier: RequestModifier? = nil) -> DataStreamRequest {
+        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+            try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
+        }
+        let request = DataStreamRequest(session: self, source: source)
+        didCreate(request)
+        return request
+    }
+
+    /// Makes a streamed request from any `URLRequestConvertible`.
+    public func streamRequest(_ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil) -> DataStreamRequest {
+        let request = DataStreamRequest(session: self, source: .convertible(convertible, interceptor: interceptor))
+        didCreate(request)
+        return request
+    }
+}

@@ -1,0 +1,51 @@
+/// One option a command accepts: its names, whether it takes a value, and its help line.
+struct OptionSpec: Sendable, Equatable {
+    /// The key the parsed value is stored under, e.g. `"header"`.
+    let id: String
+    /// The one-letter name used as `-x`, if any.
+    let short: Character?
+    /// The long name used as `--name`.
+    let long: String
+    /// The value's placeholder in help (e.g. `FILE`); nil for a flag, which takes no value.
+    let valueName: String?
+    /// Whether the option may be given several times (values accumulate in order).
+    let repeatable: Bool
+    /// One line of help.
+    let help: String
+
+    init(_ id: String, short: Character? = nil, long: String, value valueName: String? = nil,
+         repeatable: Bool = false, help: String) {
+        self.id = id
+        self.short = short
+        self.long = long
+        self.valueName = valueName
+        self.repeatable = repeatable
+        self.help = help
+    }
+
+    /// Whether the option takes a value.
+    var takesValue: Bool { valueName != nil }
+
+    /// How the option is written in messages: `-H/--header` or `--json`.
+    var displayName: String {
+        short.map { "-\($0)/--\(long)" } ?? "--\(long)"
+    }
+
+    /// The left column of the option's help line, e.g. `-H, --header NAME: VALUE`.
+    var synopsis: String {
+        let names = short.map { "-\($0), --\(long)" } ?? "    --\(long)"
+        return valueName.map { "\(names) \($0)" } ?? names
+    }
+}
+
+/// Formats options as aligned help lines.
+enum OptionHelp {
+    /// One line per option: the synopsis padded to a common width, then the help text.
+    static func lines(for options: [OptionSpec], indent: Int = 2) -> String {
+        let width = (options.map { $0.synopsis.count }.max() ?? 0) + 2
+        let pad = String(repeating: " ", count: indent)
+        return options.map { option in
+            pad + option.synopsis + String(repeating: " ", count: width - option.synopsis.count) + option.help
+        }.joined(separator: "\n")
+    }
+}

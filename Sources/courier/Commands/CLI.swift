@@ -1,0 +1,75 @@
+import Foundation
+
+/// Routes a command line to its command and turns usage errors into exit status 2.
+enum CLI {
+    /// Runs `courier` with `arguments` (without the program name) and returns the exit status.
+    static func run(_ arguments: [String], environment: [String: String], interrupts: Interrupts,
+                    console: Console = .shared) async -> ExitCode {
+        do {
+            return try await dispatch(arguments, environment: environment, interrupts: interrupts, console: console)
+        } catch {
+            console.message(error.description)
+            console.message(error.hint)
+            return .usage
+        }
+    }
+
+    private static func dispatch(_ arguments: [String], environment: [String: String], interrupts: Interrupts,
+                                 console: Console) async throws(UsageError) -> ExitCode {
+        guard let first = arguments.first else {
+            throw UsageError("missing URL", command: nil)
+        }
+        let rest = Array(arguments.dropFirst())
+        switch first {
+        case "-h", "--help":
+            console.out(Help.main + "\n")
+            return .success
+        case "-V", "--version":
+            console.out(Help.version + "\n")
+            return .success
+        case "help":
+            return try help(rest, console: console)
+        case "demo":
+            let parsed = try ArgumentParser.parse(rest, options: Demo.options, command: "demo")
+            if parsed.has("help") {
+                console.out(Help.demo + "\n")
+                return .success
+            }
+            if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'", command: "demo") }
+            return await Demo(console: console, interrupts: interrupts).run()
+        case "fetch":
+            return try await fetch(rest, environment: environment, interrupts: interrupts, console: console)
+        default:
+            return try await fetch(arguments, environment: environment, interrupts: interrupts, console: console)
+        }
+    }
+
+    private static func help(_ arguments: [String], console: Console) throws(UsageError) -> ExitCode {
+        let parsed = try ArgumentParser.parse(arguments, options: [OptionSpec("help", short: "h", long: "help", help: "")],
+                                              command: "help")
+        if parsed.has("help") {
+            console.out(Help.help + "\n")
+            return .success
+        }
+        guard parsed.positionals.count <= 1 else {
+            throw UsageError("unexpected argument '\(parsed.positionals[1])'", command: "help")
+        }
+        guard let text = Help.text(for: parsed.positionals.first) else {
+            throw UsageError("no command '\(parsed.positionals[0])' (commands: \(Help.commands.joined(separator: ", ")))",
+                             command: "help")
+        }
+        console.out(text + "\n")
+        return .success
+    }
+
+    private static func fetch(_ arguments: [String], environment: [String: String], interrupts: Interrupts,
+                              console: Console) async throws(UsageError) -> ExitCode {
+        let parsed = try ArgumentParser.parse(arguments, options: FetchOptions.options, command: "fetch")
+        if FetchOptions.wantsHelp(parsed) {
+            console.out(Help.fetch + "\n")
+            return .success
+        }
+        let options = try FetchOptions.make(from: parsed, environment: environment)
+        return await FetchCommand(options: options, interrupts: interrupts, console: console).run()
+    }
+}

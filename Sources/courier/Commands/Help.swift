@@ -1,0 +1,115 @@
+import Courier
+
+/// The help texts of `courier` and its commands.
+enum Help {
+    /// The commands `courier help` knows.
+    static let commands = ["fetch", "demo", "help"]
+
+    /// `courier --version`.
+    static var version: String {
+        "courier \(Courier.version) (Courier \(Courier.version))"
+    }
+
+    /// The help of `command`, or nil for an unknown command.
+    static func text(for command: String?) -> String? {
+        switch command {
+        case nil: main
+        case "fetch": fetch
+        case "demo": demo
+        case "help": help
+        default: nil
+        }
+    }
+
+    /// `courier --help`.
+    static var main: String {
+        """
+        courier \(Courier.version): an HTTP client built on Courier.
+
+        Usage:
+          courier [METHOD] URL [options]   make a request (the 'fetch' command; 'courier fetch ...' works too)
+          courier demo                     watch Courier work against an embedded test server, offline
+          courier help [COMMAND]           help for a command: fetch, demo, help
+          courier --version                print the version
+
+        Options for a request:
+        \(OptionHelp.lines(for: FetchOptions.options))
+
+        \(examples)
+
+        Exit codes:
+        \(ExitCode.helpText)
+        """
+    }
+
+    /// `courier help fetch`.
+    static var fetch: String {
+        """
+        Usage: courier [METHOD] URL [options]
+
+        Makes one HTTP request. METHOD is GET, or POST when a body is given. A URL without a
+        scheme gets http://. The response body goes to standard output: JSON is pretty-printed
+        and coloured on a terminal (set NO_COLOR to turn colours off); bytes are copied as they
+        are when output is piped. With -o the body is streamed to a file with a progress bar on
+        a terminal (plain progress lines otherwise). With -C the download is resumable: its bytes
+        are kept in the download store (default \(DownloadStore.defaultDirectory.path)), and running
+        the same command again, after Ctrl-C, a crash or a lost connection, continues from them.
+
+        Bodies: -d DATA sends DATA as it is (Content-Type: application/x-www-form-urlencoded
+        unless -H sets one); -d @FILE streams FILE (application/octet-stream); --json checks
+        its argument is JSON and sends it as application/json; -F builds a multipart form, and
+        -F name=@FILE streams the file as a file part. Only one kind of body per request.
+
+        Options:
+        \(OptionHelp.lines(for: FetchOptions.options))
+
+        \(examples)
+
+        Exit codes:
+        \(ExitCode.helpText)
+        """
+    }
+
+    /// `courier help demo`.
+    static var demo: String {
+        """
+        Usage: courier demo
+
+        Starts Courier's test server inside the process on 127.0.0.1 (no network access needed)
+        and walks through Courier's features, printing what happened and the figures:
+          1. a JSON GET decoded into a Swift type and pretty-printed;
+          2. validation failing readably (a 404 rejected by validate());
+          3. a download with a progress bar, interrupted mid-way and resumed from disk through a
+             download store, with the bytes re-used and fetched;
+          4. ten identical requests collapsed into one transfer by deduplication.
+        Temporary files are removed at the end. Takes a few seconds.
+
+        Options:
+        \(OptionHelp.lines(for: Demo.options))
+
+        Exit codes: 0 when every step behaved as described, 1 otherwise, 130 when interrupted.
+        """
+    }
+
+    /// `courier help help`.
+    static var help: String {
+        """
+        Usage: courier help [COMMAND]
+
+        Prints the help of COMMAND (fetch, demo, help), or the overview without one.
+        'courier COMMAND --help' prints the same.
+        """
+    }
+
+    private static var examples: String {
+        """
+        Examples:
+          courier https://api.example.com/users/42
+          courier -v --fail https://api.example.com/health
+          courier POST https://api.example.com/users --json '{"nick":"ada","level":7}'
+          courier PUT https://api.example.com/files/report.pdf -d @report.pdf
+          courier https://api.example.com/photos -F title=Holiday -F photo=@beach.jpg
+          courier -C -o big.iso https://example.com/big.iso   # Ctrl-C, then run it again to continue
+        """
+    }
+}

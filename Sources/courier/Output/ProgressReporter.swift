@@ -1,0 +1,102 @@
+import Courier
+import Foundation
+import Synchronization
+
+/// Shows a transfer's progress on standard error: a bar redrawn in place (at most ten times a
+/// second) when standard error is a terminal, otherwise a plain line at most once a second.
+///
+/// Progress hooks call ``update(_:)`` from any queue; the command calls ``finish(size:resumed:)``
+/// or ``stop()`` when the request has ended, after which late updates are ignored.
+final class ProgressReporter: Sendable {
+    /// How progress is shown.
+    enum Style: Sendable {
+        /// A bar redrawn with `\r`.
+        case terminal
+        /// Occasional plain lines.
+        case plain
+        /// Nothing.
+        case silent
+    }
+
+    private struct State {
+        var resumed: Int64?
+        var lastShown: ContinuousClock.Instant?
+        /// The newest value, shown or not.
+        var latest: TransferProgress?
+        var isDone = false
+    }
+
+    /// How progress is shown.
+    let style: Style
+    private let console: Console
+    private let start = ContinuousClock.now
+    private let state = Mutex(State())
+
+    /// Creates a reporter; the clock for rates and elapsed time starts now.
+    init(style: Style, console: Console = .shared) {
+        self.style = style
+        self.console = console
+    }
+
+    /// The style for the process's standard error: a bar on a terminal, plain lines otherwise.
+    static var styleForStandardError: Style {
+        Console.shared.stderrIsTerminal ? .terminal : .plain
+    }
+
+    private var elapsed: Double { (ContinuousClock.now - start).seconds }
+
+    /// Shows `progress` if enough time has passed since the last line.
+    func update(_ progress: TransferProgress) {
+        guard style != .silent else { return }
+        let now = ContinuousClock.now
+        let sample: ProgressSample? = state.withLock { state in
+            guard !state.isDone else { return nil }
+            let resumed = state.resumed ?? progress.completedUnitCount
+            state.resumed = resumed
+            state.latest = progress
+            let interval: Duration = style == .terminal ? .milliseconds(100) : .seconds(1)
+            if let last = state.lastShown, now - last < interval { return nil }
+            if state.lastShown == nil, style == .plain, now - start < interval { return nil }
+            state.lastShown = now
+            return ProgressSample(completed: progress.completedUnitCount, total: progress.totalUnitCount,
+                                  resumed: resumed, elapsed: (now - start).seconds)
+        }
+        guard let sample else { return }
+        switch style {
+        case .terminal: console.drawProgress(ProgressBar.terminalLine(sample, width: console.stderrColumns))
+        case .plain: console.message(ProgressBar.plainLine(sample))
+        case .silent: break
+        }
+    }
+
+    /// Replaces the bar with the final line: 100%, the size, the time and the average rate.
+    func finish(size: Int64, resumed: Int64) {
+        let sample = ProgressSample(completed: size, total: size, resumed: resumed, elapsed: elapsed)
+        guard markDone(), style != .silent else { return }
+        switch style {
+        case .terminal: console.finishProgress(ProgressBar.finalLine(sample))
+        case .plain: console.message(ProgressBar.finalLine(sample))
+        case .silent: break
+        }
+    }
+
+    /// Stops updates, leaving the bar on screen showing the newest value (after a failure or an
+    /// interruption).
+    func stop() {
+        let (latest, resumed) = state.withLock { ($0.latest, $0.resumed ?? 0) }
+        guard markDone() else { return }
+        if style == .terminal, let latest {
+            let sample = ProgressSample(completed: latest.completedUnitCount, total: latest.totalUnitCount,
+                                        resumed: resumed, elapsed: elapsed)
+            console.drawProgress(ProgressBar.terminalLine(sample, width: console.stderrColumns))
+        }
+        console.keepProgress()
+    }
+
+    private func markDone() -> Bool {
+        state.withLock { state in
+            defer { state.isDone = true }
+            return !state.isDone
+        }
+    }
+}

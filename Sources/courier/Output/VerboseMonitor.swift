@@ -1,0 +1,50 @@
+import Courier
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The `-v` event monitor: prints each request head exactly as it goes to the transport (`> `
+/// lines, in order) and each response head as it arrives (`< ` lines) to standard error.
+///
+/// Events arrive on the request's executor; printing a few lines there is quick enough.
+struct VerboseMonitor: EventMonitor {
+    let console: Console
+
+    func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders) {
+        var lines = ["> \(urlRequest.httpMethod ?? "GET") \(urlRequest.url?.absoluteString ?? "?")"]
+        lines += headers.map { "> \($0.name): \($0.value)" }
+        if let body = urlRequest.httpBody, !body.isEmpty { lines.append("> (body: \(body.count) bytes)") }
+        lines.append(">")
+        lines.forEach(console.message)
+    }
+
+    func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) {
+        printHead(response)
+    }
+
+    func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {
+        printHead(response)
+        console.message("* following the redirect to \(urlRequest.url?.absoluteString ?? "?")")
+    }
+
+    func request(_ request: any Request, willRetryAfter delay: Duration, dueTo error: CourierError) {
+        console.message("* retrying in \(Units.elapsed(delay.seconds)) after: \(error)")
+    }
+
+    private func printHead(_ response: HTTPURLResponse) {
+        var lines = ["< \(HTTPStatusText.line(response.statusCode))"]
+        let fields = response.allHeaderFields.reduce(into: [String: String]()) { fields, field in
+            fields["\(field.key)"] = "\(field.value)"
+        }
+        lines += Self.sorted(fields).map { "< \($0.key): \($0.value)" }
+        lines.append("<")
+        lines.forEach(console.message)
+    }
+
+    /// Header fields sorted by name (Foundation keeps them in a dictionary, so the order on the
+    /// wire is not known).
+    private static func sorted(_ fields: [String: String]) -> [(key: String, value: String)] {
+        fields.sorted { $0.key.lowercased() < $1.key.lowercased() }
+    }
+}

@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns SIGINT (Ctrl-C) and SIGTERM into an orderly stop.
+///
+/// The default handlers are ignored (`SIG_IGN`) and the signals are delivered to a dispatch
+/// source, so no work ever runs in a raw signal handler. The first signal runs the handler the
+/// running command registered (cancel the request); the command then cleans up, reports, and
+/// exits with 130. If it has not done so after a grace period, or on a second signal, the
+/// process exits with 130 at once.
+final class Interrupts: Sendable {
+    private struct State {
+        var received: Int32?
+        var handler: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "courier.interrupts")
+    private let grace: Duration
+    // Dispatch sources are not Sendable; these are created and resumed once in `init` and never touched again.
+    private nonisolated(unsafe) let sources: [any DispatchSourceSignal]
+
+    /// Installs the handling for SIGINT and SIGTERM (call once, early).
+    init(grace: Duration = .seconds(3)) {
+        self.grace = grace
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            sources.append(DispatchSource.makeSignalSource(signal: signalNumber, queue: queue))
+        }
+        self.sources = sources
+        for source in sources {
+            let number = Int32(source.handle)
+            source.setEventHandler { [weak self] in self?.received(number) }
+            source.resume()
+        }
+        // A closed pipe on standard output must not kill the process silently; writes report it.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Whether SIGINT or SIGTERM has been received.
+    var wasInterrupted: Bool {
+        state.withLock { $0.received != nil }
+    }
+
+    /// Sets what the first signal does (typically: cancel the request in flight). If a signal
+    /// already arrived, `handler` runs at once.
+    func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
+        let alreadyInterrupted = state.withLock { state -> Bool in
+            state.handler = handler
+            return state.received != nil
+        }
+        if alreadyInterrupted { queue.async(execute: handler) }
+    }
+
+    /// Removes the handler; a signal then exits at once.
+    func clearHandler() {
+        state.withLock { $0.handler = nil }
+    }
+
+    private func received(_ signalNumber: Int32) {
+        let (first, handler) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            let first = state.received == nil
+            if first { state.received = signalNumber }
+            return (first, state.handler)
+        }
+        guard first, let handler else {
+            Console.shared.message("courier: interrupted")
+            exit(ExitCode.interrupted.rawValue)
+        }
+        handler()
+        let seconds = Int(grace.components.seconds)
+        queue.asyncAfter(deadline: .now() + .seconds(seconds)) {
+            Console.shared.message("courier: interrupted (did not stop within \(seconds) s)")
+            exit(ExitCode.interrupted.rawValue)
+        }
+    }
+}

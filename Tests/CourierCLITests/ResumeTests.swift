@@ -1,0 +1,62 @@
+import CourierTestServer
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `-C` beyond the happy path: a resource that changed between runs, and two processes that try
+/// to resume the same download at once.
+@Suite struct ResumeTests {
+    @Test func aChangedResourceStartsOverAndTheResultIsTheNewContent() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory("changed")
+        defer { directory.remove() }
+        let size: Int64 = 2 << 20
+        let gate = Gate()
+        server.route("/doc.bin", Resource(pattern: size, seed: 31, etag: "\"v1\"").pausing(afterBytes: 512 << 10, until: gate))
+        let store = directory.path("store")
+        let output = directory.path("doc.bin")
+        let arguments = ["-C", "-o", output.path, "--store", store.path, server.url("/doc.bin").absoluteString]
+
+        let first = try CLIProcess(arguments)
+        #expect(await eventually(timeout: .seconds(20)) { StoreFiles.partSize(in: store) >= 512 << 10 })
+        first.send(SIGINT)
+        let interrupted = try await first.finish(timeout: .seconds(20))
+        #expect(interrupted.status == 130, "\(interrupted)")
+        try await server.waitForClientDisconnect(path: "/doc.bin", timeout: .seconds(5))
+
+        server.replace(Resource(pattern: size + 1000, seed: 32, etag: "\"v2\""), at: "/doc.bin")
+        gate.open()
+        let second = try await runCLI(arguments)
+        #expect(second.status == 0, "\(second)")
+        #expect(second.stderrText.contains("nothing resumed: the server sent the whole file again, replacing the \(512 << 10) bytes on disk"),
+                "\(second.stderrText)")
+        #expect(try PatternFile.firstMismatch(output, count: size + 1000, seed: 32) == nil, "the new content, byte-exact")
+        let last = try #require(server.recordedRequests.last)
+        #expect(last.headers["Range"] == "bytes=\(512 << 10)-")
+        #expect(last.headers["If-Range"] == "\"v1\"")
+    }
+
+    @Test func aSecondProcessCannotResumeTheSameDownloadAtTheSameTime() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory("locked")
+        defer { directory.remove() }
+        let gate = Gate()
+        server.route("/shared.bin", Resource(pattern: 1 << 20, seed: 33, etag: "\"s\"").pausing(afterBytes: 256 << 10, until: gate))
+        let store = directory.path("store")
+        let arguments = ["-C", "-o", directory.path("shared.bin").path, "--store", store.path, server.url("/shared.bin").absoluteString]
+
+        let first = try CLIProcess(arguments)
+        #expect(await eventually(timeout: .seconds(20)) { StoreFiles.partSize(in: store) >= 256 << 10 })
+        let second = try await runCLI(arguments)
+        #expect(second.status == 6, "\(second)")
+        #expect(second.stderrText.contains("resumeFailed"), "\(second.stderrText)")
+        gate.open()
+        let completed = try await first.finish(timeout: .seconds(30))
+        #expect(completed.status == 0, "\(completed)")
+        #expect(try PatternFile.firstMismatch(directory.path("shared.bin"), count: 1 << 20, seed: 33) == nil)
+    }
+}

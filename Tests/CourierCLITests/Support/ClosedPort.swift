@@ -1,0 +1,37 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP port on 127.0.0.1 that is bound but not listening: connecting to it is refused, and no
+/// other test can take it while this object lives.
+final class ClosedPort {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        guard descriptor >= 0 else { throw HarnessError("socket() failed: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(descriptor)
+            throw HarnessError("bind() failed: \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit {
+        close(descriptor)
+    }
+}
