@@ -12,7 +12,11 @@ import Glibc
 /// "In flight" at a kill is what the server sent during that run minus what the run left on disk
 /// (measured once the server has noticed the client is gone, so it includes everything written
 /// to the socket); every resumed request must ask for exactly the bytes on disk.
-@Suite(.serialized) struct KillResumeTests {
+///
+/// Not under ThreadSanitizer: the kills land at random moments of an instrumented, much slower
+/// binary, and they test crash recovery, not races (the normal run covers them).
+@Suite(.serialized, .enabled(if: !LargeTests.underThreadSanitizer, "kill-and-resume runs are skipped under ThreadSanitizer"))
+struct KillResumeTests {
     static let size: Int64 = 200 << 20
 
     @Test func threeKillsThenTheFourthRunCompletes() async throws {
@@ -45,8 +49,8 @@ import Glibc
         let budget = Self.size * 9 / 10 / Int64(kills)
         for kill in 1...kills {
             let process = try CLIProcess(arguments)
-            let wrote = await eventually(timeout: .seconds(30)) { StoreFiles.partSize(in: store) > previous.part }
-            try #require(wrote, "run \(kill) wrote nothing within 30 s; store: \(StoreFiles.names(in: store))")
+            let wrote = await eventually(timeout: .seconds(120)) { StoreFiles.partSize(in: store) > previous.part }
+            try #require(wrote, "run \(kill) wrote nothing within 120 s; store: \(StoreFiles.names(in: store))")
             // A random moment 50–400 ms on; on a loaded machine a run may move faster than the
             // throttle suggests, so it is also killed once it has added its share of the file.
             let delay = Int.random(in: 50...400)

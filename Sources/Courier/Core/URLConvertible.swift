@@ -89,3 +89,31 @@ extension URL {
         return "\(scheme)://\((host ?? "").lowercased()):\(port ?? defaultPort)"
     }
 }
+
+extension URL {
+    /// The URL as a key for deduplication and caching: lower-cased scheme and host, no default
+    /// port, `/` for an empty path, no fragment, and, when `sortingQuery`, query parameters sorted by
+    /// name (repeated names keep their order).
+    func normalisedKey(sortingQuery: Bool) -> String {
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: true) else { return absoluteString }
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        if (components.scheme == "http" && components.port == 80) || (components.scheme == "https" && components.port == 443) {
+            components.port = nil
+        }
+        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
+        components.fragment = nil
+        if sortingQuery, let query = components.percentEncodedQuery {
+            func name(of piece: String) -> Substring {
+                piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? Substring(piece)
+            }
+            let pieces = query.split(separator: "&", omittingEmptySubsequences: true).map(String.init)
+            let sorted = pieces.enumerated().sorted { lhs, rhs in
+                let (left, right) = (name(of: lhs.element), name(of: rhs.element))
+                return left != right ? left < right : lhs.offset < rhs.offset
+            }
+            components.percentEncodedQuery = sorted.isEmpty ? nil : sorted.map(\.element).joined(separator: "&")
+        }
+        return components.string ?? absoluteString
+    }
+}

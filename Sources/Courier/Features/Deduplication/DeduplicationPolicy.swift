@@ -28,7 +28,7 @@ struct DeduplicationKey: Hashable, Sendable {
 
     init(_ request: TransportRequest) {
         method = request.method.rawValue
-        url = Self.normalise(request.url)
+        url = request.url.normalisedKey(sortingQuery: false)
         headers = request.headers
             .filter { !Self.ignoredHeaders.contains($0.name.lowercased()) }
             .map { "\($0.name.lowercased()):\($0.value)" }
@@ -38,18 +38,5 @@ struct DeduplicationKey: Hashable, Sendable {
         case .data(let data): body = SHA256.hash(data).hexString
         case .file(let url, let length): body = "file:\(url.path):\(length)"
         }
-    }
-
-    /// Lower-cased scheme and host, default port dropped, empty path as "/".
-    static func normalise(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
-        components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
-        if (components.scheme == "http" && components.port == 80) || (components.scheme == "https" && components.port == 443) {
-            components.port = nil
-        }
-        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
-        components.fragment = nil
-        return components.string ?? url.absoluteString
     }
 }

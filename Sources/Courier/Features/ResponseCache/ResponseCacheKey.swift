@@ -53,30 +53,8 @@ public struct ResponseCacheKey: Sendable, Hashable, CustomStringConvertible {
         SHA256.hash(Data(text.utf8)).hexString
     }
 
-    /// The URL with lower-cased scheme and host, no default port, `/` for an empty path, no
-    /// fragment, and query parameters sorted by name (stable for repeated names).
+    /// The URL as a key: see ``Foundation/URL/normalisedKey(sortingQuery:)``; query parameters sorted.
     static func normalisedURL(_ url: URL?) -> String {
-        guard let url else { return "" }
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
-        components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
-        if (components.scheme == "http" && components.port == 80) || (components.scheme == "https" && components.port == 443) {
-            components.port = nil
-        }
-        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
-        components.fragment = nil
-        if let query = components.percentEncodedQuery {
-            let pieces = query.split(separator: "&", omittingEmptySubsequences: true).map(String.init)
-            let sorted = pieces.enumerated().sorted { lhs, rhs in
-                let (left, right) = (Self.name(of: lhs.element), Self.name(of: rhs.element))
-                return left != right ? left < right : lhs.offset < rhs.offset
-            }
-            components.percentEncodedQuery = sorted.isEmpty ? nil : sorted.map(\.element).joined(separator: "&")
-        }
-        return components.string ?? url.absoluteString
-    }
-
-    private static func name(of piece: String) -> Substring {
-        piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? Substring(piece)
+        url?.normalisedKey(sortingQuery: true) ?? ""
     }
 }
