@@ -93,8 +93,7 @@ extension DataResponseRequest {
         using serializer: Serializer, automaticallyCancelling: Bool = true
     ) -> DataTask<Serializer.SerializedObject> {
         DataTask(AwaitableResponse(request: self, automaticallyCancelling: automaticallyCancelling) { deliver in
-            self.addDataHandler(serializer, deliver: deliver)
-            self.resume()
+            self.addDataHandler(serializer, thenResume: true, deliver: deliver)
         })
     }
 
@@ -124,10 +123,11 @@ extension DataResponseRequest {
 
     /// Queues a handler that serializes on the request's executor and passes the response to `deliver`.
     nonisolated func addDataHandler<Serializer: ResponseSerializer>(
-        _ serializer: Serializer, deliver: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
+        _ serializer: Serializer, thenResume: Bool = false,
+        deliver: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
     ) {
-        addSerializedHandler(serializer, deliver: deliver) { completion, result, duration in
-            DataResponse(request: completion.request, response: completion.response, data: completion.data,
+        addSerializedHandler(serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
+            DataResponse(request: completion.request, responseHead: completion.response, data: completion.data,
                          metrics: completion.metrics, serializationDuration: duration, result: result)
         }
     }
@@ -136,11 +136,14 @@ extension DataResponseRequest {
 extension Request {
     /// Queues a handler that runs `serializer` on the request's executor once the request is done,
     /// wraps the result with `makeResponse` and passes it to `deliver`.
+    ///
+    /// With `thenResume`, the request is also started in the same step (one trip to the executor).
     nonisolated func addSerializedHandler<Serializer: ResponseSerializer, Response: Sendable>(
-        _ serializer: Serializer, deliver: @escaping @Sendable (Response) -> Void,
+        _ serializer: Serializer, thenResume: Bool = false, deliver: @escaping @Sendable (Response) -> Void,
         makeResponse: @escaping @Sendable (RequestCompletion, Result<Serializer.SerializedObject, CourierError>, TimeInterval) -> Response
     ) {
         _engineAccess.perform { [self] engine in
+            defer { if thenResume { engine.resume() } }
             engine.addResponseHandler { completion in
                 let start = ContinuousClock.now
                 let result = serializer.result(for: completion)

@@ -207,8 +207,17 @@ public enum Courier {
 }
 
 extension String {
+    /// The string without leading and trailing spaces and tabs (no Foundation bridging).
+    var trimmedASCII: Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return "" }
+        return self[first...last]
+    }
+}
+
+extension StringProtocol {
     /// ASCII case-insensitive equality without allocating lower-cased copies.
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
         var lhs = utf8.makeIterator()
         var rhs = other.utf8.makeIterator()
         while true {

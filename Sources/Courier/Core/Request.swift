@@ -25,14 +25,14 @@ public final class RequestShell: Sendable {
     let executor: RequestExecutor
     let shared = RequestSharedState()
 
-    init(label: String) {
-        executor = RequestExecutor(label: label)
+    init() {
+        executor = RequestExecutor()
     }
 
     /// Creates the shell and engine for a new request.
     static func make(session: Session, source: RequestSource, sink: any ResponseBodySink) -> (UUID, RequestShell, RequestEngine) {
-        let id = UUID()
-        let shell = RequestShell(label: "courier.request")
+        let id = RequestIdentifiers.next()
+        let shell = RequestShell()
         let engine = RequestEngine(id: id, session: session, source: source, shared: shell.shared, sink: sink)
         return (id, shell, engine)
     }
@@ -46,7 +46,7 @@ extension Request {
     /// The last `URLRequest` sent (after adapters and redirects).
     public var lastRequest: URLRequest? { _engine.record.request }
     /// The last response head received.
-    public var response: HTTPURLResponse? { _engine.record.response }
+    public var response: HTTPURLResponse? { _engine.record.response?.httpResponse }
     /// Timings and byte counts of the transfer so far.
     public var metrics: TransferMetrics? { _engine.record.metrics }
     /// The error the request finished with, if it has finished with one.
@@ -54,8 +54,8 @@ extension Request {
 
     /// Access to the engine from any thread, through the request's executor.
     nonisolated var _engineAccess: RequestEngineAccess {
-        RequestEngineAccess(executor: _shell.executor, shared: _shell.shared) { work in
-            self._shell.executor.execute { self.assumeIsolated { work($0._engine) } }
+        RequestEngineAccess(executor: _shell.executor, shared: _shell.shared) { inline, work in
+            self._shell.executor.execute(inline: inline) { self.assumeIsolated { work($0._engine) } }
         }
     }
 }
@@ -64,11 +64,17 @@ extension Request {
 struct RequestEngineAccess: Sendable {
     let executor: RequestExecutor
     let shared: RequestSharedState
-    let run: @Sendable (@escaping @Sendable (RequestEngine) -> Void) -> Void
+    let run: @Sendable (_ inline: Bool, @escaping @Sendable (RequestEngine) -> Void) -> Void
 
-    /// Runs `work` on the request's executor, isolated to the request, after everything already queued.
+    /// Runs `work` on the request's executor, isolated to the request, after everything already
+    /// queued; on the calling thread when the executor is idle.
     func perform(_ work: @escaping @Sendable (RequestEngine) -> Void) {
-        run(work)
+        run(true, work)
+    }
+
+    /// Like ``perform(_:)``, but never on the calling thread: for transport threads.
+    func performElsewhere(_ work: @escaping @Sendable (RequestEngine) -> Void) {
+        run(false, work)
     }
 }
 
@@ -164,5 +170,32 @@ extension Request {
         let stream = _engineAccess.shared.uploadProgress.makeStream()
         resume()
         return stream
+    }
+}
+
+/// Request identifiers: a random per-process prefix and a counter, shaped as a version 4 UUID.
+///
+/// `UUID()` reads `/dev/urandom` on Linux (three system calls) every time: too much for each request.
+enum RequestIdentifiers {
+    private static let prefix: (UInt64, UInt32) = {
+        var generator = SystemRandomNumberGenerator()
+        return (generator.next(), UInt32(truncatingIfNeeded: generator.next() as UInt64))
+    }()
+    private static let counter = Locked<UInt32>(0)
+
+    static func next() -> UUID {
+        let count = counter.withLock { value -> UInt32 in
+            value &+= 1
+            return value
+        }
+        let (high, low) = prefix
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: high >> (UInt64(index) * 8)) }
+        for index in 0..<4 { bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (UInt32(index) * 8)) }
+        for index in 0..<4 { bytes[12 + index] = UInt8(truncatingIfNeeded: count >> (UInt32(index) * 8)) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40   // version 4
+        bytes[8] = (bytes[8] & 0x3F) | 0x80   // RFC 4122 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 }

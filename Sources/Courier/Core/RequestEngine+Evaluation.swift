@@ -27,7 +27,7 @@ extension RequestEngine {
     }
 
     /// Runs the validators in order; the first failure wins and is reported to monitors.
-    func firstValidationFailure(_ response: HTTPURLResponse, body: RequestCompletion.Body) -> CourierError? {
+    func firstValidationFailure(_ response: LazyHTTPResponse, body: RequestCompletion.Body) -> CourierError? {
         let input = ValidationInput(request: record.request, response: response, body: body)
         for validator in validators {
             if let failure = validator.validate(input) {

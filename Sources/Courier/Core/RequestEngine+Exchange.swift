@@ -153,16 +153,12 @@ extension RequestEngine {
     private func receive(_ head: ResponseHead, in exchange: Exchange) {
         exchange.head = head
         storeCookies(from: head)
-        guard let response = head.httpURLResponse else {
-            record.error = CourierError(.invalidResponse, "The response to \(head.url) could not be represented.", url: head.url)
-            exchange.transfer.cancel()
-            return
-        }
+        let response = LazyHTTPResponse(head: head)
         if let redirect = redirectRequest(for: head, after: exchange.request) {
             switch redirect {
             case .success(let next):
                 exchange.redirect = next
-                if let owner { session.monitor { $0.request(owner, willRedirectTo: next, from: response) } }
+                if let owner { session.monitor { $0.request(owner, willRedirectTo: next, from: response.httpResponse) } }
                 return
             case .failure(let error):
                 record.error = error
@@ -186,7 +182,7 @@ extension RequestEngine {
             shared.downloadProgress.update(TransferProgress(completedUnitCount: offset, totalUnitCount: total))
         case .alreadyComplete(let total):
             // The store holds every byte and the server confirmed the length: answer as if it sent them.
-            record.response = head.completedFromStore(length: total).httpURLResponse ?? response
+            record.response = LazyHTTPResponse(head: head.completedFromStore(length: total))
             record.bytesReceived = total
             shared.downloadProgress.update(TransferProgress(completedUnitCount: total, totalUnitCount: total))
         case .restart:
@@ -195,7 +191,7 @@ extension RequestEngine {
             exchange.redirect = again
             return
         }
-        if let owner, let response = record.response { session.monitor { $0.request(owner, didReceiveResponse: response) } }
+        if let owner, let response = record.response { session.monitor { $0.request(owner, didReceiveResponse: response.httpResponse) } }
         if sink.validatesAtHead, let response = record.response, let failure = firstValidationFailure(response, body: .memory(nil)) {
             record.error = failure
             exchange.transfer.cancel()
@@ -259,7 +255,8 @@ final class ExchangeRelay: TransportEventSink {
 
     func receive(_ event: TransportEvent) {
         let exchange = exchange
-        access.perform { $0.handle(event, exchange: exchange) }
+        // Never on the transport's thread: it serves every other transfer too.
+        access.performElsewhere { $0.handle(event, exchange: exchange) }
     }
 }
 

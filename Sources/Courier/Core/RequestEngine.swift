@@ -133,7 +133,7 @@ public final class RequestEngine {
         if completion.error?.isCancelled == true { sink.discard() }
         preparedUpload?.discard()
         if let owner {
-            session.monitor { $0.request(owner, didFinishWith: completion.response, metrics: completion.metrics, error: completion.error) }
+            session.monitor { $0.request(owner, didFinishWith: completion.response?.httpResponse, metrics: completion.metrics, error: completion.error) }
         }
         storeInCache(completion, servedFromCache: completion.metrics?.transport == "cache")
         let handlers = pendingHandlers
@@ -154,8 +154,8 @@ struct RequestRecord {
     var initialRequest: URLRequest?
     /// The last `URLRequest` sent.
     var request: URLRequest?
-    /// The final response of the last exchange.
-    var response: HTTPURLResponse?
+    /// The final response of the last exchange (its `HTTPURLResponse` is built on demand).
+    var response: LazyHTTPResponse?
     /// Metrics of the last exchange, with the whole request's total time.
     var metrics: TransferMetrics?
     /// The error of the current attempt, if any.

@@ -1,27 +1,44 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// The serial executor each request actor runs on.
+/// The serial executor each request actor runs on: a FIFO of work drained by one thread at a time.
 ///
-/// Transport events enter the request through ``execute(_:)`` and the actor's `assumeIsolated`,
-/// so they keep their order and need no `Task` each; Swift jobs (awaiting `request.state`, hooks
-/// added from async code) go through the same FIFO queue, so both kinds of work interleave in
-/// arrival order.
-final class RequestExecutor: SerialExecutor {
-    let queue: DispatchQueue
-
-    init(label: String) {
-        queue = DispatchQueue(label: label)
+/// Transport events enter the request through ``execute(inline:_:)`` and the actor's
+/// `assumeIsolated`, so they keep their order and need no `Task` each; Swift jobs (awaiting
+/// `request.state`, hooks added from async code) go through the same FIFO, so both kinds of work
+/// interleave in arrival order.
+///
+/// When nothing is running, work submitted with `inline: true` runs at once on the calling thread,
+/// so starting a request costs no thread hop. Transport threads submit with `inline: false`: their
+/// work is drained on a global queue, never on the transport's own thread. Swift jobs are always
+/// run from a drain on the global queue, never nested inside a caller's work.
+final class RequestExecutor: SerialExecutor, Sendable {
+    private enum Item: Sendable {
+        case job(UnownedJob)
+        case work(@Sendable () -> Void)
     }
+
+    private struct State: Sendable {
+        var items: [Item] = []
+        var head = 0
+        /// The thread draining the FIFO right now, if any: the thread isolated to the request.
+        var drainer: pthread_t?
+    }
+
+    private let state = Locked(State())
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        submit(.job(UnownedJob(job)), inline: false)
     }
 
-    /// Runs `work` on the executor after everything already enqueued.
-    func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+    /// Runs `work` on the executor after everything already submitted; `inline` allows running it
+    /// on the calling thread when the executor is idle.
+    func execute(inline: Bool, _ work: @escaping @Sendable () -> Void) {
+        submit(.work(work), inline: inline)
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -29,6 +46,62 @@ final class RequestExecutor: SerialExecutor {
     }
 
     func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        let current = pthread_self()
+        let isolated = state.withLock { state in state.drainer.map { pthread_equal($0, current) != 0 } ?? false }
+        precondition(isolated, "Courier: request state touched outside the request's executor")
+    }
+
+    private func submit(_ item: Item, inline: Bool) {
+        let current = pthread_self()
+        let startDrain = state.withLock { state -> Bool in
+            state.items.append(item)
+            guard state.drainer == nil else { return false }
+            state.drainer = current
+            return true
+        }
+        guard startDrain else { return }
+        if inline, case .work = item {
+            drain(onCallerThread: true)
+        } else {
+            handOffDrain()
+        }
+    }
+
+    private func handOffDrain() {
+        DispatchQueue.global().async { [self] in
+            state.withLock { $0.drainer = pthread_self() }
+            drain(onCallerThread: false)
+        }
+    }
+
+    /// Runs items until the FIFO is empty. On a caller's thread it stops at the first Swift job and
+    /// hands the rest to the global queue, so a job never runs nested inside foreign work.
+    private func drain(onCallerThread: Bool) {
+        let executor = asUnownedSerialExecutor()
+        while true {
+            let next = state.withLock { state -> Item? in
+                guard state.head < state.items.count else {
+                    state.items.removeAll(keepingCapacity: true)
+                    state.head = 0
+                    state.drainer = nil
+                    return nil
+                }
+                if onCallerThread, case .job = state.items[state.head] { return nil }
+                let item = state.items[state.head]
+                state.head += 1
+                return item
+            }
+            switch next {
+            case .work(let work)?:
+                work()
+            case .job(let job)?:
+                job.runSynchronously(on: executor)
+            case nil:
+                // Either drained (drainer cleared) or a job is waiting for a proper drain.
+                let handOff = state.withLock { $0.drainer != nil }
+                if handOff { handOffDrain() }
+                return
+            }
+        }
     }
 }

@@ -60,7 +60,7 @@ protocol ResponseBodySink: AnyObject {
     /// The body handed to handlers of a cancelled request.
     var cancelledBody: RequestCompletion.Body { get }
     /// Makes the body final (downloads move the file to its destination); throws `.fileSystem`.
-    func finalize(response: HTTPURLResponse?) throws -> RequestCompletion.Body
+    func finalize(response: LazyHTTPResponse?) throws -> RequestCompletion.Body
     /// Gives up on the body after a failure or a cancel (temporary files are removed).
     func discard()
     /// Body bytes the transport may deliver ahead of this sink (see ``TransportRequest/flowControlWindow``).
@@ -107,7 +107,7 @@ final class MemoryBodySink: ResponseBodySink {
 
     var body: RequestCompletion.Body { .memory(data) }
     var cancelledBody: RequestCompletion.Body { .memory(data) }
-    func finalize(response: HTTPURLResponse?) -> RequestCompletion.Body { .memory(data) }
+    func finalize(response: LazyHTTPResponse?) -> RequestCompletion.Body { .memory(data) }
     func discard() {}
     // Bytes are stored as they arrive, so the window only bounds the queue ahead of the executor.
     var flowControlWindow: Int { 8 << 20 }

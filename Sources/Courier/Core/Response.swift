@@ -8,7 +8,8 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
     /// The last request sent (after adapters and redirects), or `nil` if none could be built.
     public let request: URLRequest?
     /// The final HTTP response, if one arrived.
-    public let response: HTTPURLResponse?
+    public var response: HTTPURLResponse? { responseHead?.httpResponse }
+    let responseHead: LazyHTTPResponse?
     /// The body as received (decoded from gzip and the like).
     public let data: Data?
     /// Timings and byte counts of the transfer.
@@ -21,8 +22,14 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
     /// Creates a response.
     public init(request: URLRequest?, response: HTTPURLResponse?, data: Data?, metrics: TransferMetrics?,
                 serializationDuration: TimeInterval, result: Result<Success, Failure>) {
+        self.init(request: request, responseHead: LazyHTTPResponse(response), data: data, metrics: metrics,
+                  serializationDuration: serializationDuration, result: result)
+    }
+
+    init(request: URLRequest?, responseHead: LazyHTTPResponse?, data: Data?, metrics: TransferMetrics?,
+         serializationDuration: TimeInterval, result: Result<Success, Failure>) {
         self.request = request
-        self.response = response
+        self.responseHead = responseHead
         self.data = data
         self.metrics = metrics
         self.serializationDuration = serializationDuration
@@ -40,7 +47,7 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
 
     /// Transforms the value, keeping everything else.
     public func map<NewSuccess: Sendable>(_ transform: (Success) -> NewSuccess) -> DataResponse<NewSuccess, Failure> {
-        DataResponse<NewSuccess, Failure>(request: request, response: response, data: data, metrics: metrics,
+        DataResponse<NewSuccess, Failure>(request: request, responseHead: responseHead, data: data, metrics: metrics,
                                           serializationDuration: serializationDuration, result: result.map(transform))
     }
 }
@@ -50,7 +57,8 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
     /// The last request sent.
     public let request: URLRequest?
     /// The final HTTP response, if one arrived.
-    public let response: HTTPURLResponse?
+    public var response: HTTPURLResponse? { responseHead?.httpResponse }
+    let responseHead: LazyHTTPResponse?
     /// Where the downloaded file is (its final destination), if it was written.
     public let fileURL: URL?
     /// Timings and byte counts of the transfer.
@@ -63,8 +71,14 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
     /// Creates a response.
     public init(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, metrics: TransferMetrics?,
                 serializationDuration: TimeInterval, result: Result<Success, Failure>) {
+        self.init(request: request, responseHead: LazyHTTPResponse(response), fileURL: fileURL, metrics: metrics,
+                  serializationDuration: serializationDuration, result: result)
+    }
+
+    init(request: URLRequest?, responseHead: LazyHTTPResponse?, fileURL: URL?, metrics: TransferMetrics?,
+         serializationDuration: TimeInterval, result: Result<Success, Failure>) {
         self.request = request
-        self.response = response
+        self.responseHead = responseHead
         self.fileURL = fileURL
         self.metrics = metrics
         self.serializationDuration = serializationDuration
@@ -92,7 +106,7 @@ struct RequestCompletion: Sendable {
     }
 
     var request: URLRequest?
-    var response: HTTPURLResponse?
+    var response: LazyHTTPResponse?
     var body: Body
     var metrics: TransferMetrics?
     var error: CourierError?

@@ -27,7 +27,7 @@ public struct Empty: Codable, Sendable, Hashable, EmptyResponse {
 }
 
 /// Decodes the body into a `Decodable` type.
-public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSerializer {
+public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSerializer, HeadReadingSerializer {
     /// The decoder used.
     public let decoder: any DataDecoder
     /// Status codes whose empty body is valid.
@@ -46,8 +46,13 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
     /// The decoded value. An allowed empty body gives `T.emptyValue()` when `T` is an
     /// ``EmptyResponse`` and fails with `.emptyResponse` otherwise.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> T {
+        try serialize(request: request, head: LazyHTTPResponse(response), data: data, error: error)
+    }
+
+    func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> T {
+        let response = head
         if let error { throw error }
-        if try checkEmpty(request: request, response: response, data: data) {
+        if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) {
             guard let empty = T.self as? any EmptyResponse.Type, let value = empty.emptyValue() as? T else {
                 throw CourierError(.emptyResponse, "The body was empty and \(T.self) has no empty value (conform it to EmptyResponse or decode Empty).",
                                    responseCode: response?.statusCode, url: request?.url)

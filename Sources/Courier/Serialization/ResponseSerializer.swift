@@ -40,8 +40,12 @@ extension ResponseSerializer {
 
     /// Whether an empty body is acceptable for this request and response.
     public func emptyResponseAllowed(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
+        emptyResponseAllowed(request: request, statusCode: response?.statusCode)
+    }
+
+    func emptyResponseAllowed(request: URLRequest?, statusCode: Int?) -> Bool {
         if let method = request?.httpMethod, emptyRequestMethods.contains(HTTPMethod(rawValue: method)) { return true }
-        if let code = response?.statusCode, emptyResponseCodes.contains(code) { return true }
+        if let statusCode, emptyResponseCodes.contains(statusCode) { return true }
         return false
     }
 
@@ -62,12 +66,12 @@ extension ResponseSerializer {
     }
 
     /// Throws `.emptyResponse` unless the rules above allow an empty body; returns whether the body is empty.
-    func checkEmpty(request: URLRequest?, response: HTTPURLResponse?, data: Data?) throws -> Bool {
+    func checkEmpty(request: URLRequest?, statusCode: Int?, data: Data?) throws -> Bool {
         guard let data, !data.isEmpty else {
-            guard emptyResponseAllowed(request: request, response: response) else {
-                let status = response.map { " (status \($0.statusCode))" } ?? ""
+            guard emptyResponseAllowed(request: request, statusCode: statusCode) else {
+                let status = statusCode.map { " (status \($0))" } ?? ""
                 throw CourierError(.emptyResponse, "The response body was empty\(status), but a \(SerializedObject.self) was expected.",
-                                   responseCode: response?.statusCode, url: request?.url)
+                                   responseCode: statusCode, url: request?.url)
             }
             return true
         }
@@ -81,10 +85,14 @@ extension ResponseSerializer {
         do {
             switch completion.body {
             case .memory(let data):
-                return .success(try serialize(request: completion.request, response: completion.response,
+                if let headReading = self as? any HeadReadingSerializer<SerializedObject> {
+                    return .success(try headReading.serialize(request: completion.request, head: completion.response,
+                                                              data: data, error: completion.error))
+                }
+                return .success(try serialize(request: completion.request, response: completion.response?.httpResponse,
                                               data: data, error: completion.error))
             case .file(let fileURL):
-                return .success(try serializeDownload(request: completion.request, response: completion.response,
+                return .success(try serializeDownload(request: completion.request, response: completion.response?.httpResponse,
                                                       fileURL: fileURL, error: completion.error))
             }
         } catch let error as CourierError {
@@ -97,8 +105,15 @@ extension ResponseSerializer {
     }
 }
 
+/// Courier's own serializers read the status and charset from the parsed head, so they never make
+/// Foundation build an `HTTPURLResponse` (see ``LazyHTTPResponse``).
+protocol HeadReadingSerializer<SerializedObject>: ResponseSerializer {
+    func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> SerializedObject
+}
+
+
 /// Returns the body as `Data`.
-public struct DataResponseSerializer: ResponseSerializer {
+public struct DataResponseSerializer: ResponseSerializer, HeadReadingSerializer {
     /// Status codes whose empty body is valid.
     public let emptyResponseCodes: Set<Int>
     /// Methods whose empty body is valid.
@@ -111,10 +126,15 @@ public struct DataResponseSerializer: ResponseSerializer {
         self.emptyRequestMethods = emptyRequestMethods
     }
 
-    /// The body, or empty `Data` where an empty body is allowed.
+    /// Serializes from a response someone already has.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> Data {
+        try serialize(request: request, head: LazyHTTPResponse(response), data: data, error: error)
+    }
+
+    /// The body, or empty `Data` where an empty body is allowed.
+    func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> Data {
         if let error { throw error }
-        if try checkEmpty(request: request, response: response, data: data) { return Data() }
+        if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) { return Data() }
         return data ?? Data()
     }
 }
@@ -123,7 +143,7 @@ public struct DataResponseSerializer: ResponseSerializer {
 ///
 /// The encoding is the one given, else the response's `charset`, else ISO-8859-1 (RFC 9110's
 /// historical default for text), looked up in Courier's own IANA table so Linux and Apple agree.
-public struct StringResponseSerializer: ResponseSerializer {
+public struct StringResponseSerializer: ResponseSerializer, HeadReadingSerializer {
     /// The encoding to use whatever the response says, or `nil` to follow the response.
     public let encoding: String.Encoding?
     /// Status codes whose empty body is valid.
@@ -139,24 +159,29 @@ public struct StringResponseSerializer: ResponseSerializer {
         self.emptyRequestMethods = emptyRequestMethods
     }
 
-    /// The decoded text, or `""` where an empty body is allowed.
+    /// Serializes from a response someone already has.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> String {
+        try serialize(request: request, head: LazyHTTPResponse(response), data: data, error: error)
+    }
+
+    /// The decoded text, or `""` where an empty body is allowed.
+    func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> String {
         if let error { throw error }
-        if try checkEmpty(request: request, response: response, data: data) { return "" }
+        if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) { return "" }
         let data = data ?? Data()
         let chosen = encoding
-            ?? response?.textEncodingName.flatMap(String.Encoding.init(ianaCharsetName:))
+            ?? head?.header("Content-Type").flatMap(MIMEType.charset(inContentType:)).flatMap(String.Encoding.init(ianaCharsetName:))
             ?? .isoLatin1
         guard let string = String(data: data, encoding: chosen) else {
             throw CourierError(.serializationFailed, "The body (\(data.count) bytes) is not valid \(chosen.ianaCharsetName ?? "\(chosen)") text.",
-                               responseCode: response?.statusCode, url: request?.url)
+                               responseCode: head?.statusCode, url: request?.url)
         }
         return string
     }
 }
 
 /// Returns the body parsed as ``JSON``.
-public struct JSONResponseSerializer: ResponseSerializer {
+public struct JSONResponseSerializer: ResponseSerializer, HeadReadingSerializer {
     /// Status codes whose empty body is valid (it gives `.null`).
     public let emptyResponseCodes: Set<Int>
     /// Methods whose empty body is valid (it gives `.null`).
@@ -169,15 +194,20 @@ public struct JSONResponseSerializer: ResponseSerializer {
         self.emptyRequestMethods = emptyRequestMethods
     }
 
-    /// The parsed JSON, or `.null` where an empty body is allowed.
+    /// Serializes from a response someone already has.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: CourierError?) throws -> JSON {
+        try serialize(request: request, head: LazyHTTPResponse(response), data: data, error: error)
+    }
+
+    /// The parsed JSON, or `.null` where an empty body is allowed.
+    func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> JSON {
         if let error { throw error }
-        if try checkEmpty(request: request, response: response, data: data) { return .null }
+        if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) { return .null }
         do {
             return try JSON(parsing: data ?? Data())
         } catch {
             throw CourierError(.serializationFailed, "The body is not valid JSON: \(error.message)",
-                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+                               responseCode: head?.statusCode, underlyingError: error, url: request?.url)
         }
     }
 }

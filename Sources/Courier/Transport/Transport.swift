@@ -59,11 +59,11 @@ import Foundation
 /// One exchange as it goes on the wire.
 @_spi(Transport) public struct TransportRequest: Sendable {
     /// The absolute http(s) URL.
-    public var url: URL
+    public let url: URL
     /// The method.
     public var method: HTTPMethod
     /// Every header to send, in order (Courier has already merged defaults, cookies and adapters).
-    public var headers: HTTPHeaders
+    public let headers: HTTPHeaders
     /// The body.
     public var body: TransportBody
     /// Maximum silence (no byte sent or received) before `.timedOut`; `nil` for none.
@@ -113,15 +113,15 @@ import Foundation
 /// The status line and headers of a final (non-1xx) response.
 @_spi(Transport) public struct ResponseHead: Sendable {
     /// The status code.
-    public var statusCode: Int
+    public let statusCode: Int
     /// Headers, one value per name; repeated fields are joined with ", " (RFC 9110 §5.3).
     public var headers: HTTPHeaders
     /// Every `Set-Cookie` field, which cannot be joined.
-    public var setCookies: [String]
+    public let setCookies: [String]
     /// The URL that answered.
     public var url: URL
     /// `"HTTP/1.1"`, `"HTTP/2"`, ...
-    public var httpVersion: String
+    public let httpVersion: String
 
     /// Builds a head from raw header fields in arrival order.
     public init(statusCode: Int, fields: [(name: String, value: String)], url: URL, httpVersion: String) {
@@ -140,15 +140,19 @@ import Foundation
         }
         self.headers = headers
         self.setCookies = setCookies
+        self.expectedContentLength = Self.announcedLength(in: headers)
     }
 
-    /// The body length the server announced, or -1. Meaningless for HEAD, 1xx, 204 and 304.
-    public var expectedContentLength: Int64 {
-        guard headers.value(for: "Content-Encoding").map({ $0.caseInsensitiveEquals("identity") }) ?? true,
-              let value = headers.value(for: "Content-Length"), let length = Int64(value.trimmingCharacters(in: .whitespaces))
-        else { return -1 }
+    /// `Content-Length` as a number, unless a content coding changes the length on decoding.
+    private static func announcedLength(in headers: HTTPHeaders) -> Int64 {
+        if let coding = headers.value(for: "Content-Encoding"), !coding.trimmedASCII.caseInsensitiveEquals("identity") { return -1 }
+        guard let value = headers.value(for: "Content-Length"), let length = Int64(value.trimmedASCII), length >= 0 else { return -1 }
         return length
     }
+
+    /// The body length the server announced, or -1 (none, or a content coding that the transport
+    /// decodes). Meaningless for HEAD, 1xx, 204 and 304.
+    public let expectedContentLength: Int64
 }
 
 /// What a transport reports about one exchange.

@@ -147,7 +147,7 @@ final class StoreBodySink: ResponseBodySink {
 
     var cancelledBody: RequestCompletion.Body { .file(nil) }
 
-    func finalize(response: HTTPURLResponse?) throws -> RequestCompletion.Body {
+    func finalize(response: LazyHTTPResponse?) throws -> RequestCompletion.Body {
         if case .scratch(let scratch) = target {
             defer { releaseEntry() }
             return try scratch.finalize(response: response)
@@ -165,7 +165,7 @@ final class StoreBodySink: ResponseBodySink {
             releaseEntry()
             throw error
         }
-        let (destinationURL, options) = try destination.resolve(temporaryURL: entry.partURL, response: response, requestURL: entry.url)
+        let (destinationURL, options) = try destination.resolve(temporaryURL: entry.partURL, response: response?.httpResponse, requestURL: entry.url)
         try moveDownload(entry.partURL, to: destinationURL, options: options)
         entry.removeJournal()
         finalURL = destinationURL

@@ -145,8 +145,7 @@ extension DownloadRequest {
         using serializer: Serializer, automaticallyCancelling: Bool = true
     ) -> DownloadTask<Serializer.SerializedObject> {
         DownloadTask(AwaitableResponse(request: self, automaticallyCancelling: automaticallyCancelling) { deliver in
-            self.addDownloadHandler(serializer, deliver: deliver)
-            self.resume()
+            self.addDownloadHandler(serializer, thenResume: true, deliver: deliver)
         })
     }
 
@@ -178,10 +177,11 @@ extension DownloadRequest {
     }
 
     nonisolated func addDownloadHandler<Serializer: ResponseSerializer>(
-        _ serializer: Serializer, deliver: @escaping @Sendable (DownloadResponse<Serializer.SerializedObject, CourierError>) -> Void
+        _ serializer: Serializer, thenResume: Bool = false,
+        deliver: @escaping @Sendable (DownloadResponse<Serializer.SerializedObject, CourierError>) -> Void
     ) {
-        addSerializedHandler(serializer, deliver: deliver) { completion, result, duration in
-            DownloadResponse(request: completion.request, response: completion.response, fileURL: completion.fileURL,
+        addSerializedHandler(serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
+            DownloadResponse(request: completion.request, responseHead: completion.response, fileURL: completion.fileURL,
                              metrics: completion.metrics, serializationDuration: duration, result: result)
         }
     }

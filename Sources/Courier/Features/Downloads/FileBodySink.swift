@@ -42,12 +42,12 @@ final class FileBodySink: ResponseBodySink {
     var body: RequestCompletion.Body { .file(finalURL ?? temporaryURL) }
     var cancelledBody: RequestCompletion.Body { .file(nil) }
 
-    func finalize(response: HTTPURLResponse?) throws -> RequestCompletion.Body {
+    func finalize(response: LazyHTTPResponse?) throws -> RequestCompletion.Body {
         if temporaryURL == nil { try openTemporaryFile() }
         writer?.close()
         guard let temporaryURL else { return .file(nil) }
         try integrity?.verify(temporaryURL)
-        let (destinationURL, options) = try destination.resolve(temporaryURL: temporaryURL, response: response, requestURL: response?.url)
+        let (destinationURL, options) = try destination.resolve(temporaryURL: temporaryURL, response: response?.httpResponse, requestURL: response?.head.url)
         try moveDownload(temporaryURL, to: destinationURL, options: options)
         self.temporaryURL = nil
         finalURL = destinationURL

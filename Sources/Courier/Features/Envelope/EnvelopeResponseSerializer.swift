@@ -35,7 +35,7 @@ public struct EnvelopeResponseSerializer<T: Decodable & Sendable>: ResponseSeria
         if let error { throw error }
         let url = request?.url
         let status = response?.statusCode
-        if try checkEmpty(request: request, response: response, data: data) { return try emptyValue(status: status, url: url) }
+        if try checkEmpty(request: request, statusCode: response?.statusCode, data: data) { return try emptyValue(status: status, url: url) }
         let body = data ?? Data()
         let header = try format.header(of: body, responseCode: status, url: url)
         if let failure = format.failure(for: header, responseCode: status, url: url) { throw failure }
@@ -72,7 +72,7 @@ extension Request {
     @discardableResult
     public nonisolated func validate(envelope format: EnvelopeFormat = .standard) -> Self {
         addValidator { input in
-            let status = input.response.statusCode
+            let status = input.statusCode
             let url = input.request?.url
             if input.isBodyEmpty, [204, 205].contains(status) { return nil }
             do {

@@ -28,6 +28,6 @@ extension Request {
     func retryContext() -> RetryContext {
         let record = _engine.record
         return RetryContext(retryCount: record.retryCount, method: (record.initialRequest ?? record.request)?.method,
-                            lastRequest: record.request, response: record.response)
+                            lastRequest: record.request, response: record.response?.httpResponse)
     }
 }

@@ -60,9 +60,9 @@ extension RequestEngine {
     func redirectRequest(for head: ResponseHead, after request: URLRequest) -> Result<URLRequest, CourierError>? {
         var result = RedirectRules.nextRequest(after: request, response: head, original: record.initialRequest,
                                                history: redirectHistory, limit: session.configuration.maximumRedirects)
-        if case .success(let proposed)? = result, let response = head.httpURLResponse {
+        if case .success(let proposed)? = result {
             let policy = redirectPolicy ?? session.configuration.redirectPolicy
-            result = policy.decide(proposed, response).map { .success($0) }
+            result = policy.decide(proposed, LazyHTTPResponse(head: head).httpResponse).map { .success($0) }
         }
         if case .success(let next)? = result, let url = next.url {
             redirectHistory.append(RedirectStep(url: url, method: next.method))

@@ -26,7 +26,7 @@ extension RequestEngine {
     /// Stores a successful response for a request that asked for caching.
     func storeInCache(_ completion: RequestCompletion, servedFromCache: Bool) {
         guard let settings = cacheSettings, !servedFromCache, source.upload == nil, completion.error == nil,
-              let response = completion.response, (200..<300).contains(response.statusCode),
+              let response = completion.response?.httpResponse, (200..<300).contains(response.statusCode),
               let data = completion.data, let key = record.initialRequest.map(ResponseCacheKey.init) else { return }
         let headers = HTTPHeaders(response.allHeaderFields.compactMap { name, value in
             (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }

@@ -55,7 +55,7 @@ public actor DataStreamRequest: Request {
                 failure = error
             }
             let completion = buffer.completion
-            await deliver(.complete(DataStreamCompletion(request: completion?.request, response: completion?.response,
+            await deliver(.complete(DataStreamCompletion(request: completion?.request, response: completion?.response?.httpResponse,
                                                          metrics: completion?.metrics, error: failure ?? completion?.error)),
                           on: queue, to: handler)
         }

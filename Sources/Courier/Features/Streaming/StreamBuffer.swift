@@ -112,7 +112,7 @@ final class StreamBodySink: ResponseBodySink {
 
     var body: RequestCompletion.Body { .memory(nil) }
     var cancelledBody: RequestCompletion.Body { .memory(nil) }
-    func finalize(response: HTTPURLResponse?) -> RequestCompletion.Body { .memory(nil) }
+    func finalize(response: LazyHTTPResponse?) -> RequestCompletion.Body { .memory(nil) }
     func discard() {}
     var flowControlWindow: Int { 1 << 20 }
     var validatesAtHead: Bool { true }

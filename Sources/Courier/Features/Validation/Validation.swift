@@ -7,9 +7,21 @@ import FoundationNetworking
 public struct ValidationInput: Sendable {
     /// The last request sent.
     public let request: URLRequest?
-    /// The response.
-    public let response: HTTPURLResponse
+    let responseHead: LazyHTTPResponse
     let body: RequestCompletion.Body
+
+    init(request: URLRequest?, response: LazyHTTPResponse, body: RequestCompletion.Body) {
+        self.request = request
+        self.responseHead = response
+        self.body = body
+    }
+
+    /// The response.
+    public var response: HTTPURLResponse { responseHead.httpResponse }
+    /// The status code (cheaper than going through ``response``).
+    public var statusCode: Int { responseHead.statusCode }
+    /// A response header's value, compared case-insensitively (cheaper than going through ``response``).
+    public func header(_ name: String) -> String? { responseHead.header(name) }
 
     /// The body, for requests that keep it in memory.
     public var data: Data? { body.data }
@@ -55,7 +67,7 @@ extension Request {
     public nonisolated func validate<S: Sequence & Sendable>(statusCode acceptableStatusCodes: S) -> Self where S.Element == Int {
         let acceptable = Set(acceptableStatusCodes)
         return addValidator { input in
-            let code = input.response.statusCode
+            let code = input.statusCode
             guard !acceptable.contains(code) else { return nil }
             return CourierError(.validationFailed, "Response status code \(code) was unacceptable.",
                                 responseCode: code, url: input.request?.url)
@@ -74,7 +86,7 @@ extension Request {
     @discardableResult
     public nonisolated func validate() -> Self {
         addValidator { input in
-            let code = input.response.statusCode
+            let code = input.statusCode
             guard (200..<300).contains(code) else {
                 return CourierError(.validationFailed, "Response status code \(code) was unacceptable (expected 2xx).",
                                     responseCode: code, url: input.request?.url)
@@ -89,7 +101,7 @@ extension Request {
     @discardableResult
     public nonisolated func validate(json shape: JSONShape) -> Self {
         addValidator { input in
-            let code = input.response.statusCode
+            let code = input.statusCode
             do {
                 let json = try JSON(parsing: input.bodyData() ?? Data())
                 guard let mismatch = shape.firstMismatch(in: json) else { return nil }
@@ -124,16 +136,16 @@ extension Request {
 
     static func wrapValidationError(_ error: any Error, _ input: ValidationInput) -> CourierError {
         if let error = error as? CourierError { return error }
-        return CourierError(.validationFailed, "Custom validation failed: \(error)", responseCode: input.response.statusCode,
+        return CourierError(.validationFailed, "Custom validation failed: \(error)", responseCode: input.statusCode,
                             underlyingError: error, url: input.request?.url)
     }
 
     static func contentTypeFailure(_ input: ValidationInput, acceptable: [String]) -> CourierError? {
         guard !input.isBodyEmpty else { return nil }
-        let code = input.response.statusCode
+        let code = input.statusCode
         let list = acceptable.sorted().joined(separator: ", ")
         let acceptableTypes = acceptable.compactMap { MIMEType($0) }
-        guard let header = input.response.value(forHTTPHeaderField: "Content-Type"), let responseType = MIMEType(header) else {
+        guard let header = input.header("Content-Type"), let responseType = MIMEType(header) else {
             if acceptableTypes.contains(where: { $0 == .any }) { return nil }
             return CourierError(.validationFailed, "The response has no Content-Type; acceptable: \(list).",
                                 responseCode: code, url: input.request?.url)

@@ -1,0 +1,42 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Courier's benchmarks: a package of its own so the library keeps zero dependencies.
+// One executable per client so that each client's peak RSS is its own:
+//   bench-courier     Courier's public API (curl and URLSession transports) and its transport driven directly
+//   bench-urlsession  raw FoundationNetworking URLSession (async data(for:) / download(for:))
+//   bench-ahc         AsyncHTTPClient 1.37 (execute + collect, or streaming into a file descriptor)
+// The orchestrator is run.py (see README.md).
+let package = Package(
+    name: "CourierBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Courier", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .target(name: "BenchSupport", path: "Sources/BenchSupport"),
+        .executableTarget(
+            name: "bench-courier",
+            dependencies: ["BenchSupport", .product(name: "Courier", package: "Courier")],
+            path: "Sources/bench-courier"
+        ),
+        .executableTarget(
+            name: "bench-urlsession",
+            dependencies: ["BenchSupport"],
+            path: "Sources/bench-urlsession"
+        ),
+        .executableTarget(
+            name: "bench-ahc",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/bench-ahc"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,166 @@
+import AsyncHTTPClient
+import BenchSupport
+import Foundation
+import NIOCore
+import NIOPosix
+
+// AsyncHTTPClient 1.37, async API: `execute` + `body.collect(upTo:)`, or the body streamed chunk by
+// chunk into a file descriptor for the to-disk workloads. HTTP/1.1 over plain TCP, decompression
+// off, connection soft limit = concurrency (at least 8), no cookies (AHC has none).
+
+let args = Arguments()
+var configuration = HTTPClient.Configuration()
+configuration.connectionPool = .init(idleTimeout: .seconds(60),
+                                     concurrentHTTP1ConnectionsPerHostSoftLimit: max(args.c, 8))
+configuration.decompression = .disabled
+let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+let request = HTTPClientRequest(url: args.url.absoluteString)
+let maximumBody = 2 << 30
+
+struct BadStatus: Error { let code: UInt }
+
+@inline(__always)
+func fetch() async throws -> ByteBuffer {
+    let response = try await client.execute(request, timeout: .seconds(600))
+    guard response.status == .ok else { throw BadStatus(code: response.status.code) }
+    return try await response.body.collect(upTo: maximumBody)
+}
+
+func sequential() async -> Report {
+    for _ in 0..<args.warmup { _ = try? await fetch() }
+    var report = Report(args)
+    report.latenciesNs.reserveCapacity(args.n)
+    let t0 = nowNs()
+    for _ in 0..<args.n {
+        let start = nowNs()
+        do { report.bytes += Int64(try await fetch().readableBytes) } catch { report.errors += 1 }
+        report.latenciesNs.append(nowNs() - start)
+    }
+    report.elapsedNs = nowNs() - t0
+    return report
+}
+
+func concurrent(n: Int, decode: Bool) async -> (errors: Int, bytes: Int64) {
+    await withTaskGroup(of: (Int, Int64).self) { group in
+        for worker in 0..<args.c {
+            group.addTask {
+                var errors = 0
+                var bytes: Int64 = 0
+                let decoder = JSONDecoder()
+                for _ in 0..<share(n, args.c, worker) {
+                    do {
+                        let buffer = try await fetch()
+                        bytes += Int64(buffer.readableBytes)
+                        if decode {
+                            // JSONDecoder needs contiguous Data; one copy, as an app would make.
+                            let data = Data(buffer.readableBytesView)
+                            if try decoder.decode(Catalog.self, from: data).items.count != expectedItems { errors += 1 }
+                        }
+                    } catch { errors += 1 }
+                }
+                return (errors, bytes)
+            }
+        }
+        var total = (errors: 0, bytes: Int64(0))
+        for await (errors, bytes) in group { total.errors += errors; total.bytes += bytes }
+        return total
+    }
+}
+
+func concurrentReport(decode: Bool) async -> Report {
+    _ = await concurrent(n: args.warmup, decode: decode)
+    var report = Report(args)
+    let t0 = nowNs()
+    (report.errors, report.bytes) = await concurrent(n: args.n, decode: decode)
+    report.elapsedNs = nowNs() - t0
+    return report
+}
+
+func toMemory() async -> Report {
+    var report = Report(args, n: 1)
+    let t0 = nowNs()
+    do { report.bytes = Int64(try await fetch().readableBytes) } catch { report.errors = 1; log("\(error)") }
+    report.elapsedNs = nowNs() - t0
+    return report
+}
+
+/// Streams the body into `path`; stops (cancelling the request) once `stopAfter` bytes are written.
+func stream(to path: String, stopAfter: Int64 = .max) async throws -> Int64 {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard fd >= 0 else { fail("cannot open \(path)") }
+    defer { close(fd) }
+    let response = try await client.execute(request, timeout: .seconds(600))
+    guard response.status == .ok else { throw BadStatus(code: response.status.code) }
+    var written: Int64 = 0
+    for try await chunk in response.body {
+        chunk.withUnsafeReadableBytes { writeAll(fd, $0) }
+        written += Int64(chunk.readableBytes)
+        if written >= stopAfter { break }  // leaving the loop drops the body stream: AHC closes the connection
+    }
+    return written
+}
+
+func toDisk() async -> Report {
+    unlink(args.out)
+    var report = Report(args, n: 1)
+    let t0 = nowNs()
+    do { _ = try await stream(to: args.out) } catch { report.errors = 1; log("\(error)") }
+    report.elapsedNs = nowNs() - t0
+    report.bytes = fileSize(args.out)
+    return report
+}
+
+func identical() async -> Report {
+    var report = Report(args)
+    let gate = NginxGate(pid: args.gatePID)
+    gate.close()
+    let t0 = nowNs()
+    let results = await withTaskGroup(of: ByteBuffer?.self) { group in
+        for _ in 0..<args.n { group.addTask { try? await fetch() } }
+        gate.open()
+        var all: [ByteBuffer?] = []
+        for await buffer in group { all.append(buffer) }
+        return all
+    }
+    report.elapsedNs = nowNs() - t0
+    let first = results.first ?? nil
+    for buffer in results {
+        if let buffer, buffer == first { report.bytes += Int64(buffer.readableBytes) } else { report.errors += 1 }
+    }
+    return report
+}
+
+/// AsyncHTTPClient has no resumable downloads: after the interruption the file is fetched again.
+func resume() async -> Report {
+    var report = Report(args, n: 1)
+    unlink(args.out)
+    let total = Int64(args.expectBytes)
+    do {
+        let kept = try await stream(to: args.out, stopAfter: total / 2)
+        print("INTERRUPTED", kept)
+        fflush(nil)
+        report.extra["received_bytes"] = Double(kept)
+        report.extra["kept_bytes"] = 0
+        report.notes["resume_data"] = "none (no resume support: the second request starts over)"
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let t0 = nowNs()
+        _ = try await stream(to: args.out)
+        report.elapsedNs = nowNs() - t0
+    } catch { report.errors = 1; log("\(error)") }
+    report.bytes = fileSize(args.out)
+    return report
+}
+
+var report: Report
+switch args.workload {
+case "seq": report = await sequential()
+case "conc": report = await concurrentReport(decode: false)
+case "json": report = await concurrentReport(decode: true)
+case "dlmem": report = await toMemory()
+case "dldisk": report = await toDisk()
+case "dedupe": report = await identical()
+case "resume": report = await resume()
+default: fail("unknown workload \(args.workload)")
+}
+report.emit()
+try? await client.shutdown().get()

@@ -1,0 +1,327 @@
+import BenchSupport
+@_spi(Transport) import Courier
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// Courier, two ways:
+//   --client courier-curl | courier-urlsession [+dedupe]
+//       the public API: Session(configuration:), request(...).serializingData() / serializingDecodable,
+//       download(..., to: .file(...)).serializingDownloadedFileURL(), resumable downloads, dedupe;
+//   --client transport-curl | transport-urlsession
+//       the transport under it driven directly through the @_spi(Transport) contract: start a transfer,
+//       collect the body, acknowledge it, wait for `completed`. Courier-API ÷ transport is the cost of
+//       everything the request layer adds (workload E).
+
+let args = Arguments()
+let useCurl = args.client.contains("curl")
+let direct = args.client.hasPrefix("transport-")
+let dedupe = args.client.hasSuffix("+dedupe")
+let connections = max(args.c, 8)
+
+func makeConfiguration() -> SessionConfiguration {
+    var configuration = SessionConfiguration()
+    configuration.transport = useCurl ? .curl : .urlSession(.ephemeral)
+    configuration.maximumConnectionsPerHost = connections
+    configuration.cookies = .none  // AsyncHTTPClient and curl handle no cookies either
+    configuration.requestTimeout = 600
+    return configuration
+}
+
+func makeSession() -> Session {
+    Session(configuration: makeConfiguration(), deduplication: dedupe ? .safeMethods : .disabled,
+            downloadStore: DownloadStore(directory: URL(fileURLWithPath: args.store)))
+}
+
+// MARK: - The public API
+
+struct BadLength: Error {}
+
+func sequentialAPI(_ session: Session) async -> Report {
+    for _ in 0..<args.warmup { _ = try? await session.request(args.url).serializingData().value }
+    var report = Report(args)
+    report.latenciesNs.reserveCapacity(args.n)
+    let t0 = nowNs()
+    for _ in 0..<args.n {
+        let start = nowNs()
+        do { report.bytes += Int64(try await session.request(args.url).serializingData().value.count) } catch {
+            report.errors += 1
+            if report.errors < 3 { log("\(error)") }
+        }
+        report.latenciesNs.append(nowNs() - start)
+    }
+    report.elapsedNs = nowNs() - t0
+    return report
+}
+
+func concurrentAPI(_ session: Session, n: Int, decode: Bool) async -> (errors: Int, bytes: Int64) {
+    await withTaskGroup(of: (Int, Int64).self) { group in
+        for worker in 0..<args.c {
+            group.addTask {
+                var errors = 0
+                var bytes: Int64 = 0
+                for _ in 0..<share(n, args.c, worker) {
+                    do {
+                        if decode {
+                            let catalog = try await session.request(args.url).serializingDecodable(Catalog.self).value
+                            if catalog.items.count != expectedItems { errors += 1 }
+                            bytes += 65536
+                        } else {
+                            bytes += Int64(try await session.request(args.url).serializingData().value.count)
+                        }
+                    } catch {
+                        errors += 1
+                        if errors < 3 { log("\(error)") }
+                    }
+                }
+                return (errors, bytes)
+            }
+        }
+        var total = (errors: 0, bytes: Int64(0))
+        for await (errors, bytes) in group { total.errors += errors; total.bytes += bytes }
+        return total
+    }
+}
+
+func toMemoryAPI(_ session: Session) async -> Report {
+    var report = Report(args, n: 1)
+    let t0 = nowNs()
+    do { report.bytes = Int64(try await session.request(args.url).serializingData().value.count) } catch {
+        report.errors = 1; log("\(error)")
+    }
+    report.elapsedNs = nowNs() - t0
+    return report
+}
+
+func toDiskAPI(_ session: Session) async -> Report {
+    unlink(args.out)
+    var report = Report(args, n: 1)
+    let destination = URL(fileURLWithPath: args.out)
+    let t0 = nowNs()
+    do {
+        let url = try await session.download(args.url, to: .file(destination, options: .removePreviousFile))
+            .serializingDownloadedFileURL().value
+        if url.path != destination.path { throw BadLength() }
+    } catch { report.errors = 1; log("\(error)") }
+    report.elapsedNs = nowNs() - t0
+    report.bytes = fileSize(args.out)
+    return report
+}
+
+/// n identical GETs at once, issued behind the nginx gate; with `+dedupe` the gate opens once every
+/// request has reached the deduplicator (started a transfer or joined one).
+func identicalAPI(_ session: Session) async -> Report {
+    var report = Report(args)
+    let gate = NginxGate(pid: args.gatePID)
+    gate.close()
+    let t0 = nowNs()
+    let tasks = (0..<args.n).map { _ in session.request(args.url).serializingData() }
+    for task in tasks { task.resume() }
+    if dedupe {
+        let arrived = await waitUntil(timeout: 30) {
+            let statistics = session.deduplicator.statistics
+            return statistics.transfers + statistics.joined >= args.n
+        }
+        if !arrived { log("not every request reached the deduplicator: \(session.deduplicator.statistics)") }
+    }
+    gate.open()
+    let results = await withTaskGroup(of: Data?.self) { group in
+        for task in tasks { group.addTask { try? await task.value } }
+        var all: [Data?] = []
+        for await data in group { all.append(data) }
+        return all
+    }
+    report.elapsedNs = nowNs() - t0
+    let first = results.first ?? nil
+    for data in results {
+        if let data, data == first { report.bytes += Int64(data.count) } else { report.errors += 1 }
+    }
+    let statistics = session.deduplicator.statistics
+    report.extra["dedupe_transfers"] = Double(statistics.transfers)
+    report.extra["dedupe_joined"] = Double(statistics.joined)
+    return report
+}
+
+/// Resumable download interrupted once the store's `.part` file passes half the body, then finished by
+/// a new Session on the same DownloadStore directory.
+func resumeAPI() async -> Report {
+    var report = Report(args, n: 1)
+    let total = Int64(args.expectBytes)
+    let storeURL = URL(fileURLWithPath: args.store)
+    try? FileManager.default.removeItem(at: storeURL)
+    unlink(args.out)
+    let destination = URL(fileURLWithPath: args.out)
+
+    func partSize() -> Int64 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: args.store)) ?? []
+        return names.filter { $0.hasSuffix(".part") }.map { fileSize(args.store + "/" + $0) }.max() ?? 0
+    }
+
+    do {
+        let session = makeSession()
+        let request = session.download(args.url, to: .file(destination, options: .removePreviousFile), resumable: true)
+        let task = request.serializingDownloadedFileURL()
+        task.resume()
+        guard await waitUntil(timeout: 120, { partSize() >= total / 2 }) else { fail("the .part file did not grow") }
+        let atCancel = partSize()
+        request.cancel()
+        let first = await task.result
+        if case .success = first { fail("the first attempt finished before it was cancelled") }
+        let kept = session.downloadStore.partialDownloads().first?.bytesOnDisk ?? 0
+        report.extra["part_at_cancel"] = Double(atCancel)
+        report.extra["kept_bytes"] = Double(kept)
+        report.extra["received_bytes"] = Double(max(kept, atCancel))
+        report.notes["resume_data"] = "DownloadStore .part + journal"
+        print("INTERRUPTED", kept)
+        fflush(nil)
+    }
+    try? await Task.sleep(nanoseconds: 300_000_000)
+    let session = makeSession()
+    let t0 = nowNs()
+    do {
+        _ = try await session.download(args.url, to: .file(destination, options: .removePreviousFile), resumable: true)
+            .serializingDownloadedFileURL().value
+    } catch { report.errors = 1; log("\(error)") }
+    report.elapsedNs = nowNs() - t0
+    report.bytes = fileSize(args.out)
+    return report
+}
+
+// MARK: - The transport driven directly
+
+/// Collects one transfer's body, acknowledging every chunk at once, and hands the result to a
+/// continuation when `completed` arrives. Events are serial per transfer; the lock only covers the
+/// hand-over of the transfer handle, which `startTransfer` returns after events may have begun.
+final class CollectingSink: TransportEventSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var transfer: (any TransportTransfer)?
+    private var unacknowledged = 0
+    private var status = 0
+    private var body = Data()
+    private let continuation: CheckedContinuation<(Int, Data, CourierError?), Never>
+
+    init(_ continuation: CheckedContinuation<(Int, Data, CourierError?), Never>) { self.continuation = continuation }
+
+    func attach(_ transfer: any TransportTransfer) {
+        lock.lock()
+        self.transfer = transfer
+        let pending = unacknowledged
+        unacknowledged = 0
+        lock.unlock()
+        if pending > 0 { transfer.acknowledge(pending) }
+    }
+
+    func receive(_ event: TransportEvent) {
+        switch event {
+        case .response(let head):
+            status = head.statusCode
+        case .body(let data):
+            body.append(data)
+            lock.lock()
+            let transfer = self.transfer
+            if transfer == nil { unacknowledged += data.count }
+            lock.unlock()
+            transfer?.acknowledge(data.count)
+        case .completed(let error, _):
+            lock.lock(); transfer = nil; lock.unlock()
+            continuation.resume(returning: (status, body, error))
+        case .uploadProgress:
+            break
+        }
+    }
+}
+
+func makeTransport() -> any Transport {
+    let configuration = TransportConfiguration(maximumConnectionsPerHost: connections)
+    if useCurl {
+        do { return try CurlTransport(configuration: configuration) } catch { fail("libcurl: \(error)") }
+    }
+    return URLSessionTransport(configuration: configuration, sessionConfiguration: .ephemeral)
+}
+
+@inline(__always)
+func fetchDirect(_ transport: any Transport) async throws -> Data {
+    let (status, body, error) = await withCheckedContinuation { continuation in
+        let sink = CollectingSink(continuation)
+        sink.attach(transport.startTransfer(TransportRequest(url: args.url), sink: sink))
+    }
+    if let error { throw error }
+    guard status == 200 else { throw BadLength() }
+    return body
+}
+
+func sequentialDirect(_ transport: any Transport) async -> Report {
+    for _ in 0..<args.warmup { _ = try? await fetchDirect(transport) }
+    var report = Report(args)
+    report.latenciesNs.reserveCapacity(args.n)
+    let t0 = nowNs()
+    for _ in 0..<args.n {
+        let start = nowNs()
+        do { report.bytes += Int64(try await fetchDirect(transport).count) } catch { report.errors += 1 }
+        report.latenciesNs.append(nowNs() - start)
+    }
+    report.elapsedNs = nowNs() - t0
+    return report
+}
+
+func concurrentDirect(_ transport: any Transport, n: Int) async -> (errors: Int, bytes: Int64) {
+    await withTaskGroup(of: (Int, Int64).self) { group in
+        for worker in 0..<args.c {
+            group.addTask {
+                var errors = 0
+                var bytes: Int64 = 0
+                for _ in 0..<share(n, args.c, worker) {
+                    do { bytes += Int64(try await fetchDirect(transport).count) } catch { errors += 1 }
+                }
+                return (errors, bytes)
+            }
+        }
+        var total = (errors: 0, bytes: Int64(0))
+        for await (errors, bytes) in group { total.errors += errors; total.bytes += bytes }
+        return total
+    }
+}
+
+// MARK: - Main
+
+var report: Report
+if direct {
+    let transport = makeTransport()
+    switch args.workload {
+    case "seq":
+        report = await sequentialDirect(transport)
+    case "conc":
+        _ = await concurrentDirect(transport, n: args.warmup)
+        report = Report(args)
+        let t0 = nowNs()
+        (report.errors, report.bytes) = await concurrentDirect(transport, n: args.n)
+        report.elapsedNs = nowNs() - t0
+    default:
+        fail("the transport-direct clients run seq and conc only")
+    }
+    transport.shutdown()
+} else {
+    switch args.workload {
+    case "resume":
+        report = await resumeAPI()
+    default:
+        let session = makeSession()
+        switch args.workload {
+        case "seq": report = await sequentialAPI(session)
+        case "conc", "json":
+            let decode = args.workload == "json"
+            _ = await concurrentAPI(session, n: args.warmup, decode: decode)
+            report = Report(args)
+            let t0 = nowNs()
+            (report.errors, report.bytes) = await concurrentAPI(session, n: args.n, decode: decode)
+            report.elapsedNs = nowNs() - t0
+        case "dlmem": report = await toMemoryAPI(session)
+        case "dldisk": report = await toDiskAPI(session)
+        case "dedupe": report = await identicalAPI(session)
+        default: fail("unknown workload \(args.workload)")
+        }
+        report.notes["transport"] = session.transportName
+    }
+}
+report.emit()
