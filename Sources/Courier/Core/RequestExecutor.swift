@@ -74,32 +74,43 @@ final class RequestExecutor: SerialExecutor, Sendable {
         }
     }
 
+    private enum Step {
+        case run(Item)
+        /// The FIFO is empty and the drainer was cleared: another submit may already have claimed it.
+        case finished
+        /// A Swift job is next and this is a caller's thread: the drain moves to the global queue.
+        case handOff
+    }
+
     /// Runs items until the FIFO is empty. On a caller's thread it stops at the first Swift job and
     /// hands the rest to the global queue, so a job never runs nested inside foreign work.
     private func drain(onCallerThread: Bool) {
         let executor = asUnownedSerialExecutor()
         while true {
-            let next = state.withLock { state -> Item? in
+            // Decided under the lock in one step: once `finished` clears the drainer, any thread may
+            // claim the executor, so nothing may be concluded from the state after the lock is released.
+            let step = state.withLock { state -> Step in
                 guard state.head < state.items.count else {
                     state.items.removeAll(keepingCapacity: true)
                     state.head = 0
                     state.drainer = nil
-                    return nil
+                    return .finished
                 }
-                if onCallerThread, case .job = state.items[state.head] { return nil }
+                if onCallerThread, case .job = state.items[state.head] { return .handOff }
                 let item = state.items[state.head]
                 state.head += 1
-                return item
+                return .run(item)
             }
-            switch next {
-            case .work(let work)?:
+            switch step {
+            case .run(.work(let work)):
                 work()
-            case .job(let job)?:
+            case .run(.job(let job)):
                 job.runSynchronously(on: executor)
-            case nil:
-                // Either drained (drainer cleared) or a job is waiting for a proper drain.
-                let handOff = state.withLock { $0.drainer != nil }
-                if handOff { handOffDrain() }
+            case .finished:
+                return
+            case .handOff:
+                // The drainer stays set, so no one else starts a drain before the global queue takes over.
+                handOffDrain()
                 return
             }
         }

@@ -159,7 +159,8 @@ import CourierTestServer
             download.suspend()
             #expect(await download.state == .suspended)
             gate.open()
-            try await Task.sleep(for: .milliseconds(200))
+            // Suspended for a second, as issue 5 asks, while the server is free to send the rest.
+            try await Task.sleep(for: .seconds(1))
             download.resume()
             let url = try await download.serializingDownloadedFileURL().value
             defer { try? FileManager.default.removeItem(at: url) }
