@@ -49,14 +49,26 @@ struct KillResumeTests {
         let budget = Self.size * 9 / 10 / Int64(kills)
         for kill in 1...kills {
             let process = try CLIProcess(arguments)
-            let wrote = await eventually(timeout: .seconds(120)) { StoreFiles.partSize(in: store) > previous.part }
-            try #require(wrote, "run \(kill) wrote nothing within 120 s; store: \(StoreFiles.names(in: store))")
-            // A random moment 50–400 ms on; on a loaded machine a run may move faster than the
-            // throttle suggests, so it is also killed once it has added its share of the file.
+            // A random moment 50–400 ms after its first bytes; on a loaded machine a run may move
+            // faster than the throttle suggests, so it is also killed once it has added its share
+            // of the file. Watching and killing happen on a thread of their own, so that a busy
+            // cooperative pool cannot delay the kill past the end of the download.
+            let before = previous.part
             let delay = Int.random(in: 50...400)
             let cap = previous.part + budget
-            let capped = await eventually(timeout: .milliseconds(delay)) { StoreFiles.partSize(in: store) >= cap }
-            process.send(SIGKILL)
+            let (wrote, capped) = await onOwnThread { () -> (Bool, Bool) in
+                let wrote = poll(timeout: .seconds(120)) { StoreFiles.partSize(in: store) > before || !process.isRunning }
+                    && process.isRunning
+                guard wrote else { return (false, false) }
+                let capped = poll(timeout: .milliseconds(delay)) { StoreFiles.partSize(in: store) >= cap }
+                process.send(SIGKILL)
+                return (true, capped)
+            }
+            try #require(wrote, """
+                run \(kill) wrote nothing while it ran (up to 120 s); store: \(StoreFiles.names(in: store)); \
+                server saw \(server.recordedRequests.filter { $0.path == path }.count) request(s), sent \(server.bytesSent(path: path)) bytes
+                \(process.snapshot())
+                """)
             let result = try await process.finish(timeout: .seconds(20))
             try #require(result.signalled && result.status == SIGKILL,
                          "run \(kill) was not killed mid-transfer (throttle too fast?): \(result)")

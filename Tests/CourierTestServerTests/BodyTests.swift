@@ -82,7 +82,11 @@ extension CourierTestServerTests {
             }
             #expect(received == size)
             #expect(matchesPattern(tail, offset: size - 4096, seed: 99))
-            #expect(peakResidentBytes() - peakBefore < 256 << 20)
+            // The peak is the whole test process's, and parallel tests hold large bodies too (the CLI's
+            // 256 MiB upload tests record theirs: up to ~380 MiB measured). A server that held the
+            // body would add all of it, so "less than half the body" still tells the two apart.
+            let limit = isRunningUnderThreadSanitizer ? Int(size) : Int(size / 2)
+            #expect(peakResidentBytes() - peakBefore < limit)
         }
 
         @Test func headerFieldsKeepOrderAndCompareCaseInsensitively() {

@@ -23,7 +23,9 @@ final class RequestExecutor: SerialExecutor, Sendable {
     }
 
     private struct State: Sendable {
-        var items: [Item] = []
+        /// Slots before `head` have run and are emptied at once: they may hold body chunks, and
+        /// under a steady stream of events the FIFO may not run empty until the transfer ends.
+        var items: [Item?] = []
         var head = 0
         /// The thread draining the FIFO right now, if any: the thread isolated to the request.
         var drainer: pthread_t?
@@ -96,9 +98,18 @@ final class RequestExecutor: SerialExecutor, Sendable {
                     state.drainer = nil
                     return .finished
                 }
-                if onCallerThread, case .job = state.items[state.head] { return .handOff }
-                let item = state.items[state.head]
+                if onCallerThread, case .job? = state.items[state.head] { return .handOff }
+                guard let item = state.items[state.head] else {
+                    preconditionFailure("Courier: request executor slot ran twice")
+                }
+                state.items[state.head] = nil
                 state.head += 1
+                // Reclaim the emptied front now and then (amortised O(1)) so a FIFO that never
+                // runs empty does not grow for the life of the request.
+                if state.head >= 256, state.head * 2 >= state.items.count {
+                    state.items.removeFirst(state.head)
+                    state.head = 0
+                }
                 return .run(item)
             }
             switch step {

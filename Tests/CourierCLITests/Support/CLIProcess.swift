@@ -74,6 +74,14 @@ final class CLIProcess: Sendable {
         kill(process.processIdentifier, signal)
     }
 
+    /// Whether the process has not exited yet.
+    var isRunning: Bool { process.isRunning }
+
+    /// Whether it is still running, and what it has written so far (for failure messages).
+    func snapshot() -> String {
+        "running: \(process.isRunning)\n" + result(status: -1, signalled: false).description
+    }
+
     /// Waits for the process to end; on timeout it is killed and an error says so.
     func finish(timeout: Duration = .seconds(60)) async throws -> CLIResult {
         guard let outcome = await exit.wait(timeout: timeout) else {

@@ -82,12 +82,28 @@ enum PatternFile {
     }
 }
 
-/// Waits for an observable condition, checking every few milliseconds, up to `timeout`.
-func eventually(timeout: Duration, _ condition: () -> Bool) async -> Bool {
+/// Waits for an observable condition, checking every millisecond, up to `timeout`.
+///
+/// The checks run on a thread of their own: when the whole suite runs, the cooperative pool can
+/// be busy for seconds, and a check that waits its turn there misses a child process's progress
+/// (a throttled download can finish before the test notices it started).
+func eventually(timeout: Duration, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    await onOwnThread { poll(timeout: timeout, condition) }
+}
+
+/// Blocks the calling thread until `condition` holds (true) or `timeout` passes (false).
+func poll(timeout: Duration, _ condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(2))
+        usleep(1_000)
     }
     return true
+}
+
+/// Runs `body` on a new thread, outside the cooperative pool, and returns its result.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
 }

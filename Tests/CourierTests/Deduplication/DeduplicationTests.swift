@@ -228,4 +228,45 @@ import CourierTestServer
             #expect(all.filter { $0 == "ok" }.count >= 3_000)
         }
     }
+
+    /// Callers arriving on many threads at the same moment must find the transfer the first one
+    /// created: it is born with its first caller, and joining happens under the deduplicator's lock.
+    /// (It was once visible without a caller for an instant, and a racing caller replaced it.)
+    /// The transport only counts starts: what is under test is who starts a transfer, not the network.
+    @Test func simultaneousCallersNeverStartASecondTransfer() {
+        let transport = StartCountingTransport()
+        let deduplicator = Deduplicator(policy: .safeMethods)
+        let rounds = 20_000, callers = 16
+        for round in 0..<rounds {
+            let request = TransportRequest(url: URL(string: "http://127.0.0.1:9/race/\(round)")!)
+            DispatchQueue.concurrentPerform(iterations: callers) { _ in
+                _ = deduplicator.startTransfer(request, sink: DiscardingSink(), transport: transport)
+            }
+        }
+        #expect(transport.starts == rounds)
+        #expect(deduplicator.statistics == .init(transfers: rounds, joined: rounds * (callers - 1)))
+    }
+}
+
+/// A transport whose transfers never progress; it only counts how many were started.
+private final class StartCountingTransport: Transport {
+    private let count = Locked(0)
+    var starts: Int { count.withLock { $0 } }
+    var capabilities: TransportCapabilities { TransportCapabilities(name: "counting", pausesInPlace: true, appliesBackpressure: true) }
+    func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
+        count.withLock { $0 += 1 }
+        return IdleTransfer()
+    }
+    func shutdown() {}
+}
+
+private final class IdleTransfer: TransportTransfer {
+    func suspend() {}
+    func resume() {}
+    func cancel() {}
+    func acknowledge(_ bytes: Int) {}
+}
+
+private final class DiscardingSink: TransportEventSink {
+    func receive(_ event: TransportEvent) {}
 }

@@ -1,5 +1,8 @@
 import Testing
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -101,13 +104,33 @@ func awaitCallback<T: Sendable>(_ register: (@escaping @Sendable (T) -> Void) ->
     }
 }
 
-/// A port on 127.0.0.1 where nothing listens (a server was there and is gone).
+/// A port on 127.0.0.1 where nothing listens: a socket is bound to it but never listens, so
+/// connections are refused, and it stays bound for the rest of the test process so that no
+/// parallel test's server can be given the same port.
 func closedPort() throws -> Int {
-    let server = try TestServer()
-    let port = server.port
-    _ = server.shutdown()
-    return port
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw CourierError(.fileSystem, "socket() failed: \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else {
+        close(descriptor)
+        throw CourierError(.fileSystem, "bind() failed: \(errno)")
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    reservedPorts.withLock { $0.append(descriptor) }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// Descriptors of the ports `closedPort()` reserved; kept open on purpose until the process ends.
+private let reservedPorts = Locked([Int32]())
 
 /// Collects values from a `@Sendable` callback in order.
 final class Collected<T: Sendable>: Sendable {

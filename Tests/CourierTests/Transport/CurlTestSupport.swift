@@ -214,11 +214,8 @@ enum CurlTestSupport {
         return url
     }
 
-    /// A port on 127.0.0.1 that nothing listens on (a test server's, after it shut down).
+    /// A port on 127.0.0.1 that nothing listens on, reserved for the rest of the test process.
     static func closedPort() throws -> Int {
-        let server = try TestServer()
-        let port = server.port
-        server.shutdown()
-        return port
+        try CourierTests.closedPort()
     }
 }

@@ -100,8 +100,28 @@ struct CurlTLSFixture {
                           "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf"], in: directory)
         try bigBody.write(to: directory.appendingPathComponent("big.bin"))
         try text.write(to: directory.appendingPathComponent("text.txt"))
-        let port = try CurlTestSupport.closedPort()
         let root = directory.path
+        // The port is found free and then handed to nginx, so another process can take it in
+        // between; nginx then exits and the next attempt uses a fresh port.
+        var lastPort = 0
+        for _ in 0..<3 {
+            let port = try freePort()
+            lastPort = port
+            let process = try launchNginx(port: port, root: root, directory: directory)
+            let fixture = CurlTLSFixture(directory: directory, process: process, url: URL(string: "https://127.0.0.1:\(port)/")!)
+            // nginx is an external process: wait (bounded, generous for a loaded machine) until it accepts connections.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while process.isRunning, ContinuousClock.now < deadline {
+                if canConnect(port: port) { return fixture }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        }
+        try? FileManager.default.removeItem(at: directory)
+        throw CurlTestTimeout(description: "nginx did not start listening (last port \(lastPort))")
+    }
+
+    private static func launchNginx(port: Int, root: String, directory: URL) throws -> Process {
         let config = """
         daemon off;
         master_process off;
@@ -132,14 +152,26 @@ struct CurlTLSFixture {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let fixture = CurlTLSFixture(directory: directory, process: process, url: URL(string: "https://127.0.0.1:\(port)/")!)
-        // nginx is an external process: wait (bounded) until it accepts connections.
-        for _ in 0..<200 where process.isRunning {
-            if canConnect(port: port) { return fixture }
-            try await Task.sleep(for: .milliseconds(10))
+        return process
+    }
+
+    /// A port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw CurlTestTimeout(description: "socket() failed: \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        fixture.stop()
-        throw CurlTestTimeout(description: "nginx did not start listening on port \(port)")
+        guard bound == 0 else { throw CurlTestTimeout(description: "bind() failed: \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     func stop() {

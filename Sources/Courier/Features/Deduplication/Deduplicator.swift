@@ -41,18 +41,21 @@ public final class Deduplicator: Sendable {
     /// Starts `request` on `transport`, or joins an identical transfer in flight.
     func startTransfer(_ request: TransportRequest, sink: any TransportEventSink, transport: any Transport) -> any TransportTransfer {
         let key = DeduplicationKey(request)
-        let (shared, isNew) = state.withLock { state -> (SharedTransfer, Bool) in
-            if let existing = state.inFlight[key], existing.isJoinable {
+        // Joining happens under this lock: between finding a transfer and subscribing to it, its
+        // last caller could leave (cancelling it) or an identical request could replace it.
+        let (subscription, created) = state.withLock { state -> (Subscription, SharedTransfer?) in
+            if let existing = state.inFlight[key], let joined = existing.join(sink) {
                 state.statistics.joined += 1
-                return (existing, false)
+                return (joined, nil)
             }
-            let created = SharedTransfer(key: key, maximumReplayBytes: maximumReplayBytes) { [weak self] in self?.remove(key: key, $0) }
+            let created = SharedTransfer(key: key, firstSubscriber: sink, maximumReplayBytes: maximumReplayBytes) {
+                [weak self] in self?.remove(key: key, $0)
+            }
             state.inFlight[key] = created
             state.statistics.transfers += 1
-            return (created, true)
+            return (created.firstSubscription, created)
         }
-        let subscription = shared.subscribe(sink)
-        if isNew { shared.start(request, on: transport) }
+        created?.start(request, on: transport)
         return subscription
     }
 

@@ -26,19 +26,24 @@ final class SharedTransfer: TransportEventSink, Sendable {
 
     let key: DeduplicationKey
     private let maximumReplayBytes: Int
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let onEnd: @Sendable (SharedTransfer) -> Void
 
-    init(key: DeduplicationKey, maximumReplayBytes: Int, onEnd: @escaping @Sendable (SharedTransfer) -> Void) {
+    /// A transfer whose first caller is `firstSubscriber` (see ``firstSubscription``).
+    init(key: DeduplicationKey, firstSubscriber: any TransportEventSink, maximumReplayBytes: Int,
+         onEnd: @escaping @Sendable (SharedTransfer) -> Void) {
         self.key = key
         self.maximumReplayBytes = maximumReplayBytes
         self.onEnd = onEnd
+        // Born with its first caller, so it is never seen without one before it has started.
+        var initial = State()
+        initial.subscribers[0] = Subscriber(sink: firstSubscriber, held: nil)
+        initial.nextID = 1
+        state = Locked(initial)
     }
 
-    /// Whether a new caller can still join and receive every byte.
-    var isJoinable: Bool {
-        state.withLock { !$0.completed && $0.replayable && !$0.subscribers.isEmpty }
-    }
+    /// The first caller's handle.
+    var firstSubscription: Subscription { Subscription(shared: self, id: 0) }
 
     func start(_ request: TransportRequest, on transport: any Transport) {
         // Events can arrive from inside `startTransfer` (a transport that fails at once); they are handled by `receive`.
@@ -53,16 +58,19 @@ final class SharedTransfer: TransportEventSink, Sendable {
         if orphaned { transfer.cancel() }
     }
 
-    /// Adds a caller: it receives everything so far, then every later event.
-    func subscribe(_ sink: any TransportEventSink) -> Subscription {
-        let id = state.withLock { state -> Int in
+    /// Adds a caller, who first receives everything so far and then every later event; nil when
+    /// the transfer can no longer give a new caller every byte (completed, past the replay limit,
+    /// or abandoned by its last caller).
+    func join(_ sink: any TransportEventSink) -> Subscription? {
+        let id = state.withLock { state -> Int? in
+            guard !state.completed, state.replayable, !state.subscribers.isEmpty else { return nil }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(sink: sink, held: nil)
             replay(state.log, to: sink)
             return id
         }
-        return Subscription(shared: self, id: id)
+        return id.map { Subscription(shared: self, id: $0) }
     }
 
     /// Replays the log with the body so far merged into one chunk: one progress jump for a late joiner.
