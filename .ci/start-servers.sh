@@ -23,7 +23,10 @@ if [ ! -f "$root/tls/server.crt" ]; then
 fi
 
 sed -e "s#@ROOT@#$root#g" -e "s#@HTTP_PORT@#18180#g" -e "s#@HTTPS_PORT@#18443#g" "$here/nginx.conf.in" > "$root/nginx.conf"
-[ -f "$root/nginx.pid" ] && kill "$(cat "$root/nginx.pid")" 2>/dev/null || true
+# A previous run's nginx must be gone (not just signalled) before the new one binds the ports.
+if [ -f "$root/nginx.pid" ] && old=$(cat "$root/nginx.pid") && kill "$old" 2>/dev/null; then
+  for _ in $(seq 1 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+fi
 nginx -c "$root/nginx.conf"
 
 pkill -f "gunicorn.*18181" 2>/dev/null || true
