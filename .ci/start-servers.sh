@@ -29,8 +29,16 @@ if [ -f "$root/nginx.pid" ] && old=$(cat "$root/nginx.pid") && kill "$old" 2>/de
 fi
 nginx -c "$root/nginx.conf"
 
+# Likewise for a previous gunicorn; then start it as a daemon, so that it holds none of this
+# script's descriptors (a caller reading our output with $(...) would otherwise wait for it).
+if [ -f "$root/gunicorn.pid" ] && old=$(cat "$root/gunicorn.pid") && kill "$old" 2>/dev/null; then
+  for _ in $(seq 1 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+fi
 pkill -f "gunicorn.*18181" 2>/dev/null || true
-(cd "$root" && nohup gunicorn -b 127.0.0.1:18181 -w 2 --pid "$root/gunicorn.pid" httpbin:app > "$root/logs/gunicorn.log" 2>&1 &)
+for _ in $(seq 1 50); do pgrep -f "gunicorn.*18181" >/dev/null || break; sleep 0.1; done
+rm -f "$root/gunicorn.pid"
+(cd "$root" && gunicorn --daemon -b 127.0.0.1:18181 -w 2 --pid "$root/gunicorn.pid" \
+  --log-file "$root/logs/gunicorn.log" httpbin:app </dev/null >/dev/null 2>&1)
 
 for _ in $(seq 1 50); do
   curl -sf http://127.0.0.1:18181/get >/dev/null && curl -sf http://127.0.0.1:18180/small.json >/dev/null && break
