@@ -69,7 +69,7 @@ enum LargeTests {
     }()
 }
 
-@Suite(.enabled(if: LargeTests.enabled, "large transfer tests need COURIER_LARGE_TESTS=1 or CI=true"))
+@Suite(.enabled(if: LargeTests.enabled, "large transfer tests need COURIER_LARGE_TESTS=1 or CI=true, and never run under ThreadSanitizer"))
 struct LargeTransferTests {
     @Test func suspendingAGigabyteDownloadForTwoSecondsOnCurl() async throws {
         guard TransportUnderTest.available.contains(.curl) else { return }
