@@ -22,7 +22,10 @@ let package = Package(
         .target(name: "CourierTestServer", swiftSettings: swiftSettings),
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer"], swiftSettings: swiftSettings),
+        // Helpers shared by the test targets (child processes); not a product.
+        .target(name: "CourierTestSupport", path: "Tests/CourierTestSupport", swiftSettings: swiftSettings),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport"],
+                    swiftSettings: swiftSettings),
     ]
 )

@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -18,23 +19,21 @@ struct BackpressureTests {
             return
         }
         let stderrURL = FileManager.default.temporaryDirectory.appendingPathComponent("courier-backpressure-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: stderrURL) }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["-v", "--transport", "curl", server.url("/big").absoluteString]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        try process.run()
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let reading = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
+        let child = try ChildProcess(executable: executable.path,
+                                     arguments: ["-v", "--transport", "curl", server.url("/big").absoluteString],
+                                     stdout: .descriptor(ends[1]), stderr: .file(stderrURL.path))
+        close(ends[1]) // the child has its own copy; reading ends at its exit
 
         // The slow consumer, on its own thread so it never blocks the test's cooperative pool.
         let (verified, total) = await withCheckedContinuation { (continuation: CheckedContinuation<(Bool, Int64), Never>) in
             Thread {
-                let reader = pipe.fileHandleForReading
                 var offset: Int64 = 0
                 var matches = true
-                while let chunk = try? reader.read(upToCount: 64 * 1024), !chunk.isEmpty {
+                while let chunk = try? reading.read(upToCount: 64 * 1024), !chunk.isEmpty {
                     if matches, chunk != PatternBody.data(offset: offset, count: chunk.count, seed: 91) { matches = false }
                     offset += Int64(chunk.count)
                     usleep(1_000)
@@ -42,9 +41,9 @@ struct BackpressureTests {
                 continuation.resume(returning: (matches, offset))
             }.start()
         }
-        process.waitUntilExit()
+        let exit = await child.wait(timeout: .seconds(120))
         let stderr = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(exit == ChildProcess.Exit(status: 0, signalled: false), "\(String(describing: exit)) \(stderr)")
         #expect(total == size)
         #expect(verified)
         let peak = try #require(try CLIOutput.peakRSSKiB(stderr), "\(stderr)")

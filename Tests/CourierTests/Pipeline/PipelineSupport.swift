@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 @_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierTestSupport
 
 /// The namespace for interceptor, retry, authentication, monitor and cURL tests, so
 /// `swift test --filter Pipeline` runs exactly these.
@@ -147,18 +148,10 @@ struct TestFailure: Error, Equatable {
 
 /// Runs `command` with `/bin/sh -c` and returns its exit status (output is discarded).
 func runShell(_ command: String) async throws -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", command]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    return try await withCheckedThrowingContinuation { continuation in
-        process.terminationHandler = { finished in continuation.resume(returning: finished.terminationStatus) }
-        do {
-            try process.run()
-        } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-        }
+    let child = try ChildProcess(shell: command)
+    guard let exit = await child.wait(timeout: .seconds(60)) else {
+        child.send(SIGKILL)
+        throw TestFailure(reason: "`\(command)` did not finish within 60 s")
     }
+    return exit.signalled ? 128 + exit.status : exit.status
 }

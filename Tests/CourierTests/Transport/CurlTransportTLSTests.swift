@@ -1,4 +1,5 @@
 @_spi(Transport) @testable import Courier
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -85,7 +86,7 @@ struct CurlTLSFixture {
     static let text = Data(String(repeating: "Courier speaks HTTP/2 through libcurl. ", count: 5_000).utf8)
 
     let directory: URL
-    let process: Process
+    let process: ChildProcess
     let url: URL
     var caCertificate: URL { directory.appendingPathComponent("ca.pem") }
 
@@ -115,13 +116,13 @@ struct CurlTLSFixture {
                 if canConnect(port: port) { return fixture }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            if process.isRunning { process.send(SIGKILL); _ = process.waitUntilExit() }
         }
         try? FileManager.default.removeItem(at: directory)
         throw CurlTestTimeout(description: "nginx did not start listening (last port \(lastPort))")
     }
 
-    private static func launchNginx(port: Int, root: String, directory: URL) throws -> Process {
+    private static func launchNginx(port: Int, root: String, directory: URL) throws -> ChildProcess {
         let config = """
         daemon off;
         master_process off;
@@ -146,13 +147,7 @@ struct CurlTLSFixture {
         }
         """
         try Data(config.utf8).write(to: directory.appendingPathComponent("nginx.conf"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nginx)
-        process.arguments = ["-p", root, "-c", "\(root)/nginx.conf", "-e", "\(root)/error.log"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        return try ChildProcess(executable: nginx, arguments: ["-p", root, "-c", "\(root)/nginx.conf", "-e", "\(root)/error.log"])
     }
 
     /// A port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
@@ -176,24 +171,16 @@ struct CurlTLSFixture {
 
     func stop() {
         if process.isRunning {
-            // SIGKILL: the child inherits the test runner's blocked signals, so SIGTERM may never arrive.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.send(SIGKILL)
+            _ = process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: directory)
     }
 
     private static func run(_ tool: String, _ arguments: [String], in directory: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CurlTestTimeout(description: "\(tool) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        let exit = try ChildProcess(executable: tool, arguments: arguments, currentDirectory: directory.path).waitUntilExit()
+        guard exit == ChildProcess.Exit(status: 0, signalled: false) else {
+            throw CurlTestTimeout(description: "\(tool) \(arguments.joined(separator: " ")) ended with \(exit)")
         }
     }
 
