@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "Courier", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .target(name: "CourierTestServer", swiftSettings: swiftSettings),
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport"], swiftSettings: swiftSettings),
         // Helpers shared by the test targets (child processes); not a product.
         .target(name: "CourierTestSupport", path: "Tests/CourierTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport"], swiftSettings: swiftSettings),

@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -16,44 +17,48 @@ struct LargeTransferTests {
     static let rssLimitKiB: Int64 = 64 * 1024
 
     @Test func upload256MiBFromAFile() async throws {
-        let (server, directory, file) = try Self.uploadFixture(seed: 51)
-        defer { server.shutdown(); directory.remove() }
-        server.route("/upload", method: .post) { request in
-            guard request.bodySize == Self.uploadSize else { return .text("size \(request.bodySize)", status: 422) }
-            if let offset = PatternFile.firstMismatch(in: request.body, range: 0..<Int(Self.uploadSize), patternOffset: 0, seed: 51) {
-                return .text("mismatch at \(offset)", status: 422)
+        try await PeakMemoryGate.shared.run {
+            let (server, directory, file) = try Self.uploadFixture(seed: 51)
+            defer { server.shutdown(); directory.remove() }
+            server.route("/upload", method: .post) { request in
+                guard request.bodySize == Self.uploadSize else { return .text("size \(request.bodySize)", status: 422) }
+                if let offset = PatternFile.firstMismatch(in: request.body, range: 0..<Int(Self.uploadSize), patternOffset: 0, seed: 51) {
+                    return .text("mismatch at \(offset)", status: 422)
+                }
+                return .text("verified \(request.bodySize)")
             }
-            return .text("verified \(request.bodySize)")
+            let result = try await runCLI(["-v", "--fail", "-d", "@\(file.path)", server.url("/upload").absoluteString], timeout: .seconds(300))
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdoutText == "verified \(Self.uploadSize)")
+            let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
+            print("[large] -d @file \(Self.uploadSize) bytes: server verified byte-exact; courier peak RSS \(peak) kB")
+            #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB")
         }
-        let result = try await runCLI(["-v", "--fail", "-d", "@\(file.path)", server.url("/upload").absoluteString], timeout: .seconds(300))
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdoutText == "verified \(Self.uploadSize)")
-        let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
-        print("[large] -d @file \(Self.uploadSize) bytes: server verified byte-exact; courier peak RSS \(peak) kB")
-        #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB")
     }
 
     @Test func upload256MiBAsAMultipartFilePart() async throws {
-        let (server, directory, file) = try Self.uploadFixture(seed: 52)
-        defer { server.shutdown(); directory.remove() }
-        server.route("/form", method: .post) { request in
-            guard let boundary = Multipart.boundary(of: request.headers["Content-Type"]),
-                  let parts = Multipart.parts(of: request.body, boundary: boundary), parts.count == 2 else {
-                return .text("not a two-part form of \(request.bodySize) bytes", status: 422)
+        try await PeakMemoryGate.shared.run {
+            let (server, directory, file) = try Self.uploadFixture(seed: 52)
+            defer { server.shutdown(); directory.remove() }
+            server.route("/form", method: .post) { request in
+                guard let boundary = Multipart.boundary(of: request.headers["Content-Type"]),
+                      let parts = Multipart.parts(of: request.body, boundary: boundary), parts.count == 2 else {
+                    return .text("not a two-part form of \(request.bodySize) bytes", status: 422)
+                }
+                guard parts[1].content.count == Int(Self.uploadSize) else { return .text("file part \(parts[1].content.count)", status: 422) }
+                if let offset = PatternFile.firstMismatch(in: request.body, range: parts[1].content, patternOffset: 0, seed: 52) {
+                    return .text("mismatch at \(offset)", status: 422)
+                }
+                return .text("verified \(parts[1].content.count) of \(request.bodySize)")
             }
-            guard parts[1].content.count == Int(Self.uploadSize) else { return .text("file part \(parts[1].content.count)", status: 422) }
-            if let offset = PatternFile.firstMismatch(in: request.body, range: parts[1].content, patternOffset: 0, seed: 52) {
-                return .text("mismatch at \(offset)", status: 422)
-            }
-            return .text("verified \(parts[1].content.count) of \(request.bodySize)")
+            let result = try await runCLI(["-v", "--fail", "-F", "note=large", "-F", "file=@\(file.path)", server.url("/form").absoluteString],
+                                          timeout: .seconds(300))
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdoutText.hasPrefix("verified \(Self.uploadSize) of "))
+            let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
+            print("[large] -F file=@file \(Self.uploadSize) bytes: server \(result.stdoutText); courier peak RSS \(peak) kB")
+            #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB")
         }
-        let result = try await runCLI(["-v", "--fail", "-F", "note=large", "-F", "file=@\(file.path)", server.url("/form").absoluteString],
-                                      timeout: .seconds(300))
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdoutText.hasPrefix("verified \(Self.uploadSize) of "))
-        let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
-        print("[large] -F file=@file \(Self.uploadSize) bytes: server \(result.stdoutText); courier peak RSS \(peak) kB")
-        #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB")
     }
 
     @Test func download1GiBToAFile() async throws {

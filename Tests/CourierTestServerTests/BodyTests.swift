@@ -1,4 +1,5 @@
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -63,30 +64,33 @@ extension CourierTestServerTests {
             #expect(PatternBody.data(offset: 0, count: 0, seed: 7).isEmpty)
         }
 
-        @Test func patternBodyOfAGibibyteStreamsWithoutBeingHeldInMemory() throws {
-            let server = try TestServer()
-            defer { server.shutdown() }
-            // ThreadSanitizer instruments every 8-byte store of the generator, which makes a full
-            // gibibyte take half a minute; a quarter of it exercises the same streaming path.
-            let size: Int64 = isRunningUnderThreadSanitizer ? 1 << 28 : 1 << 30
-            server.enqueue(MockResponse(body: .pattern(count: size, seed: 99)))
-            let peakBefore = peakResidentBytes()
-            let client = try RawClient(port: server.port)
-            try client.sendRequest("GET", "/gib")
-            #expect(try client.readHead().headers["Content-Length"] == "\(size)")
-            var received: Int64 = 0
-            var tail: [UInt8] = []
-            while received < size, case .success(let chunk) = client.readSome() {
-                received += Int64(chunk.count)
-                if received > size - 8192 { tail = Array((tail + chunk).suffix(4096)) }
+        @Test func patternBodyOfAGibibyteStreamsWithoutBeingHeldInMemory() async throws {
+            try await PeakMemoryGate.shared.run {
+                let server = try TestServer()
+                defer { server.shutdown() }
+                // ThreadSanitizer instruments every 8-byte store of the generator, which makes a full
+                // gibibyte take half a minute; a quarter of it exercises the same streaming path.
+                let size: Int64 = isRunningUnderThreadSanitizer ? 1 << 28 : 1 << 30
+                server.enqueue(MockResponse(body: .pattern(count: size, seed: 99)))
+                PeakMemoryGate.resetPeak()
+                let peakBefore = peakResidentBytes()
+                let client = try RawClient(port: server.port)
+                try client.sendRequest("GET", "/gib")
+                #expect(try client.readHead().headers["Content-Length"] == "\(size)")
+                var received: Int64 = 0
+                var tail: [UInt8] = []
+                while received < size, case .success(let chunk) = client.readSome() {
+                    received += Int64(chunk.count)
+                    if received > size - 8192 { tail = Array((tail + chunk).suffix(4096)) }
+                }
+                #expect(received == size)
+                #expect(matchesPattern(tail, offset: size - 4096, seed: 99))
+                // The peak is the whole test process's: the gate keeps the tests that hold large bodies
+                // out, but ordinary parallel tests still allocate. A server that held the body would
+                // add all of it, so "less than half the body" tells the two apart with a wide margin.
+                let limit = isRunningUnderThreadSanitizer ? Int(size) : Int(size / 2)
+                #expect(peakResidentBytes() - peakBefore < limit)
             }
-            #expect(received == size)
-            #expect(matchesPattern(tail, offset: size - 4096, seed: 99))
-            // The peak is the whole test process's, and parallel tests hold large bodies too (the CLI's
-            // 256 MiB upload tests record theirs: up to ~380 MiB measured). A server that held the
-            // body would add all of it, so "less than half the body" still tells the two apart.
-            let limit = isRunningUnderThreadSanitizer ? Int(size) : Int(size / 2)
-            #expect(peakResidentBytes() - peakBefore < limit)
         }
 
         @Test func headerFieldsKeepOrderAndCompareCaseInsensitively() {

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 import Testing
 @_spi(Transport) @testable import Courier
@@ -240,36 +241,39 @@ extension Values {
         }
 
         @Test("streaming a 256 MiB file part keeps memory bounded and writes exactly contentLength bytes")
-        func largeFileStreams() throws {
-            try withTemporaryDirectory { directory in
-                let file = directory.appendingPathComponent("big.bin")
-                let size: UInt64 = 256 << 20
-                #expect(FileManager.default.createFile(atPath: file.path, contents: Data("head".utf8)))
-                let handle = try FileHandle(forWritingTo: file)
-                try handle.truncate(atOffset: size)      // sparse: no disk blocks until written
-                try handle.close()
+        func largeFileStreams() async throws {
+            try await PeakMemoryGate.shared.run {
+                try withTemporaryDirectory { directory in
+                    let file = directory.appendingPathComponent("big.bin")
+                    let size: UInt64 = 256 << 20
+                    #expect(FileManager.default.createFile(atPath: file.path, contents: Data("head".utf8)))
+                    let handle = try FileHandle(forWritingTo: file)
+                    try handle.truncate(atOffset: size)      // sparse: no disk blocks until written
+                    try handle.close()
 
-                let form = MultipartFormData(boundary: "B")
-                form.append("meta", withName: "m")
-                form.append(fileURL: file, withName: "big")
-                let length = try form.contentLength
-                let output = directory.appendingPathComponent("body.out")
-                let peakBefore = Self.peakResidentBytes()
-                try form.writeEncodedData(to: output)
-                let peakAfter = Self.peakResidentBytes()
+                    let form = MultipartFormData(boundary: "B")
+                    form.append("meta", withName: "m")
+                    form.append(fileURL: file, withName: "big")
+                    let length = try form.contentLength
+                    let output = directory.appendingPathComponent("body.out")
+                    PeakMemoryGate.resetPeak()
+                    let peakBefore = Self.peakResidentBytes()
+                    try form.writeEncodedData(to: output)
+                    let peakAfter = Self.peakResidentBytes()
 
-                let attributes = try FileManager.default.attributesOfItem(atPath: output.path)
-                #expect((attributes[.size] as? NSNumber)?.int64Value == length)
-                #expect(length > Int64(size))
-                let reader = try FileHandle(forReadingFrom: output)
-                defer { try? reader.close() }
-                let head = try reader.read(upToCount: 200) ?? Data()
-                #expect(text(head).contains("filename=\"big.bin\"\r\nContent-Type: application/octet-stream\r\n\r\nhead"))
-                try reader.seek(toOffset: UInt64(length) - 13)   // four zero bytes, CRLF, "--B--", CRLF
-                #expect(text(try reader.readToEnd() ?? Data()) == "\0\0\0\0\r\n--B--\r\n")
-                if let peakBefore, let peakAfter {
-                    print("multipart 256 MiB stream: peak RSS grew by \((peakAfter - peakBefore) >> 20) MiB")
-                    #expect(peakAfter - peakBefore < 96 << 20)
+                    let attributes = try FileManager.default.attributesOfItem(atPath: output.path)
+                    #expect((attributes[.size] as? NSNumber)?.int64Value == length)
+                    #expect(length > Int64(size))
+                    let reader = try FileHandle(forReadingFrom: output)
+                    defer { try? reader.close() }
+                    let head = try reader.read(upToCount: 200) ?? Data()
+                    #expect(text(head).contains("filename=\"big.bin\"\r\nContent-Type: application/octet-stream\r\n\r\nhead"))
+                    try reader.seek(toOffset: UInt64(length) - 13)   // four zero bytes, CRLF, "--B--", CRLF
+                    #expect(text(try reader.readToEnd() ?? Data()) == "\0\0\0\0\r\n--B--\r\n")
+                    if let peakBefore, let peakAfter {
+                        print("multipart 256 MiB stream: peak RSS grew by \((peakAfter - peakBefore) >> 20) MiB")
+                        #expect(peakAfter - peakBefore < 96 << 20)
+                    }
                 }
             }
         }
