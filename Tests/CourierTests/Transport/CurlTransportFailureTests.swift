@@ -195,7 +195,8 @@ struct CurlTransportFailureTests {
         let transport = try CurlTestSupport.transport()
         let gate = Gate()
         server.enqueue(Array(repeating: MockResponse.ok("held").waiting(for: gate), count: 4))
-        server.enqueue(MockResponse.status(200).body(.pattern(count: 10_000_000, seed: 1)).throttle(bytes: 10_000, every: .milliseconds(10)))
+        // Stalls after the first bytes, so it is still in flight at shutdown however slowly this test runs.
+        server.enqueue(MockResponse.status(200).body(.pattern(count: 10_000_000, seed: 1)).effect(.stall, at: .responseBody(afterBytes: 10_000)))
         let held = (0..<4).map { CurlTestSupport.start(TransportRequest(url: server.url("/held/\($0)")), on: transport).0 }
         #expect(await gate.waitUntilWaiting(count: 4))
         let (streaming, _) = CurlTestSupport.start(TransportRequest(url: server.url("/stream")), on: transport)
