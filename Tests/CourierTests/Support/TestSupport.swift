@@ -1,4 +1,5 @@
 import Testing
+import CourierTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -108,29 +109,12 @@ func awaitCallback<T: Sendable>(_ register: (@escaping @Sendable (T) -> Void) ->
 /// connections are refused, and it stays bound for the rest of the test process so that no
 /// parallel test's server can be given the same port.
 func closedPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw CourierError(.fileSystem, "socket() failed: \(errno)") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0 else {
-        close(descriptor)
-        throw CourierError(.fileSystem, "bind() failed: \(errno)")
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-    }
-    reservedPorts.withLock { $0.append(descriptor) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    let reserved = try ClosedPort()
+    reservedPorts.withLock { $0.append(reserved) }
+    return reserved.port
 }
 
-/// Descriptors of the ports `closedPort()` reserved; kept open on purpose until the process ends.
-private let reservedPorts = Locked([Int32]())
+private let reservedPorts = Locked([ClosedPort]())
 
 /// Collects values from a `@Sendable` callback in order.
 final class Collected<T: Sendable>: Sendable {

@@ -4,15 +4,17 @@ import Glibc
 #endif
 
 /// A TCP port on 127.0.0.1 that is bound but not listening: connecting to it is refused, and no
-/// other test can take it while this object lives.
-final class ClosedPort {
-    let port: Int
+/// other test can take it while this object lives (releasing it gives a port that was free a moment ago).
+public final class ClosedPort: Sendable {
+    /// The port number.
+    public let port: Int
     private let descriptor: Int32
 
-    init() throws {
+    /// Binds a socket to a free port without listening on it.
+    public init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.descriptor = descriptor
-        guard descriptor >= 0 else { throw HarnessError("socket() failed: \(errno)") }
+        guard descriptor >= 0 else { throw SocketError(description: "socket() failed: \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -22,7 +24,7 @@ final class ClosedPort {
         }
         guard bound == 0 else {
             close(descriptor)
-            throw HarnessError("bind() failed: \(errno)")
+            throw SocketError(description: "bind() failed: \(errno)")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
@@ -34,4 +36,10 @@ final class ClosedPort {
     deinit {
         close(descriptor)
     }
+}
+
+/// A socket call of the test harness failed.
+public struct SocketError: Error, CustomStringConvertible {
+    /// Which call failed, with `errno`.
+    public let description: String
 }
