@@ -29,6 +29,27 @@ final class RequestExecutor: SerialExecutor, Sendable {
         var head = 0
         /// The thread draining the FIFO right now, if any: the thread isolated to the request.
         var drainer: pthread_t?
+        /// A task awaiting the request's response that offers to run the next drain itself.
+        var host: HostSlot = .vacant
+    }
+
+    /// The task that hosts drains, if one waits; see ``awaitWork()``.
+    private enum HostSlot {
+        case vacant
+        /// A task is suspended in ``awaitWork()``.
+        case parked(UnsafeContinuation<HostWake, Never>)
+        /// ``wakeHost()`` came while no task was parked: the next one to park returns at once.
+        case woken
+    }
+
+    /// Why a task suspended in ``awaitWork()`` resumed.
+    enum HostWake {
+        /// Work arrived and the executor is claimed for the host: call ``drainAsHost()`` next.
+        case drain
+        /// ``wakeHost()`` was called: what the host waits for may have happened.
+        case recheck
+        /// Another task already hosts this executor's drains.
+        case unavailable
     }
 
     private let state = Locked(State())
@@ -64,9 +85,80 @@ final class RequestExecutor: SerialExecutor, Sendable {
         guard startDrain else { return }
         if inline, case .work = item {
             drain(onCallerThread: true)
+        } else if let batch = DeliveryBatch.current {
+            batch.hold(self)
+        } else {
+            startClaimedDrain()
+        }
+    }
+
+    /// Starts the drain that a ``DeliveryBatch`` held back; the executor is still claimed.
+    func startHeldDrain() {
+        startClaimedDrain()
+    }
+
+    /// Runs the drain of a claimed executor elsewhere: in the parked host task if there is one
+    /// (resuming it is the one thread wake-up this costs), else on the global queue.
+    private func startClaimedDrain() {
+        let host = state.withLock { state -> UnsafeContinuation<HostWake, Never>? in
+            guard case .parked(let continuation) = state.host else { return nil }
+            state.host = .vacant
+            return continuation
+        }
+        if let host {
+            host.resume(returning: .drain)
         } else {
             handOffDrain()
         }
+    }
+
+    // MARK: Hosting drains in an awaiting task
+
+    /// Suspends the calling task until work arrives for the request or ``wakeHost()`` is called.
+    ///
+    /// A task awaiting a response parks here so that the transport's events are drained on the
+    /// thread that resumes it: one wake-up per batch of events instead of one for the drain and
+    /// another for resuming the task. On `.drain` the caller must call ``drainAsHost()``.
+    func awaitWork() async -> HostWake {
+        await withUnsafeContinuation { continuation in
+            let wake = state.withLock { state -> HostWake? in
+                switch state.host {
+                case .parked:
+                    return .unavailable
+                case .woken:
+                    state.host = .vacant
+                    return .recheck
+                case .vacant:
+                    if state.drainer == nil, state.head < state.items.count {
+                        state.drainer = pthread_self()
+                        return .drain
+                    }
+                    state.host = .parked(continuation)
+                    return nil
+                }
+            }
+            if let wake { continuation.resume(returning: wake) }
+        }
+    }
+
+    /// Resumes the parked host task with `.recheck`, or lets the next task that parks return at once.
+    func wakeHost() {
+        let host = state.withLock { state -> UnsafeContinuation<HostWake, Never>? in
+            guard case .parked(let continuation) = state.host else {
+                state.host = .woken
+                return nil
+            }
+            state.host = .vacant
+            return continuation
+        }
+        host?.resume(returning: .recheck)
+    }
+
+    /// Runs the claimed executor's work on the calling task's thread, up to the first Swift job
+    /// (which, like every job, runs from a drain on the global queue instead).
+    func drainAsHost() {
+        state.withLock { $0.drainer = pthread_self() }
+        drain(onCallerThread: true)
     }
 
     private func handOffDrain() {

@@ -47,7 +47,8 @@ extension URLRequest {
     /// The request's method as an ``HTTPMethod`` (`GET` when unset).
     public var method: HTTPMethod {
         get { httpMethod.map(HTTPMethod.init(rawValue:)) ?? .get }
-        set { httpMethod = newValue.rawValue }
+        // Foundation normalises every method it is given (NSString compares on Linux); GET is the default already.
+        set { if newValue.rawValue != (httpMethod ?? "GET") { httpMethod = newValue.rawValue } }
     }
 
     /// The request's headers as ``HTTPHeaders``.

@@ -78,7 +78,7 @@ struct AwaitableResponse<Response: Sendable>: Sendable {
          start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {
         self.request = request
         self.automaticallyCancelling = automaticallyCancelling
-        self.box = ResponseBox(start: start)
+        self.box = ResponseBox(executor: request._shell.executor, start: start)
     }
 
     func response() async -> Response {
@@ -97,6 +97,10 @@ struct AwaitableResponse<Response: Sendable>: Sendable {
 }
 
 /// Holds one response for any number of waiters; the first waiter (or ``startIfNeeded()``) starts the work.
+///
+/// The waiter that starts the request also hosts its drains (``RequestExecutor/awaitWork()``): the
+/// transport's events are handled on the thread that resumes it, and the response is returned
+/// from there, with no further hop. Other waiters suspend until the response is fulfilled.
 final class ResponseBox<Response: Sendable>: Sendable {
     private enum State {
         case idle
@@ -105,28 +109,32 @@ final class ResponseBox<Response: Sendable>: Sendable {
     }
 
     private let state = Locked(State.idle)
+    private let executor: RequestExecutor
     private let start: @Sendable (@escaping @Sendable (Response) -> Void) -> Void
 
-    init(start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {
+    init(executor: RequestExecutor, start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {
+        self.executor = executor
         self.start = start
     }
 
     func value() async -> Response {
-        await withCheckedContinuation { continuation in
-            let (ready, mustStart) = state.withLock { state -> (Response?, Bool) in
-                switch state {
-                case .idle:
-                    state = .waiting([continuation])
-                    return (nil, true)
-                case .waiting(let waiters):
-                    state = .waiting(waiters + [continuation])
-                    return (nil, false)
-                case .done(let response):
-                    return (response, false)
-                }
+        let startsRequest = state.withLock { state -> Bool in
+            guard case .idle = state else { return false }
+            state = .waiting([])
+            return true
+        }
+        guard startsRequest else { return await waitForFulfilment() }
+        start { [self] in fulfil($0) }
+        while true {
+            if let response = fulfilled { return response }
+            switch await executor.awaitWork() {
+            case .drain:
+                executor.drainAsHost()
+            case .recheck:
+                continue
+            case .unavailable:
+                return await waitForFulfilment()
             }
-            if let ready { continuation.resume(returning: ready) }
-            if mustStart { start { [self] in fulfil($0) } }
         }
     }
 
@@ -139,6 +147,31 @@ final class ResponseBox<Response: Sendable>: Sendable {
         if mustStart { start { [self] in fulfil($0) } }
     }
 
+    private var fulfilled: Response? {
+        state.withLock { state in
+            if case .done(let response) = state { response } else { nil }
+        }
+    }
+
+    /// Suspends until the response is fulfilled (returns at once when it is).
+    private func waitForFulfilment() async -> Response {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Response? in
+                switch state {
+                case .idle:
+                    state = .waiting([continuation])
+                    return nil
+                case .waiting(let waiters):
+                    state = .waiting(waiters + [continuation])
+                    return nil
+                case .done(let response):
+                    return response
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
     private func fulfil(_ response: Response) {
         let waiters = state.withLock { state -> [CheckedContinuation<Response, Never>] in
             guard case .waiting(let waiters) = state else { return [] }
@@ -146,5 +179,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
             return waiters
         }
         waiters.forEach { $0.resume(returning: response) }
+        // The host may be parked (the response was completed by a drain elsewhere, say a cancel).
+        executor.wakeHost()
     }
 }

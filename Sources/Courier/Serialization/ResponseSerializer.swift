@@ -85,9 +85,10 @@ extension ResponseSerializer {
         do {
             switch completion.body {
             case .memory(let data):
-                if let headReading = self as? any HeadReadingSerializer<SerializedObject> {
-                    return .success(try headReading.serialize(request: completion.request, head: completion.response,
-                                                              data: data, error: completion.error))
+                if let headReading = self as? any HeadReading,
+                   let value = try headReading.serializeReadingHead(request: completion.request, head: completion.response,
+                                                                    data: data, error: completion.error) as? SerializedObject {
+                    return .success(value)
                 }
                 return .success(try serialize(request: completion.request, response: completion.response?.httpResponse,
                                               data: data, error: completion.error))
@@ -107,8 +108,22 @@ extension ResponseSerializer {
 
 /// Courier's own serializers read the status and charset from the parsed head, so they never make
 /// Foundation build an `HTTPURLResponse` (see ``LazyHTTPResponse``).
-protocol HeadReadingSerializer<SerializedObject>: ResponseSerializer {
+protocol HeadReadingSerializer<SerializedObject>: ResponseSerializer, HeadReading {
     func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> SerializedObject
+}
+
+/// ``HeadReadingSerializer`` without its associated type. Casting to `any HeadReadingSerializer<T>`
+/// builds that existential's metadata from its mangled name on every call (4% of a small request's
+/// CPU); finding a plain protocol conformance is a cached lookup.
+protocol HeadReading {
+    /// ``HeadReadingSerializer/serialize(request:head:data:error:)``, its result boxed.
+    func serializeReadingHead(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> Any
+}
+
+extension HeadReadingSerializer {
+    func serializeReadingHead(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> Any {
+        try serialize(request: request, head: head, data: data, error: error)
+    }
 }
 
 

@@ -23,7 +23,9 @@ final class CurlEventLoop {
     private let clock = CurlActivityClock()
     private var exchanges: [ObjectIdentifier: CurlExchange] = [:]
     private var commands: [CurlCommand] = []
-    private var pool = CurlEasyPool(capacity: 16)
+    /// Idle easy handles, as many as the connections libcurl keeps: a new handle costs a fresh receive
+    /// buffer (a `mmap` and its page faults), so a steady burst must find its handles again.
+    private var pool: CurlEasyPool
     /// The earliest instant a Courier timeout may fire; activity only ever moves timeouts later, so
     /// nothing needs checking before this.
     private var nextTimeoutCheck: ContinuousClock.Instant?
@@ -43,7 +45,9 @@ final class CurlEventLoop {
         ccurl_multi_setopt_long(multi, CCURLMOPT_MAX_HOST_CONNECTIONS, perHost)
         // A fixed cache size: libcurl's default (4 x handles in use) shrinks between bursts and
         // closes connections that the next burst would reuse.
-        ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, max(64, 4 * perHost))
+        let cachedConnections = max(64, 4 * perHost)
+        ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, cachedConnections)
+        pool = CurlEasyPool(capacity: cachedConnections)
         self.multi = multi
         self.defaults = defaults
         self.trustStore = trustStore
@@ -58,6 +62,9 @@ final class CurlEventLoop {
 
     /// Runs until a `.shutdown` command, then finishes every transfer and cleans up. Loop thread only.
     func run() {
+        // Every event delivered during one pass reaches its request in one drain (see DeliveryBatch).
+        let batch = DeliveryBatch.begin()
+        defer { batch.end() }
         while true {
             clock.tick()
             mailbox.takeCommands(into: &commands)
@@ -71,6 +78,7 @@ final class CurlEventLoop {
             if code > 0 { failAll(multiCode: code) } // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
             deliverCompletions()
             checkTimeouts()
+            batch.flush()
             if mailbox.preparePoll() {
                 ccurl_multi_poll(multi, pollTimeout(), nil)
             }

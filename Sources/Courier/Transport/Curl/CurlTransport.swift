@@ -35,7 +35,7 @@ import Foundation
     /// Loads libcurl and starts the event loop; throws `.transportFailed` when libcurl cannot be
     /// loaded (so the session can fall back to URLSession) or the loop cannot start, and
     /// `.fileSystem` when an extra trusted certificate cannot be read.
-    public init(configuration: TransportConfiguration, receiveBufferSize: Int = 256 * 1024) throws(CourierError) {
+    public init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
         library = try CurlLibrary.load()
         trustStore = configuration.additionalTrustedCertificates.isEmpty ? nil
             : try CurlTrustStore(additionalCertificates: configuration.additionalTrustedCertificates, library: library)

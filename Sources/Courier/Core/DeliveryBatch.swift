@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Holds back the request drains that transport events start during one pass of a transport's
+/// event loop, and starts them together when the pass ends.
+///
+/// A small response reaches its request as head, body and completion within one
+/// `curl_multi_perform`. Each event is queued on the request's executor at once, but a drain
+/// started per event may finish before the next event arrives, so one response could cost three
+/// thread wake-ups. Inside a batch, the first event only claims the idle executor; ``flush()``
+/// then starts one drain per executor for everything the pass delivered.
+///
+/// A batch belongs to the thread that began it (an event loop's own thread) and is reached through
+/// a thread-local, so transports need no new parameter on their sinks.
+final class DeliveryBatch {
+    private var held: [RequestExecutor] = []
+
+    private init() {}
+
+    /// The batch of the current thread, if it began one.
+    static var current: DeliveryBatch? {
+        guard let pointer = pthread_getspecific(key) else { return nil }
+        return Unmanaged<DeliveryBatch>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Begins a batch on the current thread; it stays until ``end()``. For a loop thread that flushes every pass.
+    static func begin() -> DeliveryBatch {
+        let batch = DeliveryBatch()
+        pthread_setspecific(key, Unmanaged.passRetained(batch).toOpaque())
+        return batch
+    }
+
+    /// Starts what is held and removes the batch from the current thread.
+    func end() {
+        flush()
+        guard let pointer = pthread_getspecific(Self.key) else { return }
+        pthread_setspecific(Self.key, nil)
+        Unmanaged<DeliveryBatch>.fromOpaque(pointer).release()
+    }
+
+    /// Holds the drain of `executor`, which the caller has just claimed, until ``flush()``.
+    func hold(_ executor: RequestExecutor) {
+        held.append(executor)
+    }
+
+    /// Starts the drain of every executor held since the last flush.
+    func flush() {
+        guard !held.isEmpty else { return }
+        let executors = held
+        held.removeAll(keepingCapacity: true)
+        for executor in executors { executor.startHeldDrain() }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        // The loop thread ends its batch before it exits, so no destructor is needed.
+        pthread_key_create(&key, nil)
+        return key
+    }()
+}
