@@ -222,6 +222,30 @@ struct CurlTransportRequestTests {
         #expect(server.requestCount == 6)
     }
 
+    /// Concurrent transfers to one origin spread over several event loops, each with a share of the
+    /// limit: together they still use every allowed connection at once, and never more.
+    @Test("transfers to one origin overlap up to the limit, whichever loops carry them", arguments: [2, 3, 5])
+    func overlappingTransfersUseEveryAllowedConnection(limit: Int) async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let transport = try CurlTestSupport.transport(maximumConnectionsPerHost: limit)
+        defer { transport.shutdown() }
+        let gate = Gate()
+        let count = limit + 2
+        server.enqueue(Array(repeating: MockResponse.ok("held").waiting(for: gate), count: count))
+        let sinks = (0..<count).map { CurlTestSupport.start(TransportRequest(url: server.url("/held/\($0)")), on: transport).0 }
+        #expect(await gate.waitUntilWaiting(count: limit))
+        #expect(server.connectionCount == limit)
+        gate.open()
+        for sink in sinks {
+            let result = try await sink.completion()
+            #expect(result.error == nil)
+            #expect(String(decoding: result.body, as: UTF8.self) == "held")
+        }
+        #expect(server.connectionCount == limit)
+        #expect(server.requestCount == count)
+    }
+
     @Test("chunked responses are reassembled byte-exact")
     func chunked() async throws {
         let server = try TestServer()

@@ -21,6 +21,18 @@ struct CurlUnitTests {
         return (heads, parser)
     }
 
+    @Test("the per-host limit is shared out between event loops, never exceeded, at least one each",
+          arguments: [(1, 2, 1), (2, 2, 2), (3, 2, 2), (8, 2, 2), (8, 1, 1), (8, 16, 4), (3, 16, 3), (0, 4, 1)])
+    func loopPlan(limit: Int, processors: Int, expectedLoops: Int) {
+        let plan = CurlLoopPlan(maximumConnectionsPerHost: limit, processors: processors)
+        #expect(plan.loopCount == expectedLoops)
+        let shares = (0..<plan.loopCount).map(plan.connectionsPerHost(forLoop:))
+        #expect(shares.reduce(0, +) == max(1, limit))
+        #expect(shares.allSatisfy { $0 >= 1 })
+        // The first loop, which takes ties, never has the smaller share.
+        #expect(shares == shares.sorted(by: >))
+    }
+
     @Test("parses the final head, skipping 100 Continue and ignoring trailers")
     func parsesHead() throws {
         let (heads, parser) = parse([

@@ -19,6 +19,8 @@ final class CurlEventLoop {
 
     private let multi: OpaquePointer
     private let defaults: CurlHandleDefaults
+    /// Keeps the CA bundle that `defaults` names alive while this loop runs: a loop detached at
+    /// shutdown may outlive its transport, and the bundle file goes with its last owner.
     private let trustStore: CurlTrustStore?
     private let clock = CurlActivityClock()
     private var exchanges: [ObjectIdentifier: CurlExchange] = [:]
@@ -36,12 +38,12 @@ final class CurlEventLoop {
     /// The longest `curl_multi_poll` sleep when nothing else bounds it, in milliseconds.
     private static let maximumPollMilliseconds: Int32 = 60_000
 
-    /// Creates the multi handle with `configuration`'s connection limits.
-    init(configuration: TransportConfiguration, defaults: CurlHandleDefaults, trustStore: CurlTrustStore?) throws(CourierError) {
+    /// Creates the multi handle; this loop may open at most `perHostConnections` connections to one host.
+    init(perHostConnections: Int, defaults: CurlHandleDefaults, trustStore: CurlTrustStore?) throws(CourierError) {
         guard let multi = ccurl_multi_init() else {
             throw CourierError(.transportFailed, "libcurl could not create a multi handle.")
         }
-        let perHost = max(1, configuration.maximumConnectionsPerHost)
+        let perHost = max(1, perHostConnections)
         ccurl_multi_setopt_long(multi, CCURLMOPT_MAX_HOST_CONNECTIONS, perHost)
         // A fixed cache size: libcurl's default (4 x handles in use) shrinks between bursts and
         // closes connections that the next burst would reuse.
@@ -86,7 +88,6 @@ final class CurlEventLoop {
         mailbox.close()
         pool.removeAll()
         ccurl_multi_cleanup(multi)
-        trustStore?.remove()
     }
 
     // MARK: - Commands
@@ -246,6 +247,7 @@ final class CurlEventLoop {
             error = CourierError(.sessionInvalidated, "The transport shut down before the request started.", url: request.url)
         }
         if error == nil { exchange.reportFinalUploadProgress(sentBytes: metrics.bytesSent) }
+        mailbox.transferEnded(origin: exchange.handle.origin)
         exchange.handle.sink.receive(.completed(error: error, metrics: metrics))
     }
 

@@ -10,6 +10,8 @@ final class CurlTransferHandle: TransportTransfer {
     let sink: any TransportEventSink
     /// When the transfer was handed to the transport (the deadline message counts from here).
     let submitted: ContinuousClock.Instant
+    /// The request's scheme, host and port, which the loops' transfer counts are kept by.
+    let origin: String
 
     private let mailbox: CurlMailbox
 
@@ -25,10 +27,11 @@ final class CurlTransferHandle: TransportTransfer {
     /// Set by the loop when it paused for backpressure; `acknowledge` clears it and wakes the loop.
     let awaitingAcknowledgement = Atomic<Bool>(false)
 
-    init(request: TransportRequest, sink: any TransportEventSink, mailbox: CurlMailbox) {
+    init(request: TransportRequest, sink: any TransportEventSink, mailbox: CurlMailbox, origin: String) {
         self.request = request
         self.sink = sink
         self.mailbox = mailbox
+        self.origin = origin
         self.submitted = .now
     }
 

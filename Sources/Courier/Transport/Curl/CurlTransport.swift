@@ -1,12 +1,13 @@
 import Foundation
 
-/// Courier's libcurl transport, the default on Linux: libcurl's multi interface driven by one
-/// dedicated event-loop thread per transport, with libcurl loaded at run time.
+/// Courier's libcurl transport, the default on Linux: libcurl's multi interface driven by
+/// dedicated event-loop threads (one, and more under concurrent load), with libcurl loaded at run time.
 ///
 /// Pauses in place (`suspend()` keeps the connection and loses no byte), applies backpressure
 /// through the flow-control window, enforces idle and resource timeouts itself, and reuses
-/// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host. A transfer
-/// waiting for a free connection to its host counts that wait towards its idle timeout.
+/// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host (shared out
+/// between the loops). A transfer waiting for a free connection to its host counts that wait
+/// towards its idle timeout.
 @_spi(Transport) public final class CurlTransport: Transport {
     /// What this transport can do: everything the contract describes.
     public let capabilities = TransportCapabilities(name: "curl", pausesInPlace: true, appliesBackpressure: true)
@@ -16,7 +17,144 @@ import Foundation
     /// The private CA bundle, when the configuration trusts extra certificates; removed at shutdown.
     let trustStore: CurlTrustStore?
 
-    private let mailbox: CurlMailbox
+    /// The event loops that may run, each with its share of the per-host connection limit.
+    private let plan: CurlLoopPlan
+    private let defaults: CurlHandleDefaults
+
+    /// The loops started so far; after shutdown, the loops that were running then.
+    private enum Loops: Sendable {
+        case running([CurlLoop])
+        case shutDown([CurlLoop])
+    }
+
+    // Protects the set of started loops and the choice of a loop for each transfer; held briefly
+    // (starting a second loop's thread happens under it, once).
+    private let loops: Locked<Loops>
+    // Held by the thread that joins the loops for the whole join, so concurrent `shutdown()` calls
+    // return only once every loop has ended. No loop thread takes it.
+    private let joinLock = Locked(())
+
+    /// Loads libcurl and starts the first event loop; throws `.transportFailed` when libcurl cannot be
+    /// loaded (so the session can fall back to URLSession) or the loop cannot start, and
+    /// `.fileSystem` when an extra trusted certificate cannot be read.
+    ///
+    /// More loops (up to one per processor, at most ``CurlLoopPlan/maximumLoops``) start when
+    /// transfers to one origin overlap: one libcurl multi handle is driven by one thread, and
+    /// under concurrent load that thread alone would cap the transport.
+    public init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
+        library = try CurlLibrary.load()
+        trustStore = configuration.additionalTrustedCertificates.isEmpty ? nil
+            : try CurlTrustStore(additionalCertificates: configuration.additionalTrustedCertificates, library: library)
+        defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, caInfoPath: trustStore?.path)
+        plan = CurlLoopPlan(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+                            processors: ProcessInfo.processInfo.activeProcessorCount)
+        do {
+            loops = Locked(.running([try CurlLoop.start(index: 0, plan: plan, defaults: defaults, trustStore: trustStore)]))
+        } catch {
+            trustStore?.remove()
+            throw error
+        }
+    }
+
+    deinit { shutdown() }
+
+    /// Hands the request to an event loop and returns its handle at once: the loop with the fewest
+    /// unfinished transfers to the request's origin (then the fewest in all), or a new loop when
+    /// every running loop already has one to that origin and another may start.
+    ///
+    /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
+    /// the calling thread, before this method returns.
+    public func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
+        let origin = request.url.origin
+        let loop = loops.withLock { state -> CurlLoop? in
+            guard case .running(var running) = state, !running.isEmpty else { return nil }
+            var chosen = running[0]
+            var fewest = chosen.mailbox.transfersInFlight(to: origin)
+            for loop in running.dropFirst() {
+                let load = loop.mailbox.transfersInFlight(to: origin)
+                if (load.origin, load.total) < (fewest.origin, fewest.total) {
+                    chosen = loop
+                    fewest = load
+                }
+            }
+            if fewest.origin > 0, running.count < plan.loopCount,
+               let started = try? CurlLoop.start(index: running.count, plan: plan, defaults: defaults, trustStore: trustStore) {
+                // A loop that cannot start leaves the transport with the loops it has.
+                running.append(started)
+                state = .running(running)
+                chosen = started
+            }
+            chosen.mailbox.transferAssigned(origin: origin)
+            return chosen
+        }
+        guard let loop else { return invalidated(request, sink: sink) }
+        let handle = CurlTransferHandle(request: request, sink: sink, mailbox: loop.mailbox, origin: origin)
+        if !loop.mailbox.send(.start(handle)) {
+            // Shutdown won the race after the loop was chosen.
+            loop.mailbox.transferEnded(origin: origin)
+            return invalidated(request, sink: sink)
+        }
+        return handle
+    }
+
+    private func invalidated(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
+        let error = CourierError(.sessionInvalidated, "The transport was shut down before the request started.", url: request.url)
+        sink.receive(.completed(error: error, metrics: TransferMetrics(transport: capabilities.name)))
+        return InertTransfer()
+    }
+
+    /// Cancels every transfer (in flight: `.cancelled`; not yet started: `.sessionInvalidated`),
+    /// stops the loops and waits for their threads to end. Idempotent.
+    ///
+    /// Called on a loop thread itself (from a sink), it cannot wait: waiting for its own thread, or
+    /// for a loop whose sink is calling this at the same moment, would never end. The loop threads
+    /// are detached instead and end on their own once their current callbacks return.
+    public func shutdown() {
+        let (all, first) = loops.withLock { state -> ([CurlLoop], Bool) in
+            switch state {
+            case .running(let running):
+                state = .shutDown(running)
+                return (running, true)
+            case .shutDown(let running):
+                return (running, false)
+            }
+        }
+        if first { for loop in all { loop.mailbox.send(.shutdown) } }
+        if all.contains(where: \.isCurrent) {
+            for loop in all { loop.detach() }
+            return
+        }
+        joinLock.withLock { _ in
+            for loop in all { loop.join() }
+        }
+        trustStore?.remove()
+    }
+}
+
+/// How many event loops a ``CurlTransport`` may run, and each loop's share of the per-host limit.
+struct CurlLoopPlan: Sendable, Equatable {
+    /// At most this many loops, however many processors there are.
+    static let maximumLoops = 4
+
+    /// How many loops may run: one per processor, no more than `maximumLoops`, and no more than the
+    /// per-host limit (each loop needs at least one connection per host).
+    let loopCount: Int
+    private let perHost: Int
+
+    init(maximumConnectionsPerHost: Int, processors: Int) {
+        perHost = max(1, maximumConnectionsPerHost)
+        loopCount = max(1, min(Self.maximumLoops, processors, perHost))
+    }
+
+    /// Connections per host for loop `index`: the limit shared out, so all loops together never exceed it.
+    func connectionsPerHost(forLoop index: Int) -> Int {
+        perHost / loopCount + (index < perHost % loopCount ? 1 : 0)
+    }
+}
+
+/// One started event loop as the transport sees it: its mailbox and its thread.
+final class CurlLoop: Sendable {
+    let mailbox: CurlMailbox
     private let thread: CurlThread
 
     /// What became of the loop thread.
@@ -28,68 +166,45 @@ import Foundation
 
     // Protects the one-time choice between joining and detaching the loop thread; held only briefly.
     private let disposal = Locked(ThreadDisposal.running)
-    // Held by the thread that joins the loop for the whole join, so concurrent `shutdown()` calls
-    // return only once the loop has ended. The loop thread never takes it.
-    private let joinLock = Locked(())
 
-    /// Loads libcurl and starts the event loop; throws `.transportFailed` when libcurl cannot be
-    /// loaded (so the session can fall back to URLSession) or the loop cannot start, and
-    /// `.fileSystem` when an extra trusted certificate cannot be read.
-    public init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
-        library = try CurlLibrary.load()
-        trustStore = configuration.additionalTrustedCertificates.isEmpty ? nil
-            : try CurlTrustStore(additionalCertificates: configuration.additionalTrustedCertificates, library: library)
-        let defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, caInfoPath: trustStore?.path)
-        let loop = try CurlEventLoop(configuration: configuration, defaults: defaults, trustStore: trustStore)
-        mailbox = loop.mailbox
+    private init(mailbox: CurlMailbox, thread: CurlThread) {
+        self.mailbox = mailbox
+        self.thread = thread
+    }
+
+    /// Creates loop `index` of `plan` and starts its thread.
+    static func start(index: Int, plan: CurlLoopPlan, defaults: CurlHandleDefaults,
+                      trustStore: CurlTrustStore?) throws(CourierError) -> CurlLoop {
+        let loop = try CurlEventLoop(perHostConnections: plan.connectionsPerHost(forLoop: index), defaults: defaults,
+                                     trustStore: trustStore)
+        let mailbox = loop.mailbox
         do {
-            // The loop moves to its thread here; this initializer does not touch it again.
-            thread = try CurlThread.start(name: "courier-curl") { loop.run() }
+            // The loop moves to its thread here; nothing else touches it again.
+            return CurlLoop(mailbox: mailbox, thread: try CurlThread.start(name: "courier-curl") { loop.run() })
         } catch {
             loop.discard()
-            trustStore?.remove()
             throw CourierError(.transportFailed, "Cannot start the curl event-loop thread (pthread_create error \(error.code)).")
         }
     }
 
-    deinit { shutdown() }
+    /// Whether the calling thread is this loop's thread.
+    var isCurrent: Bool { thread.isCurrent }
 
-    /// Hands the request to the event loop and returns its handle at once.
-    ///
-    /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
-    /// the calling thread, before this method returns.
-    public func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
-        let handle = CurlTransferHandle(request: request, sink: sink, mailbox: mailbox)
-        if !mailbox.send(.start(handle)) {
-            let error = CourierError(.sessionInvalidated, "The transport was shut down before the request started.", url: request.url)
-            sink.receive(.completed(error: error, metrics: TransferMetrics(transport: capabilities.name)))
-        }
-        return handle
+    /// After `.shutdown` was sent: waits for the thread to end, unless it was already joined or detached.
+    func join() {
+        if claim(.joined) { thread.join() }
     }
 
-    /// Cancels every transfer (in flight: `.cancelled`; not yet started: `.sessionInvalidated`),
-    /// stops the loop and waits for its thread to end. Idempotent.
-    ///
-    /// Called on the loop thread itself (from a sink), it cannot wait: the thread is detached and
-    /// ends on its own once the current callback returns.
-    public func shutdown() {
-        mailbox.send(.shutdown)
-        if thread.isCurrent {
-            let detach = disposal.withLock { state in
-                guard state == .running else { return false }
-                state = .detached
-                return true
-            }
-            if detach { thread.detach() }
-            return
-        }
-        joinLock.withLock { _ in
-            let join = disposal.withLock { state in
-                guard state == .running else { return false }
-                state = .joined
-                return true
-            }
-            if join { thread.join() }
+    /// After `.shutdown` was sent: lets the thread end on its own, unless it was already joined or detached.
+    func detach() {
+        if claim(.detached) { thread.detach() }
+    }
+
+    private func claim(_ disposition: ThreadDisposal) -> Bool {
+        disposal.withLock { state in
+            guard state == .running else { return false }
+            state = disposition
+            return true
         }
     }
 }
