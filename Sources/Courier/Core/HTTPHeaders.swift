@@ -44,6 +44,15 @@ public struct HTTPHeaders: Sendable, Hashable {
         }
     }
 
+    /// Adds a header, or appends `value` to the existing one with `", "` (RFC 9110 §5.3), in one lookup.
+    mutating func addJoining(name: String, value: String) {
+        if let index = index(of: name) {
+            headers[index] = HTTPHeader(name: name, value: headers[index].value + ", " + value)
+        } else {
+            headers.append(HTTPHeader(name: name, value: value))
+        }
+    }
+
     /// Removes the header with this name, whatever its case.
     public mutating func remove(name: String) {
         if let index = index(of: name) {
@@ -218,6 +227,8 @@ extension String {
 extension StringProtocol {
     /// ASCII case-insensitive equality without allocating lower-cased copies.
     func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
+        // ASCII case folding keeps the UTF-8 length, so names of different lengths differ (the common case).
+        guard utf8.count == other.utf8.count else { return false }
         var lhs = utf8.makeIterator()
         var rhs = other.utf8.makeIterator()
         while true {

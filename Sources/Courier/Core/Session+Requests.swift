@@ -59,7 +59,11 @@ extension Session {
                         modifier: RequestModifier?) throws -> URLRequest {
         var request = URLRequest(url: try resolve(url.asURL()))
         request.method = method
-        request.headers = self.headers.merging(headers ?? [:])
+        if let headers {
+            request.headers = self.headers.merging(headers)
+        } else {
+            request.allHTTPHeaderFields = headerFields
+        }
         if let timeout { request.timeoutInterval = timeout }
         try modifier?(&request)
         return request

@@ -18,6 +18,8 @@ public final class Session: Sendable {
     public let baseURL: URL?
     /// Headers sent with every request (a request's own headers win).
     public let headers: HTTPHeaders
+    /// ``headers`` as the dictionary `URLRequest` stores, built once instead of for every request.
+    let headerFields: [String: String]
     /// Adapts and retries every request (before the request's own interceptors).
     public let interceptor: (any RequestInterceptor)?
     /// Where callback-style handlers and progress hooks run unless a queue is given.
@@ -85,6 +87,7 @@ public final class Session: Sendable {
         self.configuration = configuration
         self.baseURL = baseURL
         self.headers = HTTPHeaders.default.merging(headers)
+        headerFields = self.headers.dictionary
         self.interceptor = interceptor
         self.callbackQueue = callbackQueue
         self.downloadStore = downloadStore

@@ -80,7 +80,8 @@ extension URL {
     /// Whether this is an absolute http(s) URL with a host.
     var isHTTP: Bool {
         guard let scheme = scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
-        return host?.isEmpty == false
+        // Percent-encoded: only emptiness matters, and decoding the host costs more than the rest of this check.
+        return host(percentEncoded: true)?.isEmpty == false
     }
 
     /// Scheme, host and port, for same-origin checks.

@@ -132,11 +132,7 @@ import Foundation
         var setCookies: [String] = []
         for field in fields {
             if field.name.caseInsensitiveEquals("Set-Cookie") { setCookies.append(field.value) }
-            if let existing = headers.value(for: field.name) {
-                headers.update(name: field.name, value: existing + ", " + field.value)
-            } else {
-                headers.add(name: field.name, value: field.value)
-            }
+            headers.addJoining(name: field.name, value: field.value)
         }
         self.headers = headers
         self.setCookies = setCookies

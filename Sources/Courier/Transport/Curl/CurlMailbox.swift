@@ -40,8 +40,8 @@ final class CurlMailbox: Sendable {
 
     // Protects the command queue, the poll handshake flags and the multi handle used for wakeups.
     private let state: Locked<State>
-    /// Transfers handed to this loop that have not delivered `completed` yet, in all and per origin:
-    /// the transport sends a new transfer where its origin has the fewest.
+    /// Transfers handed to this loop that have not delivered `completed` yet, in all and per origin
+    /// (host and port): the transport sends a new transfer where its origin has the fewest.
     private struct Load {
         var total = 0
         var byOrigin: [String: Int] = [:]

@@ -10,7 +10,7 @@ final class CurlTransferHandle: TransportTransfer {
     let sink: any TransportEventSink
     /// When the transfer was handed to the transport (the deadline message counts from here).
     let submitted: ContinuousClock.Instant
-    /// The request's scheme, host and port, which the loops' transfer counts are kept by.
+    /// The request's host and port, which the loops' transfer counts are kept by.
     let origin: String
 
     private let mailbox: CurlMailbox

@@ -59,13 +59,15 @@ import Foundation
     deinit { shutdown() }
 
     /// Hands the request to an event loop and returns its handle at once: the loop with the fewest
-    /// unfinished transfers to the request's origin (then the fewest in all), or a new loop when
-    /// every running loop already has one to that origin and another may start.
+    /// unfinished transfers to the request's host and port (then the fewest in all), or a new loop
+    /// when every running loop already has one there and another may start.
     ///
     /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
     /// the calling thread, before this method returns.
     public func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
-        let origin = request.url.origin
+        // The key only balances the loops (each loop enforces its own share of the limit), so a
+        // single loop needs none.
+        let origin = plan.loopCount > 1 ? "\(request.url.host(percentEncoded: true) ?? ""):\(request.url.port ?? 0)" : ""
         let loop = loops.withLock { state -> CurlLoop? in
             guard case .running(var running) = state, !running.isEmpty else { return nil }
             var chosen = running[0]
