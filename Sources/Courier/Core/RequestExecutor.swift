@@ -14,8 +14,11 @@ import Darwin
 ///
 /// When nothing is running, work submitted with `inline: true` runs at once on the calling thread,
 /// so starting a request costs no thread hop. Transport threads submit with `inline: false`: their
-/// work is drained on a global queue, never on the transport's own thread. Swift jobs are always
-/// run from a drain on the global queue, never nested inside a caller's work.
+/// work never runs on the transport's own thread. It is drained by the task awaiting the request's
+/// response when one is parked in ``awaitWork()`` (one wake-up, and the response is returned from
+/// there), otherwise on a global queue; inside a ``DeliveryBatch`` the drain starts when the
+/// transport's pass ends. Swift jobs are always run from a drain on the global queue, never nested
+/// inside a caller's work.
 final class RequestExecutor: SerialExecutor, Sendable {
     private enum Item: Sendable {
         case job(UnownedJob)

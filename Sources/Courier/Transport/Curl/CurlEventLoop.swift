@@ -1,8 +1,8 @@
 import CCurl
 import Foundation
 
-/// The event loop of one ``CurlTransport``: owns the libcurl multi handle and every running
-/// transfer, and runs on the transport's dedicated thread.
+/// One event loop of a ``CurlTransport``: owns a libcurl multi handle and the transfers on it,
+/// and runs on a dedicated thread of its own (a transport starts more loops under concurrent load).
 ///
 /// Ownership rule: the multi handle, the easy handles and every ``CurlExchange`` belong to the loop
 /// thread. The transport creates the loop on its own thread and hands it over before the loop runs
@@ -10,9 +10,9 @@ import Foundation
 /// ``CurlMailbox``. libcurl calls the transfer callbacks on this thread too.
 ///
 /// One iteration: take the queued commands, run `curl_multi_perform`, deliver finished transfers,
-/// fire due Courier timeouts, then sleep in `curl_multi_poll` until a socket is ready, libcurl's
-/// own timer is due (poll never sleeps past it), the nearest Courier timeout is due, or a sender
-/// calls `curl_multi_wakeup`.
+/// fire due Courier timeouts, start the request drains the pass held back (``DeliveryBatch``), then
+/// sleep in `curl_multi_poll` until a socket is ready, libcurl's own timer is due (poll never sleeps
+/// past it), the nearest Courier timeout is due, or a sender calls `curl_multi_wakeup`.
 final class CurlEventLoop {
     /// Where other threads queue commands for this loop.
     let mailbox: CurlMailbox
