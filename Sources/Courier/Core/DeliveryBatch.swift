@@ -17,6 +17,12 @@ import Darwin
 /// a thread-local, so transports need no new parameter on their sinks.
 final class DeliveryBatch {
     private var held: [RequestExecutor] = []
+    /// Body bytes delivered since the last flush.
+    private var heldBytes = 0
+
+    /// Held drains start early once this many body bytes wait behind them, so a pass that reads
+    /// large bodies does not hold them all in memory until it ends.
+    static let flushBytes = 1 << 20
 
     private init() {}
 
@@ -46,8 +52,15 @@ final class DeliveryBatch {
         held.append(executor)
     }
 
+    /// Counts body bytes just delivered to a sink, and flushes once ``flushBytes`` are waiting.
+    func noteDelivered(bytes: Int) {
+        heldBytes += bytes
+        if heldBytes >= Self.flushBytes { flush() }
+    }
+
     /// Starts the drain of every executor held since the last flush.
     func flush() {
+        heldBytes = 0
         guard !held.isEmpty else { return }
         let executors = held
         held.removeAll(keepingCapacity: true)

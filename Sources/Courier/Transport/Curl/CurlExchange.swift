@@ -185,6 +185,7 @@ final class CurlExchange {
         handle.delivered.store(deliveredCount, ordering: .sequentiallyConsistent)
         markActivity()
         handle.sink.receive(.body(Data(bytes)))
+        DeliveryBatch.current?.noteDelivered(bytes: bytes.count)
         return bytes.count
     }
 
