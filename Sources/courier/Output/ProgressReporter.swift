@@ -1,6 +1,5 @@
-import Courier
+@_spi(Locking) import Courier
 import Foundation
-import Synchronization
 
 /// Shows a transfer's progress on standard error: a bar redrawn in place (at most ten times a
 /// second) when standard error is a terminal, otherwise a plain line at most once a second.
@@ -30,7 +29,7 @@ final class ProgressReporter: Sendable {
     let style: Style
     private let console: Console
     private let start = ContinuousClock.now
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a reporter; the clock for rates and elapsed time starts now.
     init(style: Style, console: Console = .shared) {

@@ -1,5 +1,5 @@
+@_spi(Locking) import Courier
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -22,7 +22,7 @@ final class Console: Sendable {
         var stdoutBroken = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Whether standard output is a terminal.
     let stdoutIsTerminal: Bool

@@ -1,6 +1,6 @@
+@_spi(Locking) import Courier
 import Dispatch
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,7 +20,7 @@ final class Interrupts: Sendable {
         var handler: (@Sendable () -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let queue = DispatchQueue(label: "courier.interrupts")
     private let grace: Duration
     // Dispatch sources are not Sendable; these are created and resumed once in `init` and never touched again.
