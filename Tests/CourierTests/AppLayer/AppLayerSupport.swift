@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Courier
+@_spi(Locking) @testable import Courier
 import CourierTestServer
 
 /// The namespace for the app-layer features (response cache, server pool, URL filters, request

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @testable import Courier
+@_spi(Transport) @_spi(Locking) @testable import Courier
 import CourierTestServer
 #if canImport(Glibc)
 import Glibc

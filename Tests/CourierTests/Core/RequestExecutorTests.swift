@@ -1,6 +1,6 @@
 import Testing
 import Foundation
-@_spi(Transport) @testable import Courier
+@_spi(Transport) @_spi(Locking) @testable import Courier
 
 /// The request executor under contention: one item at a time, in order per submitter, isolation
 /// checks that hold, and Swift jobs mixed in.

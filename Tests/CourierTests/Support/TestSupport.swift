@@ -7,7 +7,7 @@ import Glibc
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @testable import Courier
+@_spi(Transport) @_spi(Locking) @testable import Courier
 import CourierTestServer
 
 /// The transports every behaviour test runs on.
