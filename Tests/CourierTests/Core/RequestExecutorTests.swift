@@ -88,6 +88,31 @@ import Foundation
         }
     }
 
+    /// The drain host's slot: a wake-up that comes before the host parks is kept for it (a response
+    /// completed by a drain elsewhere must not leave the awaiting task suspended), and only one task
+    /// hosts at a time.
+    @Test func aWakeUpBeforeParkingIsKeptAndOnlyOneTaskHosts() async {
+        let executor = RequestExecutor()
+        executor.wakeHost()
+        #expect(await executor.awaitWork() == .recheck)
+
+        let results = Locked<[RequestExecutor.HostWake]>([])
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    let wake = await executor.awaitWork()
+                    results.withLock { $0.append(wake) }
+                }
+            }
+            // Whichever task came second returns at once; then the one that parked is woken.
+            await group.next()
+            #expect(results.withLock { $0 } == [.unavailable])
+            executor.wakeHost()
+            await group.next()
+        }
+        #expect(results.withLock { $0 } == [.unavailable, .recheck])
+    }
+
     /// Work that has run is released at once, even while the FIFO never runs empty: transport
     /// events carry body chunks, and a download that outpaces its drain must not keep every chunk
     /// it already wrote (a 1 GiB download once peaked at 200 MiB this way on a busy machine).
