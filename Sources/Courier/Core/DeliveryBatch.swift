@@ -64,7 +64,7 @@ final class DeliveryBatch {
         guard !held.isEmpty else { return }
         let executors = held
         held.removeAll(keepingCapacity: true)
-        for executor in executors { executor.startHeldDrain() }
+        for executor in executors { executor.startClaimedDrain() }
     }
 
     private static let key: pthread_key_t = {

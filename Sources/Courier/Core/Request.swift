@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -181,21 +182,19 @@ enum RequestIdentifiers {
         var generator = SystemRandomNumberGenerator()
         return (generator.next(), UInt32(truncatingIfNeeded: generator.next() as UInt64))
     }()
-    private static let counter = Locked<UInt32>(0)
+    private static let counter = Atomic<UInt32>(0)
 
     static func next() -> UUID {
-        let count = counter.withLock { value -> UInt32 in
-            value &+= 1
-            return value
-        }
+        let count = counter.wrappingAdd(1, ordering: .relaxed).newValue
         let (high, low) = prefix
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: high >> (UInt64(index) * 8)) }
-        for index in 0..<4 { bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (UInt32(index) * 8)) }
-        for index in 0..<4 { bytes[12 + index] = UInt8(truncatingIfNeeded: count >> (UInt32(index) * 8)) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40   // version 4
-        bytes[8] = (bytes[8] & 0x3F) | 0x80   // RFC 4122 variant
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: high >> (UInt64(index) * 8)) }
+            for index in 0..<4 { bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (UInt32(index) * 8)) }
+            for index in 0..<4 { bytes[12 + index] = UInt8(truncatingIfNeeded: count >> (UInt32(index) * 8)) }
+            bytes[6] = (bytes[6] & 0x0F) | 0x40   // version 4
+            bytes[8] = (bytes[8] & 0x3F) | 0x80   // RFC 4122 variant
+        }
+        return UUID(uuid: uuid)
     }
 }

@@ -95,14 +95,10 @@ final class RequestExecutor: SerialExecutor, Sendable {
         }
     }
 
-    /// Starts the drain that a ``DeliveryBatch`` held back; the executor is still claimed.
-    func startHeldDrain() {
-        startClaimedDrain()
-    }
-
     /// Runs the drain of a claimed executor elsewhere: in the parked host task if there is one
-    /// (resuming it is the one thread wake-up this costs), else on the global queue.
-    private func startClaimedDrain() {
+    /// (resuming it is the one thread wake-up this costs), else on the global queue. Also how a
+    /// ``DeliveryBatch`` starts the drains it held back.
+    func startClaimedDrain() {
         let host = state.withLock { state -> CheckedContinuation<HostWake, Never>? in
             guard case .parked(let continuation) = state.host else { return nil }
             state.host = .vacant
@@ -134,10 +130,8 @@ final class RequestExecutor: SerialExecutor, Sendable {
                     state.host = .vacant
                     return .recheck
                 case .vacant:
-                    if state.drainer == nil, state.head < state.items.count {
-                        state.drainer = pthread_self()
-                        return .drain
-                    }
+                    // Queued work always has a drainer (whoever queued it claimed the executor), so
+                    // there is nothing to take over here: wait for the next claim.
                     state.host = .parked(continuation)
                     return nil
                 }

@@ -118,12 +118,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
     }
 
     func value() async -> Response {
-        let startsRequest = state.withLock { state -> Bool in
-            guard case .idle = state else { return false }
-            state = .waiting([])
-            return true
-        }
-        guard startsRequest else { return await waitForFulfilment() }
+        guard claimStart() else { return await waitForFulfilment() }
         start { [self] in fulfil($0) }
         while true {
             if let response = fulfilled { return response }
@@ -139,12 +134,16 @@ final class ResponseBox<Response: Sendable>: Sendable {
     }
 
     func startIfNeeded() {
-        let mustStart = state.withLock { state -> Bool in
+        if claimStart() { start { [self] in fulfil($0) } }
+    }
+
+    /// Moves from idle to waiting; true for the one caller that must start the work.
+    private func claimStart() -> Bool {
+        state.withLock { state in
             guard case .idle = state else { return false }
             state = .waiting([])
             return true
         }
-        if mustStart { start { [self] in fulfil($0) } }
     }
 
     private var fulfilled: Response? {

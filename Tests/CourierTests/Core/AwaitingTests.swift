@@ -9,11 +9,8 @@ import CourierTestServer
 @Suite(.timeLimit(.minutes(1))) struct AwaitingTests {
     @Test(arguments: TransportUnderTest.available)
     func twoSerializersAwaitedAtOnceBothGetTheResponse(transport: TransportUnderTest) async throws {
-        try await withServer { server async throws in
-            let gate = Gate()
-            server.route("/slow") { _ in MockResponse.ok("{\"n\":1}").waiting(for: gate) }
-            let session = makeSession(transport, server: server)
-            let request = session.request("slow")
+        try await withHeldResponse("{\"n\":1}", on: transport) { server, session, gate async throws in
+            let request = session.request("held")
             // The first awaiter hosts the request's drains; the second finds the host taken and waits.
             async let data = request.serializingData().value
             async let text = request.serializingString().value
@@ -44,10 +41,7 @@ import CourierTestServer
     /// cancelling thread, and the completion must still wake the parked task.
     @Test(arguments: TransportUnderTest.available)
     func cancellingTheAwaitingTaskWakesItWithCancelled(transport: TransportUnderTest) async throws {
-        try await withServer { server async throws in
-            let gate = Gate()
-            server.route("/held") { _ in MockResponse.ok("late").waiting(for: gate) }
-            let session = makeSession(transport, server: server)
+        try await withHeldResponse("late", on: transport) { _, session, gate async throws in
             let waiting = Task { await session.request("held").serializingData().response }
             #expect(await gate.waitUntilWaiting(count: 1))
             waiting.cancel()
@@ -61,10 +55,7 @@ import CourierTestServer
     /// drains; the host hands them to the global queue and still receives the response.
     @Test(arguments: TransportUnderTest.available)
     func readingStateWhileAnotherTaskAwaitsTheResponse(transport: TransportUnderTest) async throws {
-        try await withServer { server async throws in
-            let gate = Gate()
-            server.route("/held") { _ in MockResponse.ok("body").waiting(for: gate) }
-            let session = makeSession(transport, server: server)
+        try await withHeldResponse("body", on: transport) { _, session, gate async throws in
             let request = session.request("held")
             async let body = request.serializingString().value
             #expect(await gate.waitUntilWaiting(count: 1))
@@ -79,10 +70,7 @@ import CourierTestServer
 
     @Test(arguments: TransportUnderTest.available)
     func aRequestStartedBeforeItIsAwaitedStillAnswersTheAwaiter(transport: TransportUnderTest) async throws {
-        try await withServer { server async throws in
-            let gate = Gate()
-            server.route("/held") { _ in MockResponse.ok("started").waiting(for: gate) }
-            let session = makeSession(transport, server: server)
+        try await withHeldResponse("started", on: transport) { _, session, gate async throws in
             let task = session.request("held").serializingString()
             task.resume()
             #expect(await gate.waitUntilWaiting(count: 1))
@@ -120,6 +108,16 @@ import CourierTestServer
                 return try await group.reduce(0, +)
             }
             #expect(mismatches == 0)
+        }
+    }
+
+    /// A server whose `/held` answers `body` once `gate` opens, and a session on `transport` for it.
+    private func withHeldResponse(_ body: String, on transport: TransportUnderTest,
+                                  _ test: (TestServer, Session, Gate) async throws -> Void) async throws {
+        try await withServer { server async throws in
+            let gate = Gate()
+            server.route("/held") { _ in MockResponse.ok(body).waiting(for: gate) }
+            try await test(server, makeSession(transport, server: server), gate)
         }
     }
 }

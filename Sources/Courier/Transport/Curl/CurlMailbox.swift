@@ -40,35 +40,25 @@ final class CurlMailbox: Sendable {
 
     // Protects the command queue, the poll handshake flags and the multi handle used for wakeups.
     private let state: Locked<State>
-    /// Transfers handed to this loop that have not delivered `completed` yet, in all and per origin
-    /// (host and port): the transport sends a new transfer where its origin has the fewest.
-    private struct Load {
-        var total = 0
-        var byOrigin: [String: Int] = [:]
-    }
-
-    // Protects the loop's transfer counts; the transport reads them to choose a loop.
-    private let load = Locked(Load())
+    // Protects the loop's unfinished transfers per origin (host and port); the transport reads them
+    // to send a new transfer where its origin has the fewest.
+    private let load = Locked([String: Int]())
 
     /// How many unfinished transfers the loop has to `origin`, and in all.
     func transfersInFlight(to origin: String) -> (origin: Int, total: Int) {
-        load.withLock { ($0.byOrigin[origin] ?? 0, $0.total) }
+        load.withLock { ($0[origin] ?? 0, $0.values.reduce(0, +)) }
     }
 
     /// Counts a transfer to `origin` that the transport is about to send here.
     func transferAssigned(origin: String) {
-        load.withLock { load in
-            load.total += 1
-            load.byOrigin[origin, default: 0] += 1
-        }
+        load.withLock { $0[origin, default: 0] += 1 }
     }
 
     /// Called by the loop when a transfer to `origin` delivers `completed`.
     func transferEnded(origin: String) {
         load.withLock { load in
-            load.total -= 1
-            let remaining = (load.byOrigin[origin] ?? 1) - 1
-            load.byOrigin[origin] = remaining > 0 ? remaining : nil
+            let remaining = (load[origin] ?? 1) - 1
+            load[origin] = remaining > 0 ? remaining : nil
         }
     }
 
