@@ -35,7 +35,7 @@ public final class Gate: Sendable, Equatable, CustomStringConvertible {
     /// - Returns: true once that many are held, false if `timeout` passed (or the task was
     ///   cancelled) first.
     @discardableResult
-    public func waitUntilWaiting(count: Int, timeout: Duration = .seconds(5)) async -> Bool {
+    public func waitUntilWaiting(count: Int, timeout: Duration = .seconds(30)) async -> Bool {
         let slot = WaitSlot<Bool>()
         let satisfied = state.withLock { state in
             if state.waiting >= count { return true }

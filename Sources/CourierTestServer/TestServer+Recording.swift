@@ -6,7 +6,7 @@ extension TestServer {
     /// - Throws: ``TestServerError/timeout`` if none arrives in time,
     ///   ``TestServerError/shutdown`` if the server shuts down first (requests already recorded
     ///   are still returned after shutdown), `CancellationError` if the task is cancelled.
-    public func takeRequest(timeout: Duration = .seconds(5)) async throws -> RecordedRequest {
+    public func takeRequest(timeout: Duration = .seconds(30)) async throws -> RecordedRequest {
         let slot = WaitSlot<RecordedRequest>()
         if let ready = try takeOrRegister(slot) { return ready }
         do {
@@ -19,7 +19,7 @@ extension TestServer {
 
     /// The blocking form of ``takeRequest(timeout:)`` for synchronous code; do not call it from
     /// Swift concurrency's cooperative threads.
-    public func takeRequestBlocking(timeout: Duration = .seconds(5)) throws -> RecordedRequest {
+    public func takeRequestBlocking(timeout: Duration = .seconds(30)) throws -> RecordedRequest {
         let slot = WaitSlot<RecordedRequest>()
         if let ready = try takeOrRegister(slot) { return ready }
         let result = slot.blockingValue(timeout: timeout)
@@ -92,7 +92,7 @@ extension TestServer {
     /// - Throws: ``TestServerError/timeout``, ``TestServerError/shutdown``, or `CancellationError`.
     @discardableResult
     public func waitForClientDisconnect(path: String? = nil, count: Int = 1,
-                                        timeout: Duration = .seconds(5)) async throws -> [RecordedRequest] {
+                                        timeout: Duration = .seconds(30)) async throws -> [RecordedRequest] {
         let slot = WaitSlot<[RecordedRequest]>()
         let ready: Result<[RecordedRequest]?, TestServerError> = core.state.withLock { state in
             let matches = state.disconnected(path: path)

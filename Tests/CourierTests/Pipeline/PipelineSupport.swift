@@ -73,7 +73,7 @@ final class CountdownLatch: Sendable {
     }
 
     /// Returns true once the target is reached, false after `timeout`.
-    func wait(timeout: Duration = .seconds(5)) async -> Bool {
+    func wait(timeout: Duration = .seconds(60)) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
@@ -108,7 +108,7 @@ final class CountdownLatch: Sendable {
 
 /// Whether `condition` becomes true within `timeout`, checking between yields (for state that
 /// has no notification of its own).
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }
