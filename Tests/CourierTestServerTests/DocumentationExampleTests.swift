@@ -19,7 +19,7 @@ extension CourierTestServerTests {
 
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(String(decoding: data, as: UTF8.self) == #"{"greeting":"hello"}"#)
-            let request = try await server.takeRequest(timeout: .seconds(60))
+            let request = try await server.takeRequest(timeout: .seconds(2))
             #expect(request.method == "GET")
             #expect(request.path == "/greeting")
             #expect(request.query["lang"] == "en")

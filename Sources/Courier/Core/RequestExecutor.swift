@@ -15,7 +15,7 @@ import Darwin
 /// When nothing is running, work submitted with `inline: true` runs at once on the calling thread,
 /// so starting a request costs no thread hop. Transport threads submit with `inline: false`: their
 /// work never runs on the transport's own thread. It is drained by the task awaiting the request's
-/// response when one is parked in ``awaitWork()`` (one wake-up, and the response is returned from
+/// response when one is parked in ``awaitWork(unlessDone:)`` (one wake-up, and the response is returned from
 /// there), otherwise on a global queue; inside a ``DeliveryBatch`` the drain starts when the
 /// transport's pass ends. Swift jobs are always run from a drain on the global queue, never nested
 /// inside a caller's work.
@@ -36,22 +36,21 @@ final class RequestExecutor: SerialExecutor, Sendable {
         var host: HostSlot = .vacant
     }
 
-    /// The task that hosts drains, if one waits; see ``awaitWork()``.
+    /// The task that hosts drains, if one waits; see ``awaitWork(unlessDone:)``.
     private enum HostSlot {
         case vacant
-        /// A task is suspended in ``awaitWork()``.
+        /// A task is suspended in ``awaitWork(unlessDone:)``.
         case parked(CheckedContinuation<HostWake, Never>)
-        /// ``wakeHost()`` came while no task was parked: the next one to park returns at once.
-        case woken
     }
 
-    /// Why a task suspended in ``awaitWork()`` resumed.
+    /// Why a task suspended in ``awaitWork(unlessDone:)`` resumed, or did not suspend.
     enum HostWake {
         /// Work arrived and the executor is claimed for the host: call ``drainAsHost()`` next.
         case drain
-        /// ``wakeHost()`` was called: what the host waits for may have happened.
+        /// What the host waits for is done, or ``wakeHost()`` was called and it may be.
         case recheck
-        /// Another task already hosts this executor's drains.
+        /// Another task already hosts this executor's drains, or the calling task is cancelled:
+        /// wait for the response without hosting.
         case unavailable
     }
 
@@ -113,40 +112,52 @@ final class RequestExecutor: SerialExecutor, Sendable {
 
     // MARK: Hosting drains in an awaiting task
 
-    /// Suspends the calling task until work arrives for the request or ``wakeHost()`` is called.
+    /// Suspends the calling task until work arrives for the request or ``wakeHost()`` is called;
+    /// returns `.recheck` at once when `isDone` is already true.
     ///
     /// A task awaiting a response parks here so that the transport's events are drained on the
     /// thread that resumes it: one wake-up per batch of events instead of one for the drain and
     /// another for resuming the task. On `.drain` the caller must call ``drainAsHost()``.
-    func awaitWork() async -> HostWake {
+    ///
+    /// `isDone` is evaluated under the executor's lock, and whatever makes it true must call
+    /// ``wakeHost()`` afterwards: then either the host sees it done here, or it is parked before
+    /// that wake-up looks for it. Several responses of one request may each have a host waiting
+    /// to park, so a wake-up is never stored for later: a stored one could be taken by the host of
+    /// another response, and this host would then park with its response already done and nothing
+    /// left to wake it.
+    func awaitWork(unlessDone isDone: () -> Bool) async -> HostWake {
+        // A cancelled task stops hosting; the cancellation usually completes the response anyway,
+        // but a host parked for ever is what this must never allow.
+        await withTaskCancellationHandler {
+            await park(unlessDone: isDone)
+        } onCancel: {
+            wakeHost()
+        }
+    }
+
+    private func park(unlessDone isDone: () -> Bool) async -> HostWake {
         // Checked, not unsafe: `withUnsafeContinuation` is inlined here, and ThreadSanitizer cannot
         // see the runtime's own ordering between its epilogue and a resume on the loop thread.
         await withCheckedContinuation { continuation in
             let wake = state.withLock { state -> HostWake? in
-                switch state.host {
-                case .parked:
-                    return .unavailable
-                case .woken:
-                    state.host = .vacant
-                    return .recheck
-                case .vacant:
-                    // Queued work always has a drainer (whoever queued it claimed the executor), so
-                    // there is nothing to take over here: wait for the next claim.
-                    state.host = .parked(continuation)
-                    return nil
-                }
+                if case .parked = state.host { return .unavailable }
+                if isDone() { return .recheck }
+                // The cancelled flag is set before `onCancel` runs: either it is seen here, or the
+                // host is parked before `onCancel` looks for it.
+                if Task.isCancelled { return .unavailable }
+                // Queued work always has a drainer (whoever queued it claimed the executor), so
+                // there is nothing to take over here: wait for the next claim.
+                state.host = .parked(continuation)
+                return nil
             }
             if let wake { continuation.resume(returning: wake) }
         }
     }
 
-    /// Resumes the parked host task with `.recheck`, or lets the next task that parks return at once.
+    /// Resumes the parked host task, if there is one, with `.recheck`.
     func wakeHost() {
         let host = state.withLock { state -> CheckedContinuation<HostWake, Never>? in
-            guard case .parked(let continuation) = state.host else {
-                state.host = .woken
-                return nil
-            }
+            guard case .parked(let continuation) = state.host else { return nil }
             state.host = .vacant
             return continuation
         }

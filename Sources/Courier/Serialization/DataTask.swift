@@ -98,7 +98,7 @@ struct AwaitableResponse<Response: Sendable>: Sendable {
 
 /// Holds one response for any number of waiters; the first waiter (or ``startIfNeeded()``) starts the work.
 ///
-/// The waiter that starts the request also hosts its drains (``RequestExecutor/awaitWork()``): the
+/// The waiter that starts the request also hosts its drains (``RequestExecutor/awaitWork(unlessDone:)``): the
 /// transport's events are handled on the thread that resumes it, and the response is returned
 /// from there, with no further hop. Other waiters suspend until the response is fulfilled.
 final class ResponseBox<Response: Sendable>: Sendable {
@@ -122,7 +122,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
         start { [self] in fulfil($0) }
         while true {
             if let response = fulfilled { return response }
-            switch await executor.awaitWork() {
+            switch await executor.awaitWork(unlessDone: { fulfilled != nil }) {
             case .drain:
                 executor.drainAsHost()
             case .recheck:
@@ -179,6 +179,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
         }
         waiters.forEach { $0.resume(returning: response) }
         // The host may be parked (the response was completed by a drain elsewhere, say a cancel).
+        // `.done` is already set, so a host not yet parked sees it when it tries to park.
         executor.wakeHost()
     }
 }
