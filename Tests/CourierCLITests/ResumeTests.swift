@@ -49,7 +49,9 @@ import Glibc
         let store = directory.path("store")
         let arguments = ["-C", "-o", directory.path("shared.bin").path, "--store", store.path, server.url("/shared.bin").absoluteString]
 
-        let first = try CLIProcess(arguments)
+        // The first process waits at the gate for as long as the second one takes, which on a loaded
+        // machine under ThreadSanitizer has passed the default 60 s idle timeout.
+        let first = try CLIProcess(["--timeout", "600"] + arguments)
         #expect(await eventually(timeout: .seconds(20)) { StoreFiles.partSize(in: store) >= 256 << 10 })
         let second = try await runCLI(arguments)
         #expect(second.status == 6, "\(second)")

@@ -197,9 +197,10 @@ struct CurlTransportFailureTests {
         server.enqueue(Array(repeating: MockResponse.ok("held").waiting(for: gate), count: 4))
         // Stalls after the first bytes, so it is still in flight at shutdown however slowly this test runs.
         server.enqueue(MockResponse.status(200).body(.pattern(count: 10_000_000, seed: 1)).effect(.stall, at: .responseBody(afterBytes: 10_000)))
-        let held = (0..<4).map { CurlTestSupport.start(TransportRequest(url: server.url("/held/\($0)")), on: transport).0 }
+        // No idle timeout: on a loaded machine the default 60 s could end them before shutdown does.
+        let held = (0..<4).map { CurlTestSupport.start(TransportRequest(url: server.url("/held/\($0)"), idleTimeout: nil), on: transport).0 }
         #expect(await gate.waitUntilWaiting(count: 4))
-        let (streaming, _) = CurlTestSupport.start(TransportRequest(url: server.url("/stream")), on: transport)
+        let (streaming, _) = CurlTestSupport.start(TransportRequest(url: server.url("/stream"), idleTimeout: nil), on: transport)
         try await streaming.wait { $0.body.count > 0 }
 
         transport.shutdown()
