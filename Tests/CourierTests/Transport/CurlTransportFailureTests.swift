@@ -96,7 +96,8 @@ struct CurlTransportFailureTests {
         let gate = Gate()
         server.enqueue([MockResponse.status(200).body(.pattern(count: 50_000_000, seed: 3)).pausing(afterBytes: 100_000, until: gate),
                         MockResponse.ok("next")])
-        let (sink, transfer) = CurlTestSupport.start(TransportRequest(url: server.url("/long")), on: transport)
+        // No idle timeout: on a loaded machine the default 60 s could end it before the cancel does.
+        let (sink, transfer) = CurlTestSupport.start(TransportRequest(url: server.url("/long"), idleTimeout: nil), on: transport)
         try await sink.wait { $0.body.count >= 100_000 || $0.isCompleted }
         transfer.cancel()
         let result = try await sink.completion()
