@@ -114,7 +114,7 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: output.path))
         #expect(StoreFiles.partSize(in: store) == pauseAt)
 
-        try await server.waitForClientDisconnect(path: "/pausing.bin", timeout: .seconds(60))
+        try await server.waitForClientDisconnect(path: "/pausing.bin")
         gate.open()
         let resumed = try await runCLI(arguments)
         #expect(resumed.status == 0, "\(resumed)")

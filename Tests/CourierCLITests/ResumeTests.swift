@@ -25,7 +25,7 @@ import Glibc
         first.send(SIGINT)
         let interrupted = try await first.finish(timeout: .seconds(20))
         #expect(interrupted.status == 130, "\(interrupted)")
-        try await server.waitForClientDisconnect(path: "/doc.bin", timeout: .seconds(60))
+        try await server.waitForClientDisconnect(path: "/doc.bin")
 
         server.replace(Resource(pattern: size + 1000, seed: 32, etag: "\"v2\""), at: "/doc.bin")
         gate.open()

@@ -142,7 +142,7 @@ extension CourierTestServerTests {
             let clients = (0..<3).map { _ in
                 Task { try await onThread { try RawClient(port: port).get("/held").text } }
             }
-            #expect(await gate.waitUntilWaiting(count: 3, timeout: .seconds(60)))
+            #expect(await gate.waitUntilWaiting(count: 3))
             #expect(gate.waitingCount == 3 && !gate.isOpen)
             #expect(server.requestCount(path: "/held") == 3)
             #expect(server.bytesSent() == 0)
@@ -185,7 +185,7 @@ extension CourierTestServerTests {
                 withExtendedLifetime(client) {}
                 // Dropping the client closes its socket.
             }
-            let gone = try await server.waitForClientDisconnect(count: 3, timeout: .seconds(60))
+            let gone = try await server.waitForClientDisconnect(count: 3)
             #expect(Set(gone.map(\.path)) == ["/held", "/stalled", "/slow"])
             #expect(try await server.waitForClientDisconnect(path: "/slow").count == 1)
             _ = try RawClient(port: server.port).get("/fine")

@@ -174,7 +174,7 @@ extension CourierTestServerTests {
                     + "A; quoted=\"a;b\"\r\n0123456789\r\n"
                     + "0\r\nX-Checksum: abc\r\nX-Other: 1\r\n\r\n")
             #expect(try client.readResponse().text == "got it")
-            let request = try server.takeRequestBlocking(timeout: .seconds(60))
+            let request = try server.takeRequestBlocking()
             #expect(request.body == Data("hello 0123456789".utf8))
             #expect(request.chunkSizes == [5, 1, 10])
             #expect(request.bodySize == 16)

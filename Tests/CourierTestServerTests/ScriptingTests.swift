@@ -123,7 +123,7 @@ extension CourierTestServerTests {
             try client.sendRequest("PUT", "/p/a%2Fb?x=1&x=2&flag&e=%E2%82%AC", headers: ["X-Case: Value", "x-case: second"], body: "payload")
             _ = try client.readResponse()
 
-            let request = try await server.takeRequest(timeout: .seconds(60))
+            let request = try await server.takeRequest()
             #expect(request.method == "PUT")
             #expect(request.target == "/p/a%2Fb?x=1&x=2&flag&e=%E2%82%AC")
             #expect(request.path == "/p/a%2Fb")
@@ -151,14 +151,14 @@ extension CourierTestServerTests {
             }
             server.enqueue([.ok("1"), .ok("2")])
             let port = server.port
-            async let waiting = server.takeRequest(timeout: .seconds(60))
+            async let waiting = server.takeRequest()
             try await onThread {
                 let client = try RawClient(port: port)
                 _ = try client.get("/one")
                 _ = try client.get("/two")
             }
             #expect(try await waiting.path == "/one")
-            #expect(try server.takeRequestBlocking(timeout: .seconds(60)).path == "/two")
+            #expect(try server.takeRequestBlocking().path == "/two")
             #expect(server.recordedRequests.map(\.path) == ["/one", "/two"])
         }
 

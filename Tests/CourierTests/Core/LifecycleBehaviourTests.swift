@@ -90,7 +90,7 @@ import CourierTestServer
             let task = idle.serializingString()
             #expect(await idle.state == .initialized)
             let started = session.request("started").resume()
-            let first = try await server.takeRequest(timeout: .seconds(60))
+            let first = try await server.takeRequest()
             #expect(first.path == "/started")
             #expect(try await task.value == "2")
             #expect(await started.state != .initialized)

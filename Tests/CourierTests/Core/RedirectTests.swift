@@ -32,8 +32,8 @@ import CourierTestServer
             server.enqueue(.ok("ok"))
             let session = makeSession(transport, server: server)
             _ = await session.request("form", method: .post, parameters: ["a": "1"], encoder: .json).serializingData().response
-            _ = try await server.takeRequest(timeout: .seconds(60))
-            let second = try await server.takeRequest(timeout: .seconds(60))
+            _ = try await server.takeRequest()
+            let second = try await server.takeRequest()
             #expect(second.method == redirect.1)
             #expect(second.path == "/target")
             if redirect.1 == "POST" {
@@ -57,9 +57,9 @@ import CourierTestServer
             let session = makeSession(transport, server: server)
             let headers: HTTPHeaders = [.authorization(bearerToken: "secret"), HTTPHeader(name: "Cookie", value: "s=1"), HTTPHeader(name: "X-Keep", value: "yes")]
             let text = try await session.request("start", headers: headers).serializingString().value
-            _ = try await server.takeRequest(timeout: .seconds(60))
-            let sameOrigin = try await server.takeRequest(timeout: .seconds(60))
-            let crossOrigin = try await other.takeRequest(timeout: .seconds(60))
+            _ = try await server.takeRequest()
+            let sameOrigin = try await server.takeRequest()
+            let crossOrigin = try await other.takeRequest()
             #expect(text == "there")
             #expect(sameOrigin.headers["Authorization"] == "Bearer secret")
             #expect(crossOrigin.headers["Authorization"] == nil)
@@ -106,9 +106,9 @@ import CourierTestServer
             let session = makeSession(transport, server: server) { $0.cookies = .storage(storage) }
             _ = try await session.request("login").serializingString().value
             _ = try await session.request("later").serializingString().value
-            _ = try await server.takeRequest(timeout: .seconds(60))
-            let redirected = try await server.takeRequest(timeout: .seconds(60))
-            let later = try await server.takeRequest(timeout: .seconds(60))
+            _ = try await server.takeRequest()
+            let redirected = try await server.takeRequest()
+            let later = try await server.takeRequest()
             #expect(redirected.headers["Cookie"]?.contains("session=abc") == true)
             #expect(later.headers["Cookie"]?.contains("theme=dark") == true)
             #expect(storage.cookies?.count == 2)
@@ -123,8 +123,8 @@ import CourierTestServer
             let session = makeSession(transport, server: server) { $0.cookies = .none }
             _ = try await session.request("a").serializingString().value
             _ = try await session.request("b").serializingString().value
-            _ = try await server.takeRequest(timeout: .seconds(60))
-            #expect(try await server.takeRequest(timeout: .seconds(60)).headers["Cookie"] == nil)
+            _ = try await server.takeRequest()
+            #expect(try await server.takeRequest().headers["Cookie"] == nil)
         }
     }
 }
@@ -145,9 +145,9 @@ import CourierTestServer
                 return request
             }).serializingString().value
             #expect(modified == "modified")
-            _ = try await server.takeRequest(timeout: .seconds(60))
-            _ = try await server.takeRequest(timeout: .seconds(60))
-            let followed = try await server.takeRequest(timeout: .seconds(60))
+            _ = try await server.takeRequest()
+            _ = try await server.takeRequest()
+            let followed = try await server.takeRequest()
             #expect(followed.headers["X-Redirected"] == "1")
             #expect(followed.path == "/b")
         }

@@ -14,7 +14,7 @@ import CourierTestServer
             server.enqueue(.ok("done"))
             let session = makeSession(transport, server: server)
             let text = try await session.request("thing", method: method).serializingString().value
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(text == "done")
             #expect(recorded.method == method.rawValue)
             #expect(recorded.path == "/thing")
@@ -27,7 +27,7 @@ import CourierTestServer
             server.enqueue(MockResponse.ok("a body the client must not read"))
             let session = makeSession(transport, server: server)
             let response = await session.request("thing", method: .head).serializingData().response
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(recorded.method == "HEAD")
             #expect(response.response?.statusCode == 200)
             #expect(response.value == Data())
@@ -46,7 +46,7 @@ import CourierTestServer
             server.enqueue(.ok(""))
             let session = makeSession(transport, server: server)
             _ = await session.request("search?existing=1", parameters: Search(q: "swift", page: 2, filter: nil)).serializingData().response
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(recorded.target == "/search?existing=1&page=2&q=swift&tag=a%26b%3Dc%20d%2B%C3%A9/?")
             #expect(recorded.query["tag"] == "a&b=c d+é/?")
             #expect(recorded.query["filter"] == nil)
@@ -60,7 +60,7 @@ import CourierTestServer
             server.enqueue(.ok(""))
             let session = makeSession(transport, server: server)
             _ = await session.request("items", method: .delete, parameters: ["b": "2", "a": "1"]).serializingData().response
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(recorded.target == "/items?a=1&b=2")
         }
     }
@@ -72,7 +72,7 @@ import CourierTestServer
             let session = makeSession(transport, server: server)
             _ = await session.request("form", method: .post, parameters: ["name": "Bob Smith", "a": "1&2"], encoder: .urlEncodedForm)
                 .serializingData().response
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(recorded.headers["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
             #expect(recorded.bodyText == "a=1%262&name=Bob%20Smith")
             #expect(recorded.target == "/form")
@@ -87,7 +87,7 @@ import CourierTestServer
             let session = makeSession(transport, server: server)
             let response = await session.request("users", method: .post, parameters: NewUser(nick: "bob", level: 3, motto: nil), encoder: .json)
                 .serializingData().response
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(response.response?.statusCode == 201)
             #expect(recorded.headers["Content-Type"] == "application/json")
             #expect(recorded.bodyText == #"{"level":3,"nick":"bob"}"#)
@@ -108,7 +108,7 @@ import CourierTestServer
             server.enqueue(.ok(""))
             let session = makeSession(transport, server: server, headers: ["User-Agent": "MyApp/1.0", "X-Team": "core", "Accept": "text/plain"])
             _ = await session.request("h", headers: [HTTPHeader(name: "x-team", value: "edge"), .authorization(bearerToken: "t0k3n")]).serializingData().response
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(recorded.headers["User-Agent"] == "MyApp/1.0")
             #expect(recorded.headers.values(for: "X-Team") == ["edge"])
             #expect(recorded.headers["Authorization"] == "Bearer t0k3n")
@@ -131,7 +131,7 @@ import CourierTestServer
             request.httpBody = Data("payload".utf8)
             request.setValue("yes", forHTTPHeaderField: "X-Raw")
             let text = try await session.request(request).serializingString().value
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(text == "ok")
             #expect(recorded.method == "PUT")
             #expect(recorded.target == "/raw?x=1")

@@ -13,7 +13,7 @@ import CourierTestServer
         let session = Session(configuration: configuration, baseURL: server.baseURL)
         let json = try await session.request("users/42").validate().serializingJSON().value
         #expect(json["nick"]?.stringValue == "bob")
-        let recorded = try await server.takeRequest(timeout: .seconds(60))
+        let recorded = try await server.takeRequest()
         #expect(recorded.path == "/users/42")
     }
 }

@@ -83,7 +83,7 @@ import CourierTestServer
             #expect(await gate.waitUntilWaiting(count: 1))
             requests.forEach { $0.cancel() }
             for task in tasks { #expect(await task.result.error?.kind == .cancelled) }
-            try await server.waitForClientDisconnect(path: "/feed", timeout: .seconds(60))
+            try await server.waitForClientDisconnect(path: "/feed")
             gate.open()
         }
     }

@@ -20,7 +20,7 @@ import CourierTestServer
             server.enqueue(.status(201))
             let session = makeSession(transport, server: server)
             let response = await session.upload(Data("hello".utf8), to: "upload").serializingData().response
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(response.response?.statusCode == 201)
             #expect(recorded.method == "POST")
             #expect(recorded.bodyText == "hello")
@@ -41,7 +41,7 @@ import CourierTestServer
             let request = session.upload(fileURL: file, to: "upload", method: .put).onUploadProgress(queue: testCallbackQueue) { values.append($0) }
             #expect(try await request.serializingString().value == "stored")
             await withCheckedContinuation { continuation in testCallbackQueue.async { continuation.resume() } }
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             #expect(recorded.method == "PUT")
             #expect(recorded.body == PatternBody.data(offset: 0, count: size, seed: 11))
             let progress = values.all
@@ -76,7 +76,7 @@ import CourierTestServer
                 form.append(fileURL: file, withName: "avatar", fileName: "a \"quoted\".jpg", mimeType: "image/jpeg")
             }, to: "profile")
             #expect(try await request.serializingJSON().value["id"]?.intValue == 1)
-            let recorded = try await server.takeRequest(timeout: .seconds(60))
+            let recorded = try await server.takeRequest()
             let contentType = try #require(recorded.headers["Content-Type"])
             #expect(contentType.hasPrefix("multipart/form-data; boundary="))
             let boundary = String(contentType.dropFirst("multipart/form-data; boundary=".count))
