@@ -73,9 +73,7 @@ static struct {
     int (*multi_setopt)(ccurl_multi *, int, ...);
     int (*multi_add_handle)(ccurl_multi *, ccurl_easy *);
     int (*multi_remove_handle)(ccurl_multi *, ccurl_easy *);
-    int (*multi_perform)(ccurl_multi *, int *);
-    int (*multi_poll)(ccurl_multi *, void *extra_fds, unsigned int extra_nfds, int timeout_ms, int *numfds);
-    int (*multi_wakeup)(ccurl_multi *);
+    int (*multi_socket_action)(ccurl_multi *, int, int, int *);
     ccurl_message *(*multi_info_read)(ccurl_multi *, int *);
     const char *(*multi_strerror)(int);
 } api;
@@ -128,9 +126,7 @@ static void load_library(void) {
     RESOLVE(multi_setopt, "curl_multi_setopt");
     RESOLVE(multi_add_handle, "curl_multi_add_handle");
     RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
-    RESOLVE(multi_perform, "curl_multi_perform");
-    RESOLVE(multi_poll, "curl_multi_poll");
-    RESOLVE(multi_wakeup, "curl_multi_wakeup");
+    RESOLVE(multi_socket_action, "curl_multi_socket_action");
     RESOLVE(multi_info_read, "curl_multi_info_read");
     RESOLVE(multi_strerror, "curl_multi_strerror");
 
@@ -241,14 +237,17 @@ int ccurl_multi_add_handle(ccurl_multi *multi, ccurl_easy *handle) {
 int ccurl_multi_remove_handle(ccurl_multi *multi, ccurl_easy *handle) {
     return api.multi_remove_handle ? api.multi_remove_handle(multi, handle) : CCURLM_INTERNAL_ERROR;
 }
-int ccurl_multi_perform(ccurl_multi *multi, int *running_handles) {
-    return api.multi_perform ? api.multi_perform(multi, running_handles) : CCURLM_INTERNAL_ERROR;
+int ccurl_multi_setopt_ptr(ccurl_multi *multi, int option, void *value) {
+    return api.multi_setopt ? api.multi_setopt(multi, option, value) : CCURLM_INTERNAL_ERROR;
 }
-int ccurl_multi_poll(ccurl_multi *multi, int timeout_ms, int *numfds) {
-    return api.multi_poll ? api.multi_poll(multi, NULL, 0, timeout_ms, numfds) : CCURLM_INTERNAL_ERROR;
+int ccurl_multi_setopt_func_socket(ccurl_multi *multi, int option, ccurl_socket_callback callback) {
+    return api.multi_setopt ? api.multi_setopt(multi, option, callback) : CCURLM_INTERNAL_ERROR;
 }
-int ccurl_multi_wakeup(ccurl_multi *multi) {
-    return api.multi_wakeup ? api.multi_wakeup(multi) : CCURLM_INTERNAL_ERROR;
+int ccurl_multi_setopt_func_timer(ccurl_multi *multi, int option, ccurl_timer_callback callback) {
+    return api.multi_setopt ? api.multi_setopt(multi, option, callback) : CCURLM_INTERNAL_ERROR;
+}
+int ccurl_multi_socket_action(ccurl_multi *multi, int socket, int events, int *running_handles) {
+    return api.multi_socket_action ? api.multi_socket_action(multi, socket, events, running_handles) : CCURLM_INTERNAL_ERROR;
 }
 const char *ccurl_multi_strerror(int code) {
     return api.multi_strerror ? api.multi_strerror(code) : "libcurl is not loaded";

@@ -2,8 +2,8 @@
 //
 // No curl header is included and nothing links against libcurl: this file declares the few
 // opaque types, constants and functions Courier uses, with the values of libcurl's stable ABI.
-// Each constant names the libcurl version that introduced it. Courier needs libcurl >= 7.68.0
-// (curl_multi_poll and curl_multi_wakeup); ccurl_load() refuses anything older.
+// Each constant names the libcurl version that introduced it. Courier supports libcurl 7.68.0 and
+// later (the oldest release it was designed against); ccurl_load() refuses anything older.
 //
 // curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic in C; Swift cannot call
 // variadic functions, so every argument kind has its own non-variadic wrapper here.
@@ -40,6 +40,12 @@ typedef size_t (*ccurl_read_callback)(char *buffer, size_t size, size_t nitems, 
 typedef int (*ccurl_seek_callback)(void *userdata, int64_t offset, int origin);
 /// CURLOPT_XFERINFOFUNCTION: byte counts so far; a non-zero return aborts the transfer.
 typedef int (*ccurl_xferinfo_callback)(void *userdata, int64_t dltotal, int64_t dlnow, int64_t ultotal, int64_t ulnow);
+/// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what` (a CCURL_POLL_ value); `socketp` is what
+/// curl_multi_assign stored for it. Returns 0, or -1 to fail the transfers on it.
+typedef int (*ccurl_socket_callback)(ccurl_easy *easy, int socket, int what, void *userp, void *socketp);
+/// CURLMOPT_TIMERFUNCTION: call curl_multi_socket_action(CCURL_SOCKET_TIMEOUT) in `timeout_ms`
+/// (0: as soon as possible, not from inside the callback; -1: no timer).
+typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *userp);
 
 // MARK: - Easy options (CURLoption)
 
@@ -101,8 +107,24 @@ typedef int (*ccurl_xferinfo_callback)(void *userdata, int64_t dltotal, int64_t 
 
 // MARK: - Multi options (CURLMoption)
 
+#define CCURLMOPT_SOCKETFUNCTION 20001          // 7.15.4
+#define CCURLMOPT_SOCKETDATA 10002              // 7.15.4
+#define CCURLMOPT_TIMERFUNCTION 20004           // 7.16.0
+#define CCURLMOPT_TIMERDATA 10005               // 7.16.0
 #define CCURLMOPT_MAXCONNECTS 6                 // 7.16.3
 #define CCURLMOPT_MAX_HOST_CONNECTIONS 7        // 7.30.0
+
+// MARK: - Socket interface (curl_multi_socket_action)
+
+#define CCURL_SOCKET_TIMEOUT (-1)               // 7.15.4 (CURL_SOCKET_BAD)
+#define CCURL_POLL_NONE 0                       // 7.14.0
+#define CCURL_POLL_IN 1                         // 7.14.0
+#define CCURL_POLL_OUT 2                        // 7.14.0
+#define CCURL_POLL_INOUT 3                      // 7.14.0
+#define CCURL_POLL_REMOVE 4                     // 7.14.0
+#define CCURL_CSELECT_IN 1                      // 7.16.3
+#define CCURL_CSELECT_OUT 2                     // 7.16.3
+#define CCURL_CSELECT_ERR 4                     // 7.16.3
 
 // MARK: - Callback return values and pause bits
 
@@ -166,7 +188,7 @@ typedef int (*ccurl_xferinfo_callback)(void *userdata, int64_t dltotal, int64_t 
 #define CCURL_VERSION_BROTLI (1 << 23)          // 7.57.0
 #define CCURL_VERSION_ZSTD (1 << 26)            // 7.72.0
 
-/// The oldest libcurl Courier accepts: 7.68.0 (curl_multi_wakeup).
+/// The oldest libcurl Courier accepts: 7.68.0.
 #define CCURL_MINIMUM_VERSION 0x074400
 
 // MARK: - Loading
@@ -229,11 +251,14 @@ int ccurl_multi_cleanup(ccurl_multi *multi);
 int ccurl_multi_setopt_long(ccurl_multi *multi, int option, long value);
 int ccurl_multi_add_handle(ccurl_multi *multi, ccurl_easy *handle);
 int ccurl_multi_remove_handle(ccurl_multi *multi, ccurl_easy *handle);
-int ccurl_multi_perform(ccurl_multi *multi, int *running_handles);
-/// curl_multi_poll without extra descriptors; waits at most `timeout_ms`, less if libcurl's own timer is sooner.
-int ccurl_multi_poll(ccurl_multi *multi, int timeout_ms, int *numfds);
-/// Thread-safe: makes a curl_multi_poll in another thread return.
-int ccurl_multi_wakeup(ccurl_multi *multi);
+/// CURLMOPT_SOCKETDATA and CURLMOPT_TIMERDATA.
+int ccurl_multi_setopt_ptr(ccurl_multi *multi, int option, void *value);
+/// CURLMOPT_SOCKETFUNCTION.
+int ccurl_multi_setopt_func_socket(ccurl_multi *multi, int option, ccurl_socket_callback callback);
+/// CURLMOPT_TIMERFUNCTION.
+int ccurl_multi_setopt_func_timer(ccurl_multi *multi, int option, ccurl_timer_callback callback);
+/// curl_multi_socket_action: `socket` is ready for `events` (CCURL_CSELECT_ bits), or CCURL_SOCKET_TIMEOUT.
+int ccurl_multi_socket_action(ccurl_multi *multi, int socket, int events, int *running_handles);
 const char *ccurl_multi_strerror(int code);
 
 /// Takes the next finished transfer off the multi handle's message queue (curl_multi_info_read

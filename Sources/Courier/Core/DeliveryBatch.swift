@@ -7,8 +7,7 @@ import Darwin
 /// Holds back the request drains that transport events start during one pass of a transport's
 /// event loop, and starts them together when the pass ends.
 ///
-/// A small response reaches its request as head, body and completion within one
-/// `curl_multi_perform`. Each event is queued on the request's executor at once, but a drain
+/// A small response reaches its request as head, body and completion within one pass of libcurl. Each event is queued on the request's executor at once, but a drain
 /// started per event may finish before the next event arrives, so one response could cost three
 /// thread wake-ups. Inside a batch, the first event only claims the idle executor; ``flush()``
 /// then starts one drain per executor for everything the pass delivered.

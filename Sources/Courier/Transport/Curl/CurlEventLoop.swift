@@ -9,15 +9,19 @@ import Foundation
 /// (nothing else keeps a reference); from then on, other threads reach the loop only through the
 /// ``CurlMailbox``. libcurl calls the transfer callbacks on this thread too.
 ///
-/// One iteration: take the queued commands, run `curl_multi_perform`, deliver finished transfers,
-/// fire due Courier timeouts, start the request drains the pass held back (``DeliveryBatch``), then
-/// sleep in `curl_multi_poll` until a socket is ready, libcurl's own timer is due (poll never sleeps
-/// past it), the nearest Courier timeout is due, or a sender calls `curl_multi_wakeup`.
+/// One iteration: take the queued commands, run libcurl's timer work if it is due (a transfer just
+/// added or unpaused is), deliver finished transfers, fire due Courier timeouts, start the request
+/// drains the pass held back (``DeliveryBatch``), then sleep in the reactor (epoll on Linux) until a
+/// socket is ready, libcurl's timer is due, the nearest Courier timeout is due, or a sender wakes
+/// it; the reactor hands only the ready sockets to `curl_multi_socket_action`, so a pass costs
+/// nothing for transfers without an event.
 final class CurlEventLoop {
     /// Where other threads queue commands for this loop.
     let mailbox: CurlMailbox
 
     private let multi: OpaquePointer
+    /// The wait set libcurl's sockets and timer are watched in (`ccurl_reactor`).
+    private let reactor: OpaquePointer
     private let defaults: CurlHandleDefaults
     /// Keeps the CA bundle that `defaults` names alive while this loop runs: a loop detached at
     /// shutdown may outlive its transport, and the bundle file goes with its last owner.
@@ -35,7 +39,7 @@ final class CurlEventLoop {
     /// Why attaching a transfer failed, until its `completed` is delivered.
     private var setupErrors: [ObjectIdentifier: CourierError] = [:]
 
-    /// The longest `curl_multi_poll` sleep when nothing else bounds it, in milliseconds.
+    /// The longest sleep when nothing else bounds it, in milliseconds.
     private static let maximumPollMilliseconds: Int32 = 60_000
 
     /// Creates the multi handle; this loop may open at most `perHostConnections` connections to one host.
@@ -49,17 +53,23 @@ final class CurlEventLoop {
         // closes connections that the next burst would reuse.
         let cachedConnections = max(64, 4 * perHost)
         ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, cachedConnections)
+        guard let reactor = ccurl_reactor_create(multi) else {
+            ccurl_multi_cleanup(multi)
+            throw CourierError(.transportFailed, "The curl event loop could not create its wait set (errno \(errno)).")
+        }
         pool = CurlEasyPool(capacity: cachedConnections)
         self.multi = multi
+        self.reactor = reactor
         self.defaults = defaults
         self.trustStore = trustStore
-        mailbox = CurlMailbox(multi: multi)
+        mailbox = CurlMailbox(reactor: reactor)
     }
 
     /// Releases the multi handle of a loop whose thread never started.
     func discard() {
         mailbox.close()
         ccurl_multi_cleanup(multi)
+        ccurl_reactor_destroy(reactor)
     }
 
     /// Runs until a `.shutdown` command, then finishes every transfer and cleans up. Loop thread only.
@@ -74,20 +84,23 @@ final class CurlEventLoop {
             commands.removeAll(keepingCapacity: true)
             if stopping { break }
 
-            var running: Int32 = 0
-            let code = ccurl_multi_perform(multi, &running)
+            // What the last wait's socket actions finished is delivered here too, after the commands:
+            // a cancel that raced a transfer's end still wins (see `apply`).
+            let code = ccurl_reactor_run_timers(reactor)
             clock.stampActivity()
             if code > 0 { failAll(multiCode: code) } // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
             deliverCompletions()
             checkTimeouts()
             batch.flush()
-            if mailbox.preparePoll() {
-                ccurl_multi_poll(multi, pollTimeout(), nil)
+            if mailbox.prepareToWait() {
+                let code = ccurl_reactor_wait(reactor, waitTimeout())
+                if code > 0 { failAll(multiCode: code) }
             }
         }
         mailbox.close()
         pool.removeAll()
         ccurl_multi_cleanup(multi)
+        ccurl_reactor_destroy(reactor)
     }
 
     // MARK: - Commands
@@ -149,6 +162,7 @@ final class CurlEventLoop {
             guard let easy = exchange.easy else { return }
             // Unpausing may run the write callback right here, re-delivering what libcurl held.
             let code = ccurl_easy_pause(easy.pointer, mask.rawValue)
+            ccurl_reactor_timer_due_now(reactor)
             if code != CCURLE_OK { apply(.curlDone(code), to: exchange) }
         case .finish(let end, let detach):
             finish(exchange, end: end, detach: detach)
@@ -276,7 +290,7 @@ final class CurlEventLoop {
     }
 
     /// Milliseconds until the nearest Courier timeout, rounded up so the loop wakes after it, not just before.
-    private func pollTimeout() -> Int32 {
+    private func waitTimeout() -> Int32 {
         guard let next = nextTimeoutCheck else { return Self.maximumPollMilliseconds }
         let remaining = next - .now
         guard remaining > .zero else { return 0 }

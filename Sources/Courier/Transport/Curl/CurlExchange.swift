@@ -3,9 +3,9 @@ import Foundation
 
 /// The loop's notion of time, and the transfers that moved bytes since the loop last looked.
 ///
-/// Callbacks only mark activity; the loop stamps it when `curl_multi_perform` returns. A stamp is
-/// therefore never earlier than the bytes it stands for (an idle timeout cannot fire early, however
-/// long a perform took), and no callback reads the clock. Loop-thread confined.
+/// Callbacks only mark activity; the loop stamps it after libcurl returns. A stamp is therefore
+/// never earlier than the bytes it stands for (an idle timeout cannot fire early, however long a
+/// pass took), and no callback reads the clock. Loop-thread confined.
 final class CurlActivityClock {
     /// The time of the latest `tick()`.
     private(set) var now: ContinuousClock.Instant = .now
@@ -29,7 +29,7 @@ final class CurlActivityClock {
 /// parser and counters, and the libcurl callbacks that feed its sink.
 ///
 /// Loop-thread confined: created when the loop takes the `start` command, touched only by the loop
-/// and by libcurl callbacks (which libcurl calls on the loop thread, inside `curl_multi_perform`,
+/// and by libcurl callbacks (which libcurl calls on the loop thread, inside `curl_multi_socket_action`,
 /// `curl_easy_pause` or `curl_multi_remove_handle`), and released when it finishes.
 final class CurlExchange {
     /// The caller's handle: request, sink and the counters shared with other threads.

@@ -17,28 +17,27 @@ enum CurlCommand: Sendable {
 /// The lock-protected queue through which other threads talk to the event loop, and the only
 /// place that wakes it.
 ///
-/// The loop takes the whole queue at once per iteration. A sender wakes the loop with
-/// `curl_multi_wakeup` only while the loop is in (or about to enter) `curl_multi_poll`, at most once
-/// per poll, so a busy loop, or a sink calling back into the transport on the loop thread, costs no
-/// system call.
+/// The loop takes the whole queue at once per iteration. A sender wakes the loop (an `eventfd`
+/// write on Linux) only while the loop is in (or about to enter) its wait, at most once per wait, so
+/// a busy loop, or a sink calling back into the transport on the loop thread, costs no system call.
 final class CurlMailbox: Sendable {
     private struct State: Sendable {
         var commands: [CurlCommand] = []
         /// Whether new commands are taken; false from the moment `.shutdown` is queued.
         var accepting = true
-        /// The loop has decided to poll and has not taken the queue since.
-        var polling = false
-        /// A wakeup was sent during the current poll.
+        /// The loop has decided to wait and has not taken the queue since.
+        var waiting = false
+        /// A wakeup was sent during the current wait.
         var woken = false
-        /// The address of the multi handle to wake; `nil` once the loop has closed it.
-        /// `curl_multi_wakeup` is the one libcurl call that is safe from any thread, but not against
-        /// `curl_multi_cleanup`: calling it only under this lock, and clearing this under the lock
-        /// before cleanup, keeps the two apart. (Kept as an address: the handle itself belongs to
-        /// the loop thread.)
-        var multiAddress: Int?
+        /// The address of the loop's reactor; `nil` once the loop has closed it.
+        /// `ccurl_reactor_wakeup` is safe from any thread, but not against `ccurl_reactor_destroy`:
+        /// calling it only under this lock, and clearing this under the lock before the loop
+        /// destroys the reactor, keeps the two apart. (Kept as an address: the reactor itself
+        /// belongs to the loop thread.)
+        var reactorAddress: Int?
     }
 
-    // Protects the command queue, the poll handshake flags and the multi handle used for wakeups.
+    // Protects the command queue, the wait handshake flags and the reactor address used for wakeups.
     private let state: Locked<State>
     // Protects the loop's unfinished transfers per origin (host and port); the transport reads them
     // to send a new transfer where its origin has the fewest.
@@ -62,9 +61,9 @@ final class CurlMailbox: Sendable {
         }
     }
 
-    /// Creates the mailbox for the loop that owns `multi`.
-    init(multi: OpaquePointer) {
-        state = Locked(State(multiAddress: Int(bitPattern: multi)))
+    /// Creates the mailbox for the loop that waits in `reactor`.
+    init(reactor: OpaquePointer) {
+        state = Locked(State(reactorAddress: Int(bitPattern: reactor)))
     }
 
     /// Queues `command`; returns false (and drops it) when the transport has shut down.
@@ -74,38 +73,38 @@ final class CurlMailbox: Sendable {
             guard state.accepting else { return false }
             if case .shutdown = command { state.accepting = false }
             state.commands.append(command)
-            if state.polling, !state.woken, let address = state.multiAddress {
+            if state.waiting, !state.woken, let address = state.reactorAddress {
                 state.woken = true
-                _ = ccurl_multi_wakeup(OpaquePointer(bitPattern: address))
+                ccurl_reactor_wakeup(OpaquePointer(bitPattern: address))
             }
             return true
         }
     }
 
-    /// Called by the loop before `curl_multi_poll`: returns false when commands are already waiting
-    /// (poll would be a wasted sleep), otherwise marks the loop as polling.
-    func preparePoll() -> Bool {
+    /// Called by the loop before it waits: returns false when commands are already queued
+    /// (the wait would be a wasted sleep), otherwise marks the loop as waiting.
+    func prepareToWait() -> Bool {
         state.withLock { state in
             guard state.commands.isEmpty else { return false }
-            state.polling = true
+            state.waiting = true
             return true
         }
     }
 
-    /// Called by the loop: moves every queued command into `buffer` (which must be empty) and ends the poll.
+    /// Called by the loop: moves every queued command into `buffer` (which must be empty) and ends the wait.
     func takeCommands(into buffer: inout [CurlCommand]) {
         state.withLock { state in
-            state.polling = false
+            state.waiting = false
             state.woken = false
             swap(&state.commands, &buffer)
         }
     }
 
-    /// Called by the loop before it cleans up the multi handle: nothing will wake it or queue for it again.
+    /// Called by the loop before it destroys the reactor: nothing will wake it or queue for it again.
     func close() {
         state.withLock { state in
             state.accepting = false
-            state.multiAddress = nil
+            state.reactorAddress = nil
             state.commands.removeAll()
         }
     }

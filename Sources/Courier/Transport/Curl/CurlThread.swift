@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// A dedicated POSIX thread for a transport's event loop (never a Swift concurrency or Dispatch
-/// thread: the loop blocks in `curl_multi_poll`), joinable so shutdown can wait for it to end.
+/// thread: the loop blocks in its reactor's wait), joinable so shutdown can wait for it to end.
 struct CurlThread: Sendable {
     /// The pthread, as a plain integer so the value is Sendable on every platform.
     private let id: UInt

@@ -1,0 +1,293 @@
+// The wait set behind a curl event loop. See ccurl_reactor.h.
+
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+
+#include "ccurl_reactor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__linux__) && !defined(CCURL_REACTOR_POLL)
+#define CCURL_REACTOR_EPOLL 1
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#else
+#include <poll.h>
+#endif
+
+// CURLM_OK and CURLM_INTERNAL_ERROR (7.9.6).
+#define CCURLM_OK 0
+#define CCURLM_INTERNAL_ERROR 4
+
+/// The most events one wait hands to libcurl; the rest stay ready for the next wait.
+#define CCURL_REACTOR_BATCH 64
+
+struct ccurl_reactor {
+    ccurl_multi *multi;
+    /// When libcurl's timer is due, in CLOCK_MONOTONIC nanoseconds; -1 without a timer.
+    /// Written by the timer callback, read by the waits (both on the owning thread); atomic so a
+    /// future reader on another thread stays well defined.
+    _Atomic int64_t deadline;
+#ifdef CCURL_REACTOR_EPOLL
+    int epoll;
+    int wake;               // an eventfd in the epoll set
+#else
+    int wake_read, wake_write;  // a non-blocking pipe; wake_read is fds[0]
+    struct pollfd *fds;     // fds[0] is the wake pipe, then the sockets libcurl watches
+    size_t count, capacity;
+#endif
+};
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// libcurl's timer callback: remember the deadline; the next run_timers or wait acts on it.
+static int on_timer(ccurl_multi *multi, long timeout_ms, void *userp) {
+    (void)multi;
+    ccurl_reactor *reactor = userp;
+    atomic_store_explicit(&reactor->deadline, timeout_ms < 0 ? -1 : now_ns() + (int64_t)timeout_ms * 1000000,
+                          memory_order_relaxed);
+    return 0;
+}
+
+// Milliseconds to sleep: `timeout_ms` (-1: none), shortened to libcurl's deadline, rounded up so the
+// wait ends after the deadline rather than just before it.
+static int sleep_ms(ccurl_reactor *reactor, int timeout_ms) {
+    int64_t deadline = atomic_load_explicit(&reactor->deadline, memory_order_relaxed);
+    if (deadline < 0) return timeout_ms;
+    int64_t remaining = deadline - now_ns();
+    if (remaining <= 0) return 0;
+    int64_t ms = (remaining + 999999) / 1000000;
+    if (ms > INT_MAX) ms = INT_MAX;
+    return (timeout_ms >= 0 && timeout_ms < ms) ? timeout_ms : (int)ms;
+}
+
+void ccurl_reactor_timer_due_now(ccurl_reactor *reactor) {
+    atomic_store_explicit(&reactor->deadline, now_ns(), memory_order_relaxed);
+}
+
+int ccurl_reactor_run_timers(ccurl_reactor *reactor) {
+    int64_t deadline = atomic_load_explicit(&reactor->deadline, memory_order_relaxed);
+    if (deadline < 0 || deadline > now_ns()) return CCURLM_OK;
+    // The timer is one-shot: a timeout action makes libcurl report any deadline it still has
+    // (even an unchanged one) through on_timer, but it reports "none" only if it had reported a
+    // deadline since, so the expired one must be forgotten here or the loop would spin on it.
+    atomic_store_explicit(&reactor->deadline, -1, memory_order_relaxed);
+    int running = 0;
+    return ccurl_multi_socket_action(reactor->multi, CCURL_SOCKET_TIMEOUT, 0, &running);
+}
+
+// Turns readiness into CCURL_CSELECT_ bits. An error or hang-up is reported as readable and
+// writable so that libcurl's own recv/send or connect check finds the real cause.
+static int select_bits(int readable, int writable, int failed) {
+    if (failed) return CCURL_CSELECT_IN | CCURL_CSELECT_OUT;
+    return (readable ? CCURL_CSELECT_IN : 0) | (writable ? CCURL_CSELECT_OUT : 0);
+}
+
+#ifdef CCURL_REACTOR_EPOLL
+
+// libcurl's socket callback: mirror its interest in the epoll set.
+static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
+    (void)easy;
+    (void)socketp;
+    ccurl_reactor *reactor = userp;
+    if (what == CCURL_POLL_REMOVE) {
+        // ENOENT/EBADF: never added, or already closed (a closed descriptor leaves the set by itself).
+        epoll_ctl(reactor->epoll, EPOLL_CTL_DEL, socket, NULL);
+        return 0;
+    }
+    struct epoll_event event = {0};
+    event.events = ((what & CCURL_POLL_IN) ? EPOLLIN : 0) | ((what & CCURL_POLL_OUT) ? EPOLLOUT : 0);
+    event.data.fd = socket;
+    if (epoll_ctl(reactor->epoll, EPOLL_CTL_ADD, socket, &event) == 0) return 0;
+    if (errno == EEXIST && epoll_ctl(reactor->epoll, EPOLL_CTL_MOD, socket, &event) == 0) return 0;
+    // The kernel refused to watch the socket (out of memory or watches): failing the multi
+    // handle is loud, where ignoring it would leave the transfer hanging until its timeout.
+    return -1;
+}
+
+ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
+    ccurl_reactor *reactor = calloc(1, sizeof *reactor);
+    if (reactor == NULL) return NULL;
+    reactor->multi = multi;
+    atomic_init(&reactor->deadline, -1);
+    reactor->epoll = epoll_create1(EPOLL_CLOEXEC);
+    reactor->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event event = {0};
+    event.events = EPOLLIN;
+    event.data.fd = reactor->wake;
+    if (reactor->epoll < 0 || reactor->wake < 0
+        || epoll_ctl(reactor->epoll, EPOLL_CTL_ADD, reactor->wake, &event) != 0) {
+        int saved = errno;
+        if (reactor->epoll >= 0) close(reactor->epoll);
+        if (reactor->wake >= 0) close(reactor->wake);
+        free(reactor);
+        errno = saved;
+        return NULL;
+    }
+    ccurl_multi_setopt_func_socket(multi, CCURLMOPT_SOCKETFUNCTION, on_socket);
+    ccurl_multi_setopt_ptr(multi, CCURLMOPT_SOCKETDATA, reactor);
+    ccurl_multi_setopt_func_timer(multi, CCURLMOPT_TIMERFUNCTION, on_timer);
+    ccurl_multi_setopt_ptr(multi, CCURLMOPT_TIMERDATA, reactor);
+    return reactor;
+}
+
+void ccurl_reactor_destroy(ccurl_reactor *reactor) {
+    if (reactor == NULL) return;
+    close(reactor->epoll);
+    close(reactor->wake);
+    free(reactor);
+}
+
+void ccurl_reactor_wakeup(ccurl_reactor *reactor) {
+    uint64_t one = 1;
+    // EAGAIN means the counter is already non-zero: the wait will return anyway.
+    ssize_t written = write(reactor->wake, &one, sizeof one);
+    (void)written;
+}
+
+int ccurl_reactor_wait(ccurl_reactor *reactor, int timeout_ms) {
+    struct epoll_event events[CCURL_REACTOR_BATCH];
+    int ms = sleep_ms(reactor, timeout_ms);
+    int ready = epoll_wait(reactor->epoll, events, CCURL_REACTOR_BATCH, ms);
+    int result = CCURLM_OK;
+    for (int i = 0; i < ready; i++) {
+        int fd = events[i].data.fd;
+        if (fd == reactor->wake) {
+            uint64_t count;
+            ssize_t got = read(reactor->wake, &count, sizeof count);
+            (void)got;
+            continue;
+        }
+        uint32_t ev = events[i].events;
+        int running = 0;
+        int code = ccurl_multi_socket_action(reactor->multi, fd,
+                                             select_bits(ev & EPOLLIN, ev & EPOLLOUT, ev & (EPOLLERR | EPOLLHUP)),
+                                             &running);
+        if (code != CCURLM_OK && result == CCURLM_OK) result = code;
+    }
+    int code = ccurl_reactor_run_timers(reactor);
+    return result != CCURLM_OK ? result : code;
+}
+
+#else // poll(2): macOS and other systems without epoll
+
+// Finds `socket` among the watched descriptors (never the wake pipe at index 0).
+static size_t find(ccurl_reactor *reactor, int socket) {
+    for (size_t i = 1; i < reactor->count; i++) {
+        if (reactor->fds[i].fd == socket) return i;
+    }
+    return 0;
+}
+
+static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
+    (void)easy;
+    (void)socketp;
+    ccurl_reactor *reactor = userp;
+    size_t index = find(reactor, socket);
+    if (what == CCURL_POLL_REMOVE) {
+        if (index != 0) reactor->fds[index] = reactor->fds[--reactor->count];
+        return 0;
+    }
+    short events = (short)(((what & CCURL_POLL_IN) ? POLLIN : 0) | ((what & CCURL_POLL_OUT) ? POLLOUT : 0));
+    if (index == 0) {
+        if (reactor->count == reactor->capacity) {
+            size_t capacity = reactor->capacity * 2;
+            struct pollfd *grown = realloc(reactor->fds, capacity * sizeof *grown);
+            if (grown == NULL) return -1;
+            reactor->fds = grown;
+            reactor->capacity = capacity;
+        }
+        index = reactor->count++;
+        reactor->fds[index].fd = socket;
+    }
+    reactor->fds[index].events = events;
+    reactor->fds[index].revents = 0;
+    return 0;
+}
+
+ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
+    ccurl_reactor *reactor = calloc(1, sizeof *reactor);
+    if (reactor == NULL) return NULL;
+    reactor->multi = multi;
+    atomic_init(&reactor->deadline, -1);
+    int pipe_fds[2];
+    reactor->capacity = 16;
+    reactor->fds = calloc(reactor->capacity, sizeof *reactor->fds);
+    if (reactor->fds == NULL || pipe(pipe_fds) != 0) {
+        int saved = errno;
+        free(reactor->fds);
+        free(reactor);
+        errno = saved;
+        return NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(pipe_fds[i], F_SETFL, fcntl(pipe_fds[i], F_GETFL) | O_NONBLOCK);
+        fcntl(pipe_fds[i], F_SETFD, FD_CLOEXEC);
+    }
+    reactor->wake_read = pipe_fds[0];
+    reactor->wake_write = pipe_fds[1];
+    reactor->fds[0].fd = reactor->wake_read;
+    reactor->fds[0].events = POLLIN;
+    reactor->count = 1;
+    ccurl_multi_setopt_func_socket(multi, CCURLMOPT_SOCKETFUNCTION, on_socket);
+    ccurl_multi_setopt_ptr(multi, CCURLMOPT_SOCKETDATA, reactor);
+    ccurl_multi_setopt_func_timer(multi, CCURLMOPT_TIMERFUNCTION, on_timer);
+    ccurl_multi_setopt_ptr(multi, CCURLMOPT_TIMERDATA, reactor);
+    return reactor;
+}
+
+void ccurl_reactor_destroy(ccurl_reactor *reactor) {
+    if (reactor == NULL) return;
+    close(reactor->wake_read);
+    close(reactor->wake_write);
+    free(reactor->fds);
+    free(reactor);
+}
+
+void ccurl_reactor_wakeup(ccurl_reactor *reactor) {
+    char byte = 1;
+    // EAGAIN means the pipe is full of wake-ups already.
+    ssize_t written = write(reactor->wake_write, &byte, 1);
+    (void)written;
+}
+
+int ccurl_reactor_wait(ccurl_reactor *reactor, int timeout_ms) {
+    int ready = poll(reactor->fds, (nfds_t)reactor->count, sleep_ms(reactor, timeout_ms));
+    int result = CCURLM_OK;
+    if (ready > 0) {
+        // libcurl changes the watched set from inside socket_action, so act on a copy.
+        struct pollfd fired[CCURL_REACTOR_BATCH];
+        int taken = 0;
+        for (size_t i = 0; i < reactor->count && taken < CCURL_REACTOR_BATCH; i++) {
+            if (reactor->fds[i].revents != 0) fired[taken++] = reactor->fds[i];
+        }
+        for (int i = 0; i < taken; i++) {
+            if (fired[i].fd == reactor->wake_read) {
+                char drain[64];
+                while (read(reactor->wake_read, drain, sizeof drain) > 0) {}
+                continue;
+            }
+            short ev = fired[i].revents;
+            int running = 0;
+            int code = ccurl_multi_socket_action(reactor->multi, fired[i].fd,
+                                                 select_bits(ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL)),
+                                                 &running);
+            if (code != CCURLM_OK && result == CCURLM_OK) result = code;
+        }
+    }
+    int code = ccurl_reactor_run_timers(reactor);
+    return result != CCURLM_OK ? result : code;
+}
+
+#endif
