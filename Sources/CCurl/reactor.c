@@ -35,13 +35,20 @@ struct ccurl_reactor {
     /// Written by the timer callback, read by the waits (both on the owning thread); atomic so a
     /// future reader on another thread stays well defined.
     _Atomic int64_t deadline;
+    /// When the current or next wait ends at the latest, in CLOCK_MONOTONIC nanoseconds
+    /// (INT64_MAX: no limit); set by ccurl_reactor_prepare_wait.
+    _Atomic int64_t sleep_until;
 #ifdef CCURL_REACTOR_EPOLL
     int epoll;
     int wake;               // an eventfd in the epoll set
+    struct epoll_event ready[CCURL_REACTOR_BATCH];  // what the last poll found, for dispatch
+    int ready_count;
 #else
     int wake_read, wake_write;  // a non-blocking pipe; wake_read is fds[0]
     struct pollfd *fds;     // fds[0] is the wake pipe, then the sockets libcurl watches
     size_t count, capacity;
+    struct pollfd ready[CCURL_REACTOR_BATCH];  // what the last poll found, for dispatch
+    int ready_count;
 #endif
 };
 
@@ -60,16 +67,27 @@ static int on_timer(ccurl_multi *multi, long timeout_ms, void *userp) {
     return 0;
 }
 
-// Milliseconds to sleep: `timeout_ms` (-1: none), shortened to libcurl's deadline, rounded up so the
-// wait ends after the deadline rather than just before it.
-static int sleep_ms(ccurl_reactor *reactor, int timeout_ms) {
+// The earlier of libcurl's deadline and `timeout_ms` from `now` (-1: none), in nanoseconds; INT64_MAX for none.
+static int64_t wake_deadline(ccurl_reactor *reactor, int timeout_ms, int64_t now) {
     int64_t deadline = atomic_load_explicit(&reactor->deadline, memory_order_relaxed);
-    if (deadline < 0) return timeout_ms;
-    int64_t remaining = deadline - now_ns();
-    if (remaining <= 0) return 0;
-    int64_t ms = (remaining + 999999) / 1000000;
-    if (ms > INT_MAX) ms = INT_MAX;
-    return (timeout_ms >= 0 && timeout_ms < ms) ? timeout_ms : (int)ms;
+    int64_t limit = timeout_ms < 0 ? INT64_MAX : now + (int64_t)timeout_ms * 1000000;
+    return (deadline >= 0 && deadline < limit) ? deadline : limit;
+}
+
+int ccurl_reactor_prepare_wait(ccurl_reactor *reactor, int timeout_ms) {
+    int64_t now = now_ns();
+    int64_t until = wake_deadline(reactor, timeout_ms, now);
+    atomic_store_explicit(&reactor->sleep_until, until, memory_order_relaxed);
+    if (until == INT64_MAX) return -1;
+    if (until <= now) return 0;
+    // Rounded up, so the wait ends after the deadline rather than just before it.
+    int64_t ms = (until - now + 999999) / 1000000;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+int ccurl_reactor_wakes_in_time(ccurl_reactor *reactor, int timeout_ms) {
+    int64_t needed = wake_deadline(reactor, timeout_ms, now_ns());
+    return atomic_load_explicit(&reactor->sleep_until, memory_order_relaxed) <= needed;
 }
 
 void ccurl_reactor_timer_due_now(ccurl_reactor *reactor) {
@@ -121,6 +139,7 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
     if (reactor == NULL) return NULL;
     reactor->multi = multi;
     atomic_init(&reactor->deadline, -1);
+    atomic_init(&reactor->sleep_until, INT64_MAX);
     reactor->epoll = epoll_create1(EPOLL_CLOEXEC);
     reactor->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event event = {0};
@@ -156,26 +175,33 @@ void ccurl_reactor_wakeup(ccurl_reactor *reactor) {
     (void)written;
 }
 
-int ccurl_reactor_wait(ccurl_reactor *reactor, int timeout_ms) {
-    struct epoll_event events[CCURL_REACTOR_BATCH];
-    int ms = sleep_ms(reactor, timeout_ms);
-    int ready = epoll_wait(reactor->epoll, events, CCURL_REACTOR_BATCH, ms);
-    int result = CCURLM_OK;
+int ccurl_reactor_supports_foreign_passes(void) { return 1; }
+
+void ccurl_reactor_poll(ccurl_reactor *reactor, int timeout_ms) {
+    int ready = epoll_wait(reactor->epoll, reactor->ready, CCURL_REACTOR_BATCH, timeout_ms);
+    reactor->ready_count = 0;
     for (int i = 0; i < ready; i++) {
-        int fd = events[i].data.fd;
-        if (fd == reactor->wake) {
+        if (reactor->ready[i].data.fd == reactor->wake) {
             uint64_t count;
             ssize_t got = read(reactor->wake, &count, sizeof count);
             (void)got;
             continue;
         }
-        uint32_t ev = events[i].events;
+        reactor->ready[reactor->ready_count++] = reactor->ready[i];
+    }
+}
+
+int ccurl_reactor_dispatch(ccurl_reactor *reactor) {
+    int result = CCURLM_OK;
+    for (int i = 0; i < reactor->ready_count; i++) {
+        uint32_t ev = reactor->ready[i].events;
         int running = 0;
-        int code = ccurl_multi_socket_action(reactor->multi, fd,
+        int code = ccurl_multi_socket_action(reactor->multi, reactor->ready[i].data.fd,
                                              select_bits(ev & EPOLLIN, ev & EPOLLOUT, ev & (EPOLLERR | EPOLLHUP)),
                                              &running);
         if (code != CCURLM_OK && result == CCURLM_OK) result = code;
     }
+    reactor->ready_count = 0;
     int code = ccurl_reactor_run_timers(reactor);
     return result != CCURLM_OK ? result : code;
 }
@@ -221,6 +247,7 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
     if (reactor == NULL) return NULL;
     reactor->multi = multi;
     atomic_init(&reactor->deadline, -1);
+    atomic_init(&reactor->sleep_until, INT64_MAX);
     int pipe_fds[2];
     reactor->capacity = 16;
     reactor->fds = calloc(reactor->capacity, sizeof *reactor->fds);
@@ -262,30 +289,34 @@ void ccurl_reactor_wakeup(ccurl_reactor *reactor) {
     (void)written;
 }
 
-int ccurl_reactor_wait(ccurl_reactor *reactor, int timeout_ms) {
-    int ready = poll(reactor->fds, (nfds_t)reactor->count, sleep_ms(reactor, timeout_ms));
-    int result = CCURLM_OK;
-    if (ready > 0) {
-        // libcurl changes the watched set from inside socket_action, so act on a copy.
-        struct pollfd fired[CCURL_REACTOR_BATCH];
-        int taken = 0;
-        for (size_t i = 0; i < reactor->count && taken < CCURL_REACTOR_BATCH; i++) {
-            if (reactor->fds[i].revents != 0) fired[taken++] = reactor->fds[i];
+int ccurl_reactor_supports_foreign_passes(void) { return 0; }
+
+void ccurl_reactor_poll(ccurl_reactor *reactor, int timeout_ms) {
+    int ready = poll(reactor->fds, (nfds_t)reactor->count, timeout_ms);
+    reactor->ready_count = 0;
+    // libcurl changes the watched set from inside socket_action, so dispatch works on a copy.
+    for (size_t i = 0; ready > 0 && i < reactor->count && reactor->ready_count < CCURL_REACTOR_BATCH; i++) {
+        if (reactor->fds[i].revents == 0) continue;
+        if (reactor->fds[i].fd == reactor->wake_read) {
+            char drain[64];
+            while (read(reactor->wake_read, drain, sizeof drain) > 0) {}
+            continue;
         }
-        for (int i = 0; i < taken; i++) {
-            if (fired[i].fd == reactor->wake_read) {
-                char drain[64];
-                while (read(reactor->wake_read, drain, sizeof drain) > 0) {}
-                continue;
-            }
-            short ev = fired[i].revents;
-            int running = 0;
-            int code = ccurl_multi_socket_action(reactor->multi, fired[i].fd,
-                                                 select_bits(ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL)),
-                                                 &running);
-            if (code != CCURLM_OK && result == CCURLM_OK) result = code;
-        }
+        reactor->ready[reactor->ready_count++] = reactor->fds[i];
     }
+}
+
+int ccurl_reactor_dispatch(ccurl_reactor *reactor) {
+    int result = CCURLM_OK;
+    for (int i = 0; i < reactor->ready_count; i++) {
+        short ev = reactor->ready[i].revents;
+        int running = 0;
+        int code = ccurl_multi_socket_action(reactor->multi, reactor->ready[i].fd,
+                                             select_bits(ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL)),
+                                             &running);
+        if (code != CCURLM_OK && result == CCURLM_OK) result = code;
+    }
+    reactor->ready_count = 0;
     int code = ccurl_reactor_run_timers(reactor);
     return result != CCURLM_OK ? result : code;
 }

@@ -6,8 +6,13 @@
 // those to libcurl. Unlike curl_multi_perform, a pass costs nothing for transfers that have no
 // event, so many transfers on one loop do not make every pass slower.
 //
-// Every function except ccurl_reactor_wakeup() must be called by one thread at a time, the one
-// that owns the multi handle.
+// A loop thread waits with ccurl_reactor_prepare_wait() + ccurl_reactor_poll(), then hands what
+// was found to libcurl with ccurl_reactor_dispatch(). Only ccurl_reactor_poll() and
+// ccurl_reactor_wakeup() may run while another thread uses the multi handle: everything else,
+// like every libcurl call on the multi handle, must be serialised by the caller. Where
+// ccurl_reactor_supports_foreign_passes() says so (epoll), another thread may even run libcurl
+// (add a transfer, run timers) while the loop thread sleeps in ccurl_reactor_poll(): the sockets
+// it registers are watched by that sleep at once.
 
 #ifndef CCURL_REACTOR_H
 #define CCURL_REACTOR_H
@@ -39,10 +44,26 @@ void ccurl_reactor_timer_due_now(ccurl_reactor *reactor);
 /// Returns a CURLMcode: 0, or the first failure.
 int ccurl_reactor_run_timers(ccurl_reactor *reactor);
 
-/// Sleeps until a watched socket is ready, libcurl's timer is due, ccurl_reactor_wakeup() is called,
-/// or `timeout_ms` passes (-1: no limit of its own); then hands every ready socket and a due timer
-/// to libcurl. Returns a CURLMcode: 0, or the first failure.
-int ccurl_reactor_wait(ccurl_reactor *reactor, int timeout_ms);
+/// Whether libcurl may be driven by another thread while the loop thread sleeps in
+/// ccurl_reactor_poll(): 1 with epoll; 0 with poll(2), whose sleep does not see new sockets.
+int ccurl_reactor_supports_foreign_passes(void);
+
+/// Before a sleep: returns how long ccurl_reactor_poll() may sleep, in milliseconds (-1: no limit):
+/// at most `timeout_ms` (-1: none of its own), less if libcurl's timer is due sooner, rounded up so
+/// the sleep ends after the deadline rather than just before it. Remembers when the sleep ends.
+int ccurl_reactor_prepare_wait(ccurl_reactor *reactor, int timeout_ms);
+
+/// Whether the prepared sleep ends in time for libcurl's timer and for `timeout_ms` from now; when
+/// it does not, whoever changed them must wake the loop.
+int ccurl_reactor_wakes_in_time(ccurl_reactor *reactor, int timeout_ms);
+
+/// Sleeps up to `timeout_ms` (-1: no limit) until a watched socket is ready or
+/// ccurl_reactor_wakeup() is called, and remembers the ready sockets. Calls nothing in libcurl.
+void ccurl_reactor_poll(ccurl_reactor *reactor, int timeout_ms);
+
+/// Hands the sockets the last poll found ready, and a due timer, to libcurl. Returns a CURLMcode:
+/// 0, or the first failure.
+int ccurl_reactor_dispatch(ccurl_reactor *reactor);
 
 #ifdef __cplusplus
 }

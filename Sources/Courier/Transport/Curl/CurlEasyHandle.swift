@@ -2,8 +2,8 @@ import CCurl
 
 /// A libcurl easy handle with its error buffer.
 ///
-/// Owned by the transport's loop thread: created, configured, added, removed, reset and cleaned up
-/// only there (libcurl handles are not thread-safe).
+/// Owned by the transport's event loop: created, configured, added, removed, reset and cleaned up
+/// only during one of its passes, under its pass lock (libcurl handles are not thread-safe).
 final class CurlEasyHandle {
     /// The `CURL *`.
     let pointer: OpaquePointer

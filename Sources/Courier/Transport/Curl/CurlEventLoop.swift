@@ -4,10 +4,13 @@ import Foundation
 /// One event loop of a ``CurlTransport``: owns a libcurl multi handle and the transfers on it,
 /// and runs on a dedicated thread of its own (a transport starts more loops under concurrent load).
 ///
-/// Ownership rule: the multi handle, the easy handles and every ``CurlExchange`` belong to the loop
-/// thread. The transport creates the loop on its own thread and hands it over before the loop runs
-/// (nothing else keeps a reference); from then on, other threads reach the loop only through the
-/// ``CurlMailbox``. libcurl calls the transfer callbacks on this thread too.
+/// Ownership rule: the multi handle, the easy handles, every ``CurlExchange`` and the rest of the
+/// loop's state are touched only during a *pass*, under the pass lock. The loop thread runs its
+/// passes and releases the lock only to sleep in the reactor. A thread that starts a transfer while
+/// the loop sleeps runs the pass itself (``runPassIfIdle()``), so the request goes out without
+/// waking the loop; where the reactor cannot watch new sockets during a sleep (poll(2) outside
+/// Linux) it never does. Other threads otherwise reach the loop through the ``CurlMailbox``.
+/// libcurl calls the transfer callbacks inside a pass, on whichever thread runs it.
 ///
 /// One iteration: take the queued commands, run libcurl's timer work if it is due (a transfer just
 /// added or unpaused is), deliver finished transfers, fire due Courier timeouts, start the request
@@ -15,7 +18,8 @@ import Foundation
 /// socket is ready, libcurl's timer is due, the nearest Courier timeout is due, or a sender wakes
 /// it; the reactor hands only the ready sockets to `curl_multi_socket_action`, so a pass costs
 /// nothing for transfers without an event.
-final class CurlEventLoop {
+final class CurlEventLoop: @unchecked Sendable {
+    // `passLock` guards every `var` below and the multi handle: all are touched only inside a pass.
     /// Where other threads queue commands for this loop.
     let mailbox: CurlMailbox
 
@@ -26,6 +30,7 @@ final class CurlEventLoop {
     /// Keeps the CA bundle that `defaults` names alive while this loop runs: a loop detached at
     /// shutdown may outlive its transport, and the bundle file goes with its last owner.
     private let trustStore: CurlTrustStore?
+    private let passLock = CurlPassLock()
     private let clock = CurlActivityClock()
     private var exchanges: [ObjectIdentifier: CurlExchange] = [:]
     private var commands: [CurlCommand] = []
@@ -36,6 +41,9 @@ final class CurlEventLoop {
     /// nothing needs checking before this.
     private var nextTimeoutCheck: ContinuousClock.Instant?
     private var stopping = false
+    /// Set under the pass lock before the loop thread releases the multi handle; a late
+    /// ``runPassIfIdle()`` then does nothing.
+    private var closed = false
     /// Why attaching a transfer failed, until its `completed` is delivered.
     private var setupErrors: [ObjectIdentifier: CourierError] = [:]
 
@@ -77,30 +85,71 @@ final class CurlEventLoop {
         // Every event delivered during one pass reaches its request in one drain (see DeliveryBatch).
         let batch = DeliveryBatch.begin()
         defer { batch.end() }
+        passLock.lock()
         while true {
             clock.tick()
             mailbox.takeCommands(into: &commands)
-            for command in commands { handle(command) }
-            commands.removeAll(keepingCapacity: true)
+            runCommands()
             if stopping { break }
 
-            // What the last wait's socket actions finished is delivered here too, after the commands:
+            // What the last sleep's sockets finished is delivered here too, after the commands:
             // a cancel that raced a transfer's end still wins (see `apply`).
-            let code = ccurl_reactor_run_timers(reactor)
-            clock.stampActivity()
-            if code > 0 { failAll(multiCode: code) } // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
-            deliverCompletions()
-            checkTimeouts()
+            finishPass()
             batch.flush()
-            if mailbox.prepareToWait() {
-                let code = ccurl_reactor_wait(reactor, waitTimeout())
+            if mailbox.prepareToWait(idle: exchanges.isEmpty) {
+                let milliseconds = ccurl_reactor_prepare_wait(reactor, waitTimeout())
+                passLock.unlock()
+                ccurl_reactor_poll(reactor, milliseconds)
+                passLock.lock()
+                let code = ccurl_reactor_dispatch(reactor)
                 if code > 0 { failAll(multiCode: code) }
             }
         }
+        closed = true
         mailbox.close()
         pool.removeAll()
         ccurl_multi_cleanup(multi)
+        passLock.unlock()
         ccurl_reactor_destroy(reactor)
+    }
+
+    /// Runs a pass on the calling thread for the commands queued while the loop sleeps (see
+    /// ``CurlMailbox/sendOfferingPass(_:)``): a new transfer's request goes out from here, and the
+    /// loop thread wakes only for its response. Returns false, doing nothing, when a pass is
+    /// already running elsewhere; the caller must then wake the loop.
+    ///
+    /// Events the pass produces reach their sinks on this thread, outside any ``DeliveryBatch``.
+    func runPassIfIdle() -> Bool {
+        passLock.withLockIfAvailable {
+            guard !closed else { return }
+            clock.tick()
+            mailbox.takeCommandsDuringWait(into: &commands)
+            runCommands()
+            if !stopping { finishPass() }
+            // The loop thread sleeps on until a deadline it computed before this pass: wake it if
+            // the pass added an earlier one (a short timeout, a libcurl timer) or shut the loop down.
+            if stopping || ccurl_reactor_wakes_in_time(reactor, waitTimeout()) == 0 {
+                mailbox.wakeIfWaiting()
+            }
+        } != nil
+    }
+
+    /// Whether the calling thread is running a pass of this loop away from the loop's own thread.
+    var isRunningPassOnCurrentThread: Bool { passLock.isHeldByCurrentThreadForAPass }
+
+    /// Handles the commands taken from the mailbox.
+    private func runCommands() {
+        for command in commands { handle(command) }
+        commands.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs libcurl's due timer work, then delivers what finished and fires due timeouts.
+    private func finishPass() {
+        let code = ccurl_reactor_run_timers(reactor)
+        clock.stampActivity()
+        if code > 0 { failAll(multiCode: code) } // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
+        deliverCompletions()
+        checkTimeouts()
     }
 
     // MARK: - Commands

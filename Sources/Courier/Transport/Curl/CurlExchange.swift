@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Callbacks only mark activity; the loop stamps it after libcurl returns. A stamp is therefore
 /// never earlier than the bytes it stands for (an idle timeout cannot fire early, however long a
-/// pass took), and no callback reads the clock. Loop-thread confined.
+/// pass took), and no callback reads the clock. Confined to the loop's passes.
 final class CurlActivityClock {
     /// The time of the latest `tick()`.
     private(set) var now: ContinuousClock.Instant = .now
@@ -28,9 +28,10 @@ final class CurlActivityClock {
 /// One transfer as the event loop runs it: its state machine, easy handle, request body, response
 /// parser and counters, and the libcurl callbacks that feed its sink.
 ///
-/// Loop-thread confined: created when the loop takes the `start` command, touched only by the loop
-/// and by libcurl callbacks (which libcurl calls on the loop thread, inside `curl_multi_socket_action`,
-/// `curl_easy_pause` or `curl_multi_remove_handle`), and released when it finishes.
+/// Confined to the loop's passes (see ``CurlEventLoop``): created when a pass takes the `start`
+/// command, touched only by passes and by libcurl callbacks (which libcurl calls inside a pass, in
+/// `curl_multi_socket_action`, `curl_easy_pause` or `curl_multi_remove_handle`), and released when
+/// it finishes.
 final class CurlExchange {
     /// The caller's handle: request, sink and the counters shared with other threads.
     let handle: CurlTransferHandle
@@ -148,7 +149,7 @@ final class CurlExchange {
         ccurl_easy_setopt_ptr(pointer, CCURLOPT_XFERINFODATA, userdata)
     }
 
-    // MARK: - Callbacks (loop thread, inside libcurl)
+    // MARK: - Callbacks (inside a pass, inside libcurl)
 
     /// CURLOPT_HEADERFUNCTION: feeds the parser and delivers the final head.
     private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {

@@ -19,7 +19,9 @@ enum CurlCommand: Sendable {
 ///
 /// The loop takes the whole queue at once per iteration. A sender wakes the loop (an `eventfd`
 /// write on Linux) only while the loop is in (or about to enter) its wait, at most once per wait, so
-/// a busy loop, or a sink calling back into the transport on the loop thread, costs no system call.
+/// a busy loop, or a sink calling back into the transport from a pass, costs no system call. When
+/// the loop sleeps without transfers, a new transfer's sender may run the pass itself instead of
+/// waking it (``sendOfferingPass(_:passAllowed:)``).
 final class CurlMailbox: Sendable {
     private struct State: Sendable {
         var commands: [CurlCommand] = []
@@ -27,6 +29,8 @@ final class CurlMailbox: Sendable {
         var accepting = true
         /// The loop has decided to wait and has not taken the queue since.
         var waiting = false
+        /// The loop sleeps with no transfer of its own: a sender may run the next pass itself.
+        var idle = false
         /// A wakeup was sent during the current wait.
         var woken = false
         /// The address of the loop's reactor; `nil` once the loop has closed it.
@@ -61,6 +65,9 @@ final class CurlMailbox: Sendable {
         }
     }
 
+    /// Whether a sender may run a pass while the loop sleeps (the reactor sees new sockets then).
+    private let passesElsewhere = ccurl_reactor_supports_foreign_passes() != 0
+
     /// Creates the mailbox for the loop that waits in `reactor`.
     init(reactor: OpaquePointer) {
         state = Locked(State(reactorAddress: Int(bitPattern: reactor)))
@@ -73,20 +80,67 @@ final class CurlMailbox: Sendable {
             guard state.accepting else { return false }
             if case .shutdown = command { state.accepting = false }
             state.commands.append(command)
-            if state.waiting, !state.woken, let address = state.reactorAddress {
-                state.woken = true
-                ccurl_reactor_wakeup(OpaquePointer(bitPattern: address))
-            }
+            Self.wakeIfWaiting(&state)
             return true
         }
     }
 
+    /// What became of a command sent with ``sendOfferingPass(_:)``.
+    enum Offer {
+        /// The transport has shut down; the command was dropped.
+        case rejected
+        /// Queued; the loop runs it (woken if it had to be).
+        case queued
+        /// Queued while the loop sleeps idle, and the loop was not woken: the sender should run the pass
+        /// itself (``CurlEventLoop/runPassIfIdle()``) or, failing that, call ``wakeIfWaiting()``.
+        case runPass
+    }
+
+    /// Queues `command` like ``send(_:)``; when `passAllowed` and the loop sleeps without transfers,
+    /// offers the sender to run the pass instead of waking the loop (where the reactor allows
+    /// passes on other threads).
+    func sendOfferingPass(_ command: CurlCommand, passAllowed: Bool) -> Offer {
+        state.withLock { state in
+            guard state.accepting else { return .rejected }
+            if case .shutdown = command { state.accepting = false }
+            state.commands.append(command)
+            // Only an idle loop: a busy one wakes soon anyway, and passes run by the senders would
+            // fight its thread for the lock. `idle` stays set after the offer: the pass may finish
+            // the transfer before the loop wakes, and the next sender should get the offer too.
+            if passAllowed, passesElsewhere, state.waiting, state.idle, !state.woken {
+                return .runPass
+            }
+            Self.wakeIfWaiting(&state)
+            return .queued
+        }
+    }
+
+    /// Whether the loop sleeps (or is about to) without transfers, unwoken: the state in which a
+    /// sender gets the offer to run the pass.
+    var sleepsIdle: Bool {
+        state.withLock { $0.waiting && $0.idle && !$0.woken }
+    }
+
+    /// Wakes the loop if it sleeps (or is about to) and nobody has woken it since.
+    func wakeIfWaiting() {
+        state.withLock { Self.wakeIfWaiting(&$0) }
+    }
+
+    private static func wakeIfWaiting(_ state: inout State) {
+        if state.waiting, !state.woken, let address = state.reactorAddress {
+            state.woken = true
+            ccurl_reactor_wakeup(OpaquePointer(bitPattern: address))
+        }
+    }
+
     /// Called by the loop before it waits: returns false when commands are already queued
-    /// (the wait would be a wasted sleep), otherwise marks the loop as waiting.
-    func prepareToWait() -> Bool {
+    /// (the wait would be a wasted sleep), otherwise marks the loop as waiting, and as `idle` when it
+    /// has no transfer.
+    func prepareToWait(idle: Bool) -> Bool {
         state.withLock { state in
             guard state.commands.isEmpty else { return false }
             state.waiting = true
+            state.idle = idle
             return true
         }
     }
@@ -95,9 +149,16 @@ final class CurlMailbox: Sendable {
     func takeCommands(into buffer: inout [CurlCommand]) {
         state.withLock { state in
             state.waiting = false
+            state.idle = false
             state.woken = false
             swap(&state.commands, &buffer)
         }
+    }
+
+    /// Called by a pass on another thread while the loop thread sleeps: moves every queued command
+    /// into `buffer` (which must be empty); the loop still counts as waiting.
+    func takeCommandsDuringWait(into buffer: inout [CurlCommand]) {
+        state.withLock { state in swap(&state.commands, &buffer) }
     }
 
     /// Called by the loop before it destroys the reactor: nothing will wake it or queue for it again.

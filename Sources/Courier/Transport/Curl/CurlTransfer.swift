@@ -73,7 +73,7 @@ enum CurlTransferEnd: Sendable, Hashable {
 /// which returns the single side effect the event loop must perform. No I/O happens here, so the
 /// table of events and actions is unit-tested directly.
 ///
-/// Lives on the transport's loop thread, like everything else about a running transfer.
+/// Lives in the loop's passes, like everything else about a running transfer.
 struct CurlTransferState: Equatable {
     /// Where the transfer is in its life.
     enum Phase: Equatable {

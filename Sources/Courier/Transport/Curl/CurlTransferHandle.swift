@@ -5,8 +5,9 @@ import Synchronization
 final class CurlTransferHandle: TransportTransfer {
     /// The exchange to run.
     let request: TransportRequest
-    /// Where the transfer's events go (called only on the loop thread, or once on the caller's
-    /// thread when the transport had already shut down).
+    /// Where the transfer's events go: called only inside the loop's passes (on the loop thread,
+    /// or on the thread that started the transfer while the loop slept), or once on the caller's
+    /// thread when the transport had already shut down.
     let sink: any TransportEventSink
     /// When the transfer was handed to the transport (the deadline message counts from here).
     let submitted: ContinuousClock.Instant
@@ -22,7 +23,7 @@ final class CurlTransferHandle: TransportTransfer {
     let cancelRequested = Atomic<Bool>(false)
     /// Body bytes the sink has acknowledged.
     let acknowledged = Atomic<Int>(0)
-    /// Body bytes delivered to the sink; written only by the loop thread.
+    /// Body bytes delivered to the sink; written only inside the loop's passes.
     let delivered = Atomic<Int>(0)
     /// Set by the loop when it paused for backpressure; `acknowledge` clears it and wakes the loop.
     let awaitingAcknowledgement = Atomic<Bool>(false)

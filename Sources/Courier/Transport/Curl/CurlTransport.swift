@@ -3,6 +3,10 @@ import Foundation
 /// Courier's libcurl transport, the default on Linux: libcurl's multi interface driven by
 /// dedicated event-loop threads (one, and more under concurrent load), with libcurl loaded at run time.
 ///
+/// A transfer started while the transport has no other goes out from the caller's thread, so a
+/// request made one at a time costs no wake-up of the loop thread to send it (Linux; see
+/// ``CurlEventLoop``).
+///
 /// Pauses in place (`suspend()` keeps the connection and loses no byte), applies backpressure
 /// through the flow-control window, enforces idle and resource timeouts itself, and reuses
 /// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host (shared out
@@ -68,12 +72,14 @@ import Foundation
         // The key only balances the loops (each loop enforces its own share of the limit), so a
         // single loop needs none.
         let origin = plan.loopCount > 1 ? "\(request.url.host(percentEncoded: true) ?? ""):\(request.url.port ?? 0)" : ""
-        let loop = loops.withLock { state -> CurlLoop? in
+        let choice = loops.withLock { state -> (loop: CurlLoop, alone: Bool)? in
             guard case .running(var running) = state, !running.isEmpty else { return nil }
             var chosen = running[0]
             var fewest = chosen.mailbox.transfersInFlight(to: origin)
+            var total = fewest.total
             for loop in running.dropFirst() {
                 let load = loop.mailbox.transfersInFlight(to: origin)
+                total += load.total
                 if (load.origin, load.total) < (fewest.origin, fewest.total) {
                     chosen = loop
                     fewest = load
@@ -87,16 +93,33 @@ import Foundation
                 chosen = started
             }
             chosen.mailbox.transferAssigned(origin: origin)
-            return chosen
+            return (chosen, total == 0)
         }
-        guard let loop else { return invalidated(request, sink: sink) }
+        guard let (loop, alone) = choice else { return invalidated(request, sink: sink) }
         let handle = CurlTransferHandle(request: request, sink: sink, mailbox: loop.mailbox, origin: origin)
-        if !loop.mailbox.send(.start(handle)) {
+        // Only the transport's one transfer is sent from this thread: under concurrent load the
+        // callers' threads are the busy ones, and the loops send in batches on threads of their own.
+        switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone) {
+        case .rejected:
             // Shutdown won the race after the loop was chosen.
             loop.mailbox.transferEnded(origin: origin)
             return invalidated(request, sink: sink)
+        case .queued:
+            break
+        case .runPass:
+            // The loop sleeps: send the request from this thread rather than wake it for that.
+            if !loop.runPassIfIdle() { loop.mailbox.wakeIfWaiting() }
         }
         return handle
+    }
+
+    /// Whether every running loop sleeps without transfers; the next transfer then goes out from
+    /// the caller's thread (where the reactor allows it).
+    var loopsSleepIdle: Bool {
+        loops.withLock { state in
+            guard case .running(let running) = state else { return false }
+            return running.allSatisfy(\.mailbox.sleepsIdle)
+        }
     }
 
     private func invalidated(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
@@ -108,9 +131,11 @@ import Foundation
     /// Cancels every transfer (in flight: `.cancelled`; not yet started: `.sessionInvalidated`),
     /// stops the loops and waits for their threads to end. Idempotent.
     ///
-    /// Called on a loop thread itself (from a sink), it cannot wait: waiting for its own thread, or
-    /// for a loop whose sink is calling this at the same moment, would never end. The loop threads
-    /// are detached instead and end on their own once their current callbacks return.
+    /// Called from inside a loop's pass (a sink, on the loop thread or on a thread running a pass
+    /// for a transfer it started), it cannot wait: waiting for the thread it runs on, for a loop
+    /// that waits for the pass it is in, or for a loop whose sink is calling this at the same moment,
+    /// would never end. The loop threads are detached instead and end on their own once their
+    /// current callbacks return.
     public func shutdown() {
         let (all, first) = loops.withLock { state -> ([CurlLoop], Bool) in
             switch state {
@@ -154,9 +179,10 @@ struct CurlLoopPlan: Sendable, Equatable {
     }
 }
 
-/// One started event loop as the transport sees it: its mailbox and its thread.
+/// One started event loop as the transport sees it: its mailbox, the loop and its thread.
 final class CurlLoop: Sendable {
     let mailbox: CurlMailbox
+    private let loop: CurlEventLoop
     private let thread: CurlThread
 
     /// What became of the loop thread.
@@ -169,8 +195,9 @@ final class CurlLoop: Sendable {
     // Protects the one-time choice between joining and detaching the loop thread; held only briefly.
     private let disposal = Locked(ThreadDisposal.running)
 
-    private init(mailbox: CurlMailbox, thread: CurlThread) {
-        self.mailbox = mailbox
+    private init(loop: CurlEventLoop, thread: CurlThread) {
+        mailbox = loop.mailbox
+        self.loop = loop
         self.thread = thread
     }
 
@@ -179,18 +206,19 @@ final class CurlLoop: Sendable {
                       trustStore: CurlTrustStore?) throws(CourierError) -> CurlLoop {
         let loop = try CurlEventLoop(perHostConnections: plan.connectionsPerHost(forLoop: index), defaults: defaults,
                                      trustStore: trustStore)
-        let mailbox = loop.mailbox
         do {
-            // The loop moves to its thread here; nothing else touches it again.
-            return CurlLoop(mailbox: mailbox, thread: try CurlThread.start(name: "courier-curl") { loop.run() })
+            return CurlLoop(loop: loop, thread: try CurlThread.start(name: "courier-curl") { loop.run() })
         } catch {
             loop.discard()
             throw CourierError(.transportFailed, "Cannot start the curl event-loop thread (pthread_create error \(error.code)).")
         }
     }
 
-    /// Whether the calling thread is this loop's thread.
-    var isCurrent: Bool { thread.isCurrent }
+    /// Runs a pass for the commands queued while the loop sleeps; see ``CurlEventLoop/runPassIfIdle()``.
+    func runPassIfIdle() -> Bool { loop.runPassIfIdle() }
+
+    /// Whether the calling thread is this loop's thread, or runs one of its passes.
+    var isCurrent: Bool { thread.isCurrent || loop.isRunningPassOnCurrentThread }
 
     /// After `.shutdown` was sent: waits for the thread to end, unless it was already joined or detached.
     func join() {

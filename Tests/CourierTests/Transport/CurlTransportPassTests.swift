@@ -1,0 +1,110 @@
+@_spi(Transport) @_spi(Locking) @testable import Courier
+import CCurl
+import CourierTestServer
+import Foundation
+import Testing
+
+/// Passes of a curl event loop that run away from the loop's own thread: a transfer started while
+/// the transport is idle goes out from the caller's thread, and the loop thread wakes only for its
+/// response.
+@Suite("Curl transport passes on the caller's thread", .timeLimit(.minutes(3)))
+struct CurlTransportPassTests {
+    /// Calls `action` on `.completed`, on whatever thread delivers it, and records that thread.
+    final class CompletionSink: TransportEventSink {
+        private let action: @Sendable () -> Void
+        private let record = Locked<(completions: Int, error: CourierError?, onThread: UInt?)>((0, nil, nil))
+
+        init(_ action: @escaping @Sendable () -> Void = {}) { self.action = action }
+
+        func receive(_ event: TransportEvent) {
+            guard case .completed(let error, _) = event else { return }
+            record.withLock { $0 = ($0.completions + 1, error, UInt(bitPattern: Int(bitPattern: pthread_self()))) }
+            action()
+        }
+
+        var completions: Int { record.withLock { $0.completions } }
+        var error: CourierError? { record.withLock { $0.error } }
+        var thread: UInt? { record.withLock { $0.onThread } }
+    }
+
+    private static var passesRunOnCallers: Bool { ccurl_reactor_supports_foreign_passes() != 0 }
+
+    /// The sink is called inside the pass on the thread that started the transfer, with the loop's
+    /// lock held: a shutdown from there must not wait for the loop thread, which waits for that lock.
+    @Test("a sink may shut the transport down from a pass on the caller's thread")
+    func shutdownFromAPassOnTheCallersThread() async throws {
+        let transport = try CurlTestSupport.transport()
+        #expect(await eventually { transport.loopsSleepIdle })
+        let missing = URL(fileURLWithPath: "/nonexistent/courier-\(UUID().uuidString)")
+        let sink = CompletionSink { transport.shutdown() }
+        let returned = CountdownLatch(target: 1)
+        let caller = Locked<UInt?>(nil)
+        // A thread of its own, so a deadlock fails this test instead of stalling the test pool.
+        Thread.detachNewThread {
+            caller.withLock { $0 = UInt(bitPattern: Int(bitPattern: pthread_self())) }
+            // The body cannot be opened: the transfer fails while it is set up, inside the pass.
+            _ = transport.startTransfer(TransportRequest(url: URL(string: "http://127.0.0.1:9/upload")!, method: .post,
+                                                         body: .file(missing, length: 10)), sink: sink)
+            returned.arrive()
+        }
+        #expect(await returned.wait(), "startTransfer did not return: the shutdown inside its pass deadlocked")
+        if Self.passesRunOnCallers {
+            // Delivered before startTransfer returned, on its thread.
+            #expect(sink.completions == 1)
+            #expect(sink.thread == caller.withLock { $0 }, "the transfer was not set up on the caller's thread")
+        } else {
+            #expect(await eventually { sink.completions == 1 })
+        }
+        #expect(sink.error?.kind == .fileSystem)
+        let late = CompletionSink()
+        _ = transport.startTransfer(TransportRequest(url: URL(string: "http://127.0.0.1:9/late")!), sink: late)
+        #expect(late.error?.kind == .sessionInvalidated)
+    }
+
+    @Test("a sink may shut the transport down from the loop's thread")
+    func shutdownFromTheLoopThread() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let gate = Gate()
+        server.enqueue(MockResponse.ok("held").waiting(for: gate))
+        let transport = try CurlTestSupport.transport()
+        let done = CountdownLatch(target: 1)
+        let sink = CompletionSink {
+            transport.shutdown()
+            done.arrive()
+        }
+        _ = transport.startTransfer(TransportRequest(url: server.url("/held")), sink: sink)
+        // Held until the request is out, so the response, and the completion, arrive on the loop thread.
+        #expect(await gate.waitUntilWaiting(count: 1))
+        gate.open()
+        #expect(await done.wait(), "the shutdown inside the loop's pass deadlocked")
+        #expect(sink.error == nil)
+        #expect(sink.completions == 1)
+    }
+
+    /// The loop thread sleeps with a deadline it chose before the transfer existed (up to a
+    /// minute); a pass on the caller's thread that adds a sooner one must wake it.
+    @Test("a short idle timeout fires on time for a transfer started while the loop slept")
+    func aSoonerDeadlineWakesTheSleepingLoop() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        let gate = Gate()
+        server.enqueue(MockResponse.ok("first"))
+        server.enqueue(MockResponse.ok("never").waiting(for: gate))
+        let transport = try CurlTestSupport.transport()
+        defer { transport.shutdown() }
+        // The first transfer leaves a connection to reuse: the next request then goes out from
+        // the caller's thread with nothing (no connect) to wake the loop, which sleeps idle with a
+        // deadline about a minute away (the first transfer's idle timeout).
+        #expect(try await CurlTestSupport.run(TransportRequest(url: server.url("/first")), on: transport).error == nil)
+        #expect(await eventually { transport.loopsSleepIdle })
+        let started = ContinuousClock.now
+        let result = try await CurlTestSupport.run(TransportRequest(url: server.url("/stall"), idleTimeout: .milliseconds(200)),
+                                                   on: transport)
+        #expect(result.error?.kind == .timedOut)
+        // Far below the minute the loop would otherwise sleep, far above 200 ms on a loaded machine.
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(server.connectionCount == 1)
+        gate.open()
+    }
+}
