@@ -71,6 +71,7 @@ enum CurlMetrics {
 
     /// `"127.0.0.1:8080"` or `"[::1]:8080"`.
     static func remoteAddress(ip: String, port: Int) -> String {
-        ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+        // Bytes, not `String.contains(_:)`, which goes through Foundation's NSString search.
+        ip.utf8.contains(UInt8(ascii: ":")) ? "[\(ip)]:\(port)" : "\(ip):\(port)"
     }
 }
