@@ -25,6 +25,7 @@ func makeConfiguration() -> SessionConfiguration {
     configuration.transport = useCurl ? .curl : .urlSession(.ephemeral)
     configuration.maximumConnectionsPerHost = connections
     configuration.cookies = .none  // AsyncHTTPClient and curl handle no cookies either
+    configuration.automaticDecompression = false  // as AsyncHTTPClient (`.disabled`) and curl (no --compressed)
     configuration.requestTimeout = 600
     return configuration
 }
