@@ -44,6 +44,9 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Set under the pass lock before the loop thread releases the multi handle; a late
     /// ``runPassIfIdle()`` then does nothing.
     private var closed = false
+    /// Transfers that delivered `completed` and still hold libcurl resources, with whether their
+    /// easy handle must still leave the multi handle; see `releaseFinished()`.
+    private var finished: [(exchange: CurlExchange, remove: Bool)] = []
     /// Why attaching a transfer failed, until its `completed` is delivered.
     private var setupErrors: [ObjectIdentifier: CourierError] = [:]
 
@@ -96,6 +99,7 @@ final class CurlEventLoop: @unchecked Sendable {
             // a cancel that raced a transfer's end still wins (see `apply`).
             finishPass()
             batch.flush()
+            releaseFinished()
             if mailbox.prepareToWait(idle: exchanges.isEmpty) {
                 let milliseconds = ccurl_reactor_prepare_wait(reactor, waitTimeout())
                 passLock.unlock()
@@ -106,6 +110,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
         }
         closed = true
+        releaseFinished()
         mailbox.close()
         pool.removeAll()
         ccurl_multi_cleanup(multi)
@@ -126,6 +131,7 @@ final class CurlEventLoop: @unchecked Sendable {
             mailbox.takeCommandsDuringWait(into: &commands)
             runCommands()
             if !stopping { finishPass() }
+            releaseFinished()
             // The loop thread sleeps on until a deadline it computed before this pass: wake it if
             // the pass added an earlier one (a short timeout, a libcurl timer) or shut the loop down.
             if stopping || ccurl_reactor_wakes_in_time(reactor, waitTimeout()) == 0 {
@@ -264,25 +270,27 @@ final class CurlEventLoop: @unchecked Sendable {
                 url: exchange.handle.request.url)
             apply(.curlDone(CCURLE_FAILED_INIT), to: exchange)
         }
+        // These were still running in libcurl's view: detach them before it runs again.
+        releaseFinished()
     }
 
-    /// Detaches the exchange, releases its resources and delivers its single `completed`.
+    /// Delivers the exchange's single `completed`, detaching it first unless libcurl finished it
+    /// (then `releaseFinished()` detaches it), and queues its resources for release.
     private func finish(_ exchange: CurlExchange, end: CurlTransferEnd, detach: Bool) {
         let request = exchange.handle.request
         var metrics = TransferMetrics(start: exchange.startDate, transport: "curl")
         var detail = ""
+        // A transfer libcurl finished is removed after `completed` has gone out (see `releaseFinished`);
+        // its timings are final already.
+        let removeLater: Bool
+        if case .curl = end { removeLater = detach } else { removeLater = false }
         if let easy = exchange.easy {
             // Removing an unfinished transfer closes its connection instead of returning it to the cache.
-            if detach { ccurl_multi_remove_handle(multi, easy.pointer) }
+            if detach, !removeLater { ccurl_multi_remove_handle(multi, easy.pointer) }
             metrics = CurlMetrics.collect(from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered)
             detail = easy.errorDetail
-            exchange.easy = nil
-            pool.recycle(easy)
         }
-        ccurl_slist_free_all(exchange.headerList)
-        exchange.headerList = nil
         let bodyFailure = exchange.body?.failure
-        exchange.body?.close()
         let key = ObjectIdentifier(exchange.handle)
         exchanges[key] = nil
         let setupError = setupErrors.removeValue(forKey: key)
@@ -312,6 +320,24 @@ final class CurlEventLoop: @unchecked Sendable {
         if error == nil { exchange.reportFinalUploadProgress(sentBytes: metrics.bytesSent) }
         mailbox.transferEnded(origin: exchange.handle.origin)
         exchange.handle.sink.receive(.completed(error: error, metrics: metrics))
+        finished.append((exchange, removeLater))
+    }
+
+    /// Releases what finished transfers still hold (easy handle, header list, request body). The
+    /// loop calls it once the pass has started the drains it held back, so the task awaiting a
+    /// response wakes while libcurl's clean-up runs here; always before libcurl runs again.
+    private func releaseFinished() {
+        for (exchange, remove) in finished {
+            if let easy = exchange.easy {
+                if remove { ccurl_multi_remove_handle(multi, easy.pointer) }
+                exchange.easy = nil
+                pool.recycle(easy)
+            }
+            ccurl_slist_free_all(exchange.headerList)
+            exchange.headerList = nil
+            exchange.body?.close()
+        }
+        finished.removeAll(keepingCapacity: true)
     }
 
     // MARK: - Timeouts
