@@ -183,6 +183,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 // MARK: - Version features (curl_version_info_data.features)
 
 #define CCURL_VERSION_SSL (1 << 2)              // 7.10
+#define CCURL_VERSION_ASYNCHDNS (1 << 7)        // 7.10.7
 #define CCURL_VERSION_LIBZ (1 << 3)             // 7.10
 #define CCURL_VERSION_HTTP2 (1 << 16)           // 7.33.0
 #define CCURL_VERSION_BROTLI (1 << 23)          // 7.57.0

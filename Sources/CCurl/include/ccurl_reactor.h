@@ -33,7 +33,7 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi);
 /// Closes the wait set. Call after curl_multi_cleanup(), which may still report sockets to it.
 void ccurl_reactor_destroy(ccurl_reactor *reactor);
 
-/// Thread-safe: makes the current or next ccurl_reactor_wait() return promptly.
+/// Thread-safe: makes the current or next ccurl_reactor_poll() return promptly.
 void ccurl_reactor_wakeup(ccurl_reactor *reactor);
 
 /// Makes libcurl's timer due now, for a change libcurl may not report through its timer callback

@@ -1,5 +1,4 @@
 @_spi(Transport) @_spi(Locking) @testable import Courier
-import CCurl
 import CourierTestServer
 import Foundation
 import Testing
@@ -27,7 +26,7 @@ struct CurlTransportPassTests {
         var thread: UInt? { record.withLock { $0.onThread } }
     }
 
-    private static var passesRunOnCallers: Bool { ccurl_reactor_supports_foreign_passes() != 0 }
+    private static var passesRunOnCallers: Bool { CurlMailbox.sendersMayRunPasses }
 
     /// The sink is called inside the pass on the thread that started the transfer, with the loop's
     /// lock held: a shutdown from there must not wait for the loop thread, which waits for that lock.

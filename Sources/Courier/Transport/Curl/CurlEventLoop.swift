@@ -119,8 +119,8 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     /// Runs a pass on the calling thread for the commands queued while the loop sleeps (see
-    /// ``CurlMailbox/sendOfferingPass(_:)``): a new transfer's request goes out from here, and the
-    /// loop thread wakes only for its response. Returns false, doing nothing, when a pass is
+    /// ``CurlMailbox/sendOfferingPass(_:passAllowed:)``): a new transfer's request goes out from
+    /// here, and the loop thread wakes only for its response. Returns false, doing nothing, when a pass is
     /// already running elsewhere; the caller must then wake the loop.
     ///
     /// Events the pass produces reach their sinks on this thread, outside any ``DeliveryBatch``.

@@ -65,8 +65,12 @@ final class CurlMailbox: Sendable {
         }
     }
 
-    /// Whether a sender may run a pass while the loop sleeps (the reactor sees new sockets then).
-    private let passesElsewhere = ccurl_reactor_supports_foreign_passes() != 0
+    /// Whether a sender may run a pass while the loop sleeps: the reactor sees new sockets then,
+    /// and libcurl resolves host names asynchronously (a synchronous lookup would block the
+    /// sender's thread, often one of Swift's few cooperative threads, for the whole lookup).
+    /// Evaluated once, on first use, which is always after a transport has loaded libcurl.
+    static let sendersMayRunPasses = ccurl_reactor_supports_foreign_passes() != 0
+        && ccurl_library().features & CCURL_VERSION_ASYNCHDNS != 0
 
     /// Creates the mailbox for the loop that waits in `reactor`.
     init(reactor: OpaquePointer) {
@@ -85,7 +89,7 @@ final class CurlMailbox: Sendable {
         }
     }
 
-    /// What became of a command sent with ``sendOfferingPass(_:)``.
+    /// What became of a command sent with ``sendOfferingPass(_:passAllowed:)``.
     enum Offer {
         /// The transport has shut down; the command was dropped.
         case rejected
@@ -107,7 +111,7 @@ final class CurlMailbox: Sendable {
             // Only an idle loop: a busy one wakes soon anyway, and passes run by the senders would
             // fight its thread for the lock. `idle` stays set after the offer: the pass may finish
             // the transfer before the loop wakes, and the next sender should get the offer too.
-            if passAllowed, passesElsewhere, state.waiting, state.idle, !state.woken {
+            if passAllowed, Self.sendersMayRunPasses, state.waiting, state.idle, !state.woken {
                 return .runPass
             }
             Self.wakeIfWaiting(&state)
