@@ -10,13 +10,20 @@ public struct HTTPHeaders: Sendable, Hashable {
     /// Creates an empty collection.
     public init() {}
 
+    /// Creates an empty collection with room for `capacity` headers.
+    init(minimumCapacity capacity: Int) {
+        headers.reserveCapacity(capacity)
+    }
+
     /// Creates headers from a list; later duplicates replace earlier ones.
     public init(_ headers: [HTTPHeader]) {
+        self.headers.reserveCapacity(headers.count)
         headers.forEach { update($0) }
     }
 
     /// Creates headers from a dictionary; the order is the dictionary's iteration order.
     public init(_ dictionary: [String: String]) {
+        headers.reserveCapacity(dictionary.count)
         dictionary.forEach { update(name: $0.key, value: $0.value) }
     }
 

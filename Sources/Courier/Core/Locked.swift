@@ -10,32 +10,43 @@ import Darwin
 /// Not `Synchronization.Mutex`: on Linux that is built on futexes ThreadSanitizer cannot see, so
 /// every contended access is reported as a race and real races would drown in the noise.
 /// `pthread_mutex_t` is understood by ThreadSanitizer and costs the same when uncontended.
-@_spi(Locking) public final class Locked<State> {
-    // `mutex` guards `state`: it is read and written only inside `withLock`.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+@_spi(Locking) public struct Locked<State> {
+    private let storage: LockedStorage<State>
 
     /// Creates the lock holding `state`.
     public init(_ state: State) {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        self.state = state
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        storage = LockedStorage.make(state)
     }
 
     /// Runs `body` with exclusive access to the state. `body` must not block or take this lock again.
     public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        try storage.withUnsafeMutablePointers { state, mutex in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&state.pointee)
+        }
     }
 }
 
 // The mutex guards every access to `state`, so the box is as sendable as the state it holds.
 @_spi(Locking) extension Locked: @unchecked Sendable where State: Sendable {}
+
+/// The state and its mutex in one allocation: the state is the buffer's header, the mutex its one
+/// element (a tail-allocated element has a stable address, which a mutex needs).
+private final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+    static func make(_ state: State) -> LockedStorage<State> {
+        let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in state }, to: LockedStorage<State>.self)
+        storage.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
+        return storage
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { mutex in
+            pthread_mutex_destroy(mutex)
+            mutex.deinitialize(count: 1)
+        }
+    }
+}

@@ -54,28 +54,28 @@ extension Request {
     public var error: CourierError? { _engine.lifecycle.completion?.error }
 
     /// Access to the engine from any thread, through the request's executor.
-    nonisolated var _engineAccess: RequestEngineAccess {
-        RequestEngineAccess(executor: _shell.executor, shared: _shell.shared) { inline, work in
-            self._shell.executor.execute(inline: inline) { self.assumeIsolated { work($0._engine) } }
-        }
+    nonisolated var _engineAccess: RequestEngineAccess { RequestEngineAccess(request: self) }
+
+    /// Runs `work` with the engine; only ever called from the request's own executor.
+    nonisolated func _runOnExecutor(_ work: @Sendable (RequestEngine) -> Void) {
+        assumeIsolated { work($0._engine) }
     }
 }
 
 /// A handle on a request's machinery usable from any thread.
 struct RequestEngineAccess: Sendable {
-    let executor: RequestExecutor
-    let shared: RequestSharedState
-    let run: @Sendable (_ inline: Bool, @escaping @Sendable (RequestEngine) -> Void) -> Void
+    let request: any Request
+
+    /// The request's serial executor.
+    var executor: RequestExecutor { request._shell.executor }
+    /// The request's hooks and progress channels.
+    var shared: RequestSharedState { request._shell.shared }
 
     /// Runs `work` on the request's executor, isolated to the request, after everything already
     /// queued; on the calling thread when the executor is idle.
     func perform(_ work: @escaping @Sendable (RequestEngine) -> Void) {
-        run(true, work)
-    }
-
-    /// Like ``perform(_:)``, but never on the calling thread: for transport threads.
-    func performElsewhere(_ work: @escaping @Sendable (RequestEngine) -> Void) {
-        run(false, work)
+        let request = request
+        request._shell.executor.execute(inline: true) { request._runOnExecutor(work) }
     }
 }
 

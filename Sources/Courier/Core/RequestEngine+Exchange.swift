@@ -68,9 +68,9 @@ extension RequestEngine {
         let transfer: any TransportTransfer
         do {
             let transportRequest = try makeTransportRequest(request)
-            guard let access = owner?._engineAccess else { return }
-            let relay = ExchangeRelay(access: access, exchange: number)
-            if let owner { session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) } }
+            guard let owner else { return }
+            let relay = ExchangeRelay(request: owner, exchange: number)
+            session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) }
             let policy = deduplicationPolicy ?? session.deduplicator.policy
             if let stored = cacheHit(for: request) {
                 transfer = CacheReplayTransfer(stored, url: transportRequest.url, sink: relay)
@@ -244,19 +244,35 @@ extension RequestEngine {
 }
 
 /// Carries a transport's events for one exchange onto the request's executor, in order.
+///
+/// It holds the request strongly: a request nobody else references (a callback-style request, say)
+/// lives as long as the transport may still report to it.
 final class ExchangeRelay: TransportEventSink {
-    let access: RequestEngineAccess
-    let exchange: Int
+    private let request: any Request
+    private let executor: RequestExecutor
+    private let exchange: Int
 
-    init(access: RequestEngineAccess, exchange: Int) {
-        self.access = access
+    init(request: any Request, exchange: Int) {
+        self.request = request
+        executor = request._shell.executor
         self.exchange = exchange
     }
 
     func receive(_ event: TransportEvent) {
-        let exchange = exchange
         // Never on the transport's thread: it serves every other transfer too.
-        access.performElsewhere { $0.handle(event, exchange: exchange) }
+        executor.deliver(event, to: self)
+    }
+
+    /// Hands `event` to the engine; called by the executor, isolated to the request.
+    func handle(_ event: TransportEvent) {
+        request._handleOnExecutor(event, exchange: exchange)
+    }
+}
+
+extension Request {
+    /// Runs the engine's event handling; only ever called from the request's own executor.
+    nonisolated func _handleOnExecutor(_ event: TransportEvent, exchange: Int) {
+        assumeIsolated { $0._engine.handle(event, exchange: exchange) }
     }
 }
 

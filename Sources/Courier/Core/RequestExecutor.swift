@@ -23,17 +23,27 @@ final class RequestExecutor: SerialExecutor, Sendable {
     private enum Item: Sendable {
         case job(UnownedJob)
         case work(@Sendable () -> Void)
+        /// A transport event for the exchange `relay` stands for: queued as is, so a small
+        /// request's three events cost no closure allocation each.
+        case event(ExchangeRelay, TransportEvent)
     }
 
     private struct State: Sendable {
         /// Slots before `head` have run and are emptied at once: they may hold body chunks, and
         /// under a steady stream of events the FIFO may not run empty until the transfer ends.
-        var items: [Item?] = []
+        var items: [Item?]
         var head = 0
         /// The thread draining the FIFO right now, if any: the thread isolated to the request.
         var drainer: pthread_t?
         /// A task awaiting the request's response that offers to run the next drain itself.
         var host: HostSlot = .vacant
+
+        init() {
+            // A small request queues about five items (resume, its handler, three events): one
+            // allocation instead of three growths.
+            items = []
+            items.reserveCapacity(8)
+        }
     }
 
     /// The task that hosts drains, if one waits; see ``awaitWork(unlessDone:)``.
@@ -64,6 +74,12 @@ final class RequestExecutor: SerialExecutor, Sendable {
     /// on the calling thread when the executor is idle.
     func execute(inline: Bool, _ work: @escaping @Sendable () -> Void) {
         submit(.work(work), inline: inline)
+    }
+
+    /// Hands `event` to `relay` on the executor, after everything already submitted; never on the
+    /// calling thread (transport threads call this).
+    func deliver(_ event: TransportEvent, to relay: ExchangeRelay) {
+        submit(.event(relay, event), inline: false)
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -217,6 +233,8 @@ final class RequestExecutor: SerialExecutor, Sendable {
             switch step {
             case .run(.work(let work)):
                 work()
+            case .run(.event(let relay, let event)):
+                relay.handle(event)
             case .run(.job(let job)):
                 job.runSynchronously(on: executor)
             case .finished:

@@ -27,11 +27,15 @@ public protocol ResponseSerializer<SerializedObject>: Sendable {
     func serializeDownload(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, error: CourierError?) throws -> SerializedObject
 }
 
+/// The default empty-body rules, built once: a `Set` literal allocates and hashes every time.
+private let sharedDefaultEmptyResponseCodes: Set<Int> = [204, 205]
+private let sharedDefaultEmptyRequestMethods: Set<HTTPMethod> = [.head]
+
 extension ResponseSerializer {
     /// `[204, 205]`.
-    public static var defaultEmptyResponseCodes: Set<Int> { [204, 205] }
+    public static var defaultEmptyResponseCodes: Set<Int> { sharedDefaultEmptyResponseCodes }
     /// `[.head]`.
-    public static var defaultEmptyRequestMethods: Set<HTTPMethod> { [.head] }
+    public static var defaultEmptyRequestMethods: Set<HTTPMethod> { sharedDefaultEmptyRequestMethods }
 
     /// `[204, 205]`.
     public var emptyResponseCodes: Set<Int> { Self.defaultEmptyResponseCodes }

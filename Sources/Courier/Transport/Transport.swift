@@ -128,7 +128,7 @@ import Foundation
         self.statusCode = statusCode
         self.url = url
         self.httpVersion = httpVersion
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaders(minimumCapacity: fields.count)
         var setCookies: [String] = []
         for field in fields {
             if field.name.caseInsensitiveEquals("Set-Cookie") { setCookies.append(field.value) }
