@@ -195,6 +195,9 @@ int ccurl_easy_setopt_func_seek(ccurl_easy *handle, int option, ccurl_seek_callb
 int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferinfo_callback callback) {
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
 }
+int ccurl_easy_setopt_func_close(ccurl_easy *handle, int option, ccurl_close_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
 
 int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value) {
     return api.easy_getinfo ? api.easy_getinfo(handle, info, value) : CCURLE_FAILED_INIT;

@@ -16,6 +16,7 @@
 
 #if defined(__linux__) && !defined(CCURL_REACTOR_POLL)
 #define CCURL_REACTOR_EPOLL 1
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #else
@@ -26,8 +27,14 @@
 #define CCURLM_OK 0
 #define CCURLM_INTERNAL_ERROR 4
 
+// CURLOPT_CLOSESOCKETFUNCTION and CURLOPT_CLOSESOCKETDATA (7.21.7).
+#define CCURLOPT_CLOSESOCKETFUNCTION 20208
+#define CCURLOPT_CLOSESOCKETDATA 10209
+
 /// The most events one wait hands to libcurl; the rest stay ready for the next wait.
 #define CCURL_REACTOR_BATCH 64
+/// The most sockets a foreign pass keeps out of the epoll set; any more are registered at once.
+#define CCURL_REACTOR_PENDING 8
 
 struct ccurl_reactor {
     ccurl_multi *multi;
@@ -41,6 +48,15 @@ struct ccurl_reactor {
 #ifdef CCURL_REACTOR_EPOLL
     int epoll;
     int wake;               // an eventfd in the epoll set
+    /// Per descriptor: WATCH_* bits, what the epoll set holds for it and whether libcurl wants it.
+    /// Touched only under the caller's serialisation (socket callback, close callback, dispatch).
+    uint8_t *watch;
+    size_t watch_capacity;
+    /// Set between ccurl_reactor_begin_foreign_pass and ccurl_reactor_end_foreign_pass.
+    int foreign;
+    /// Sockets whose registration a foreign pass deferred (WATCH_PENDING), in order.
+    int pending[CCURL_REACTOR_PENDING];
+    int pending_count;
     struct epoll_event ready[CCURL_REACTOR_BATCH];  // what the last poll found, for dispatch
     int ready_count;
 #else
@@ -114,24 +130,166 @@ static int select_bits(int readable, int writable, int failed) {
 
 #ifdef CCURL_REACTOR_EPOLL
 
+// What the epoll set holds for a descriptor (WATCH_IN, WATCH_OUT: the registered events) and
+// whether libcurl currently wants it watched (WATCH_WANTED).
+//
+// libcurl asks for a socket when a transfer starts on a connection and drops it when the transfer
+// ends, so a connection reused request after request would cost an EPOLL_CTL_ADD and an
+// EPOLL_CTL_DEL each time. Instead a dropped socket watched for input only stays in the set,
+// marked unwanted: the next transfer on it costs no system call when it asks for the same events,
+// and the socket leaves the set only if it reports an event while unwanted (a server closing an
+// idle connection) or when it is closed. A descriptor number can be reused by a new socket only after a close, and
+// libcurl closes every socket it opened through on_close below, which forgets the number.
+//
+// A pass on another thread (a foreign pass) defers registration instead (WATCH_PENDING) until it
+// ends: a response it reads itself while it waits (ccurl_reactor_await_pending) then never wakes
+// the loop thread, which sleeps in the same epoll set.
+enum { WATCH_IN = 1, WATCH_OUT = 2, WATCH_WANTED = 4, WATCH_REGISTERED = 8, WATCH_PENDING = 16 };
+
+static int ensure_watch_capacity(ccurl_reactor *reactor, int socket) {
+    if ((size_t)socket < reactor->watch_capacity) return 0;
+    size_t capacity = reactor->watch_capacity ? reactor->watch_capacity : 64;
+    while (capacity <= (size_t)socket) capacity *= 2;
+    uint8_t *grown = realloc(reactor->watch, capacity);
+    if (grown == NULL) return -1;
+    for (size_t i = reactor->watch_capacity; i < capacity; i++) grown[i] = 0;
+    reactor->watch = grown;
+    reactor->watch_capacity = capacity;
+    return 0;
+}
+
+static uint8_t watch_state(ccurl_reactor *reactor, int socket) {
+    return socket >= 0 && (size_t)socket < reactor->watch_capacity ? reactor->watch[socket] : 0;
+}
+
 // libcurl's socket callback: mirror its interest in the epoll set.
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
     (void)easy;
     (void)socketp;
     ccurl_reactor *reactor = userp;
+    uint8_t state = watch_state(reactor, socket);
     if (what == CCURL_POLL_REMOVE) {
-        // ENOENT/EBADF: never added, or already closed (a closed descriptor leaves the set by itself).
-        epoll_ctl(reactor->epoll, EPOLL_CTL_DEL, socket, NULL);
+        if (state & WATCH_PENDING) {
+            // Never registered; ccurl_reactor_end_foreign_pass skips it.
+            reactor->watch[socket] = 0;
+        } else if (state & WATCH_OUT) {
+            // An idle socket is always writable: watched for output, it would wake every wait.
+            epoll_ctl(reactor->epoll, EPOLL_CTL_DEL, socket, NULL);
+            reactor->watch[socket] = 0;
+        } else if (state != 0) {
+            reactor->watch[socket] = state & (uint8_t)~WATCH_WANTED;
+        }
+        return 0;
+    }
+    uint8_t events = (uint8_t)(((what & CCURL_POLL_IN) ? WATCH_IN : 0) | ((what & CCURL_POLL_OUT) ? WATCH_OUT : 0));
+    if (ensure_watch_capacity(reactor, socket) != 0) return -1;
+    if (reactor->foreign && ((state & WATCH_PENDING) || reactor->pending_count < CCURL_REACTOR_PENDING)) {
+        if (state & WATCH_REGISTERED) epoll_ctl(reactor->epoll, EPOLL_CTL_DEL, socket, NULL);
+        if (!(state & WATCH_PENDING)) reactor->pending[reactor->pending_count++] = socket;
+        reactor->watch[socket] = (uint8_t)(WATCH_PENDING | WATCH_WANTED | events);
+        return 0;
+    }
+    if (state & WATCH_PENDING) state = 0;
+    if ((state & WATCH_REGISTERED) && (state & (WATCH_IN | WATCH_OUT)) == events) {
+        reactor->watch[socket] = state | WATCH_WANTED;
         return 0;
     }
     struct epoll_event event = {0};
-    event.events = ((what & CCURL_POLL_IN) ? EPOLLIN : 0) | ((what & CCURL_POLL_OUT) ? EPOLLOUT : 0);
+    event.events = ((events & WATCH_IN) ? EPOLLIN : 0) | ((events & WATCH_OUT) ? EPOLLOUT : 0);
     event.data.fd = socket;
-    if (epoll_ctl(reactor->epoll, EPOLL_CTL_ADD, socket, &event) == 0) return 0;
-    if (errno == EEXIST && epoll_ctl(reactor->epoll, EPOLL_CTL_MOD, socket, &event) == 0) return 0;
-    // The kernel refused to watch the socket (out of memory or watches): failing the multi
-    // handle is loud, where ignoring it would leave the transfer hanging until its timeout.
-    return -1;
+    int first = (state & WATCH_REGISTERED) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    int ok = epoll_ctl(reactor->epoll, first, socket, &event) == 0;
+    // The kernel's view can differ from ours only if the descriptor was closed behind libcurl's
+    // back (the set drops closed descriptors by itself); the other operation then succeeds.
+    if (!ok && (errno == ENOENT || errno == EEXIST)) {
+        ok = epoll_ctl(reactor->epoll, first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, socket, &event) == 0;
+    }
+    if (!ok) {
+        // The kernel refused to watch the socket (out of memory or watches): failing the multi
+        // handle is loud, where ignoring it would leave the transfer hanging until its timeout.
+        reactor->watch[socket] = 0;
+        return -1;
+    }
+    reactor->watch[socket] = (uint8_t)(WATCH_REGISTERED | WATCH_WANTED | events);
+    return 0;
+}
+
+// libcurl's close-socket callback (every easy handle of the loop): the descriptor leaves the set
+// and the table before its number can be reused.
+static int on_close(void *clientp, int socket) {
+    ccurl_reactor *reactor = clientp;
+    if (watch_state(reactor, socket) & WATCH_REGISTERED) epoll_ctl(reactor->epoll, EPOLL_CTL_DEL, socket, NULL);
+    if (socket >= 0 && (size_t)socket < reactor->watch_capacity) reactor->watch[socket] = 0;
+    return close(socket);
+}
+
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy) {
+    int code = ccurl_easy_setopt_ptr(easy, CCURLOPT_CLOSESOCKETDATA, reactor);
+    if (code != 0) return code;
+    return ccurl_easy_setopt_func_close(easy, CCURLOPT_CLOSESOCKETFUNCTION, on_close);
+}
+
+void ccurl_reactor_begin_foreign_pass(ccurl_reactor *reactor) {
+    reactor->foreign = 1;
+    reactor->pending_count = 0;
+}
+
+int ccurl_reactor_end_foreign_pass(ccurl_reactor *reactor) {
+    reactor->foreign = 0;
+    int result = CCURLM_OK;
+    for (int i = 0; i < reactor->pending_count; i++) {
+        int socket = reactor->pending[i];
+        uint8_t state = watch_state(reactor, socket);
+        if (!(state & WATCH_PENDING)) continue;  // removed or closed during the pass
+        uint8_t events = state & (WATCH_IN | WATCH_OUT);
+        reactor->watch[socket] = 0;
+        struct epoll_event event = {0};
+        event.events = ((events & WATCH_IN) ? EPOLLIN : 0) | ((events & WATCH_OUT) ? EPOLLOUT : 0);
+        event.data.fd = socket;
+        if (epoll_ctl(reactor->epoll, EPOLL_CTL_ADD, socket, &event) == 0
+            || (errno == EEXIST && epoll_ctl(reactor->epoll, EPOLL_CTL_MOD, socket, &event) == 0)) {
+            reactor->watch[socket] = (uint8_t)(WATCH_REGISTERED | WATCH_WANTED | events);
+        } else if (result == CCURLM_OK) {
+            result = CCURLM_INTERNAL_ERROR;
+        }
+    }
+    reactor->pending_count = 0;
+    return result;
+}
+
+int ccurl_reactor_await_pending(ccurl_reactor *reactor, int64_t timeout_ns) {
+    struct pollfd fds[CCURL_REACTOR_PENDING + 1];
+    nfds_t count = 0;
+    for (int i = 0; i < reactor->pending_count; i++) {
+        int socket = reactor->pending[i];
+        uint8_t state = watch_state(reactor, socket);
+        if (!(state & WATCH_PENDING)) continue;
+        fds[count].fd = socket;
+        fds[count].events = (short)(((state & WATCH_IN) ? POLLIN : 0) | ((state & WATCH_OUT) ? POLLOUT : 0));
+        fds[count].revents = 0;
+        count++;
+    }
+    if (count == 0) return -1;
+    // The loop's wake-up descriptor too: a sender that wakes the loop ends the wait at once (and
+    // is left for the loop to read).
+    fds[count].fd = reactor->wake;
+    fds[count].events = POLLIN;
+    fds[count].revents = 0;
+    struct timespec timeout = { .tv_sec = timeout_ns / 1000000000, .tv_nsec = timeout_ns % 1000000000 };
+    int ready = ppoll(fds, count + 1, &timeout, NULL);
+    if (ready <= 0 || fds[count].revents != 0) return -1;
+    int result = CCURLM_OK;
+    for (nfds_t i = 0; i < count; i++) {
+        if (fds[i].revents == 0) continue;
+        short ev = fds[i].revents;
+        int running = 0;
+        int code = ccurl_multi_socket_action(reactor->multi, fds[i].fd,
+                                             select_bits(ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL)),
+                                             &running);
+        if (code != CCURLM_OK && result == CCURLM_OK) result = code;
+    }
+    int code = ccurl_reactor_run_timers(reactor);
+    return result != CCURLM_OK ? result : code;
 }
 
 ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
@@ -165,6 +323,7 @@ void ccurl_reactor_destroy(ccurl_reactor *reactor) {
     if (reactor == NULL) return;
     close(reactor->epoll);
     close(reactor->wake);
+    free(reactor->watch);
     free(reactor);
 }
 
@@ -195,8 +354,20 @@ int ccurl_reactor_dispatch(ccurl_reactor *reactor) {
     int result = CCURLM_OK;
     for (int i = 0; i < reactor->ready_count; i++) {
         uint32_t ev = reactor->ready[i].events;
+        int socket = reactor->ready[i].data.fd;
+        uint8_t state = watch_state(reactor, socket);
+        // Checked here, not in the poll: a pass on another thread may change the table during it.
+        if (!(state & WATCH_WANTED)) {
+            // An event on a socket no transfer uses (say, the server closed an idle connection):
+            // stop watching it rather than wake for it again. A closed one (state 0) is gone already.
+            if (state & WATCH_REGISTERED) {
+                epoll_ctl(reactor->epoll, EPOLL_CTL_DEL, socket, NULL);
+                reactor->watch[socket] = 0;
+            }
+            continue;
+        }
         int running = 0;
-        int code = ccurl_multi_socket_action(reactor->multi, reactor->ready[i].data.fd,
+        int code = ccurl_multi_socket_action(reactor->multi, socket,
                                              select_bits(ev & EPOLLIN, ev & EPOLLOUT, ev & (EPOLLERR | EPOLLHUP)),
                                              &running);
         if (code != CCURLM_OK && result == CCURLM_OK) result = code;
@@ -290,6 +461,25 @@ void ccurl_reactor_wakeup(ccurl_reactor *reactor) {
 }
 
 int ccurl_reactor_supports_foreign_passes(void) { return 0; }
+
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy) {
+    (void)reactor;
+    (void)easy;
+    return 0;
+}
+
+void ccurl_reactor_begin_foreign_pass(ccurl_reactor *reactor) { (void)reactor; }
+
+int ccurl_reactor_end_foreign_pass(ccurl_reactor *reactor) {
+    (void)reactor;
+    return CCURLM_OK;
+}
+
+int ccurl_reactor_await_pending(ccurl_reactor *reactor, int64_t timeout_ns) {
+    (void)reactor;
+    (void)timeout_ns;
+    return -1;
+}
 
 void ccurl_reactor_poll(ccurl_reactor *reactor, int timeout_ms) {
     int ready = poll(reactor->fds, (nfds_t)reactor->count, timeout_ms);

@@ -40,6 +40,8 @@ typedef size_t (*ccurl_read_callback)(char *buffer, size_t size, size_t nitems, 
 typedef int (*ccurl_seek_callback)(void *userdata, int64_t offset, int origin);
 /// CURLOPT_XFERINFOFUNCTION: byte counts so far; a non-zero return aborts the transfer.
 typedef int (*ccurl_xferinfo_callback)(void *userdata, int64_t dltotal, int64_t dlnow, int64_t ultotal, int64_t ulnow);
+/// CURLOPT_CLOSESOCKETFUNCTION: must close `socket`; returns 0 on success.
+typedef int (*ccurl_close_callback)(void *clientp, int socket);
 /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what` (a CCURL_POLL_ value); `socketp` is what
 /// curl_multi_assign stored for it. Returns 0, or -1 to fail the transfers on it.
 typedef int (*ccurl_socket_callback)(ccurl_easy *easy, int socket, int what, void *userp, void *socketp);
@@ -232,6 +234,7 @@ int ccurl_easy_setopt_func_data(ccurl_easy *handle, int option, ccurl_data_callb
 int ccurl_easy_setopt_func_read(ccurl_easy *handle, int option, ccurl_read_callback callback);
 int ccurl_easy_setopt_func_seek(ccurl_easy *handle, int option, ccurl_seek_callback callback);
 int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferinfo_callback callback);
+int ccurl_easy_setopt_func_close(ccurl_easy *handle, int option, ccurl_close_callback callback);
 
 int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value);
 int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);

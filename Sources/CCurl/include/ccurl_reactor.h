@@ -36,6 +36,23 @@ void ccurl_reactor_destroy(ccurl_reactor *reactor);
 /// Thread-safe: makes the current or next ccurl_reactor_poll() return promptly.
 void ccurl_reactor_wakeup(ccurl_reactor *reactor);
 
+/// Prepares an easy handle (after curl_easy_reset, before curl_multi_add_handle) so the reactor
+/// learns when libcurl closes the connections it opens. Returns a CURLcode.
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy);
+
+/// Around a pass on a thread other than the loop's (a foreign pass): sockets libcurl asks for in
+/// between stay out of the epoll set until the pass ends, so that a response the pass reads itself
+/// (ccurl_reactor_await_pending) does not also wake the loop thread. end registers the sockets
+/// still wanted and returns a CURLMcode (0, or a failure to register one).
+void ccurl_reactor_begin_foreign_pass(ccurl_reactor *reactor);
+int ccurl_reactor_end_foreign_pass(ccurl_reactor *reactor);
+
+/// In a foreign pass: waits up to `timeout_ns` for a socket deferred so far to be ready and hands
+/// the ready ones, and a due timer, to libcurl. Returns -1 when nothing was ready in time, when
+/// there is nothing to wait for, or when a sender woke the loop meanwhile (epoll only; always -1
+/// with poll(2)); otherwise a CURLMcode.
+int ccurl_reactor_await_pending(ccurl_reactor *reactor, int64_t timeout_ns);
+
 /// Makes libcurl's timer due now, for a change libcurl may not report through its timer callback
 /// (curl_easy_pause schedules the transfer to run again without one in some releases).
 void ccurl_reactor_timer_due_now(ccurl_reactor *reactor);

@@ -49,6 +49,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var finished: [(exchange: CurlExchange, remove: Bool)] = []
     /// Why attaching a transfer failed, until its `completed` is delivered.
     private var setupErrors: [ObjectIdentifier: CourierError] = [:]
+    /// How long a pass on a caller's thread may wait for the response it sent.
+    private var responseWait = CurlResponseWait()
 
     /// The longest sleep when nothing else bounds it, in milliseconds.
     private static let maximumPollMilliseconds: Int32 = 60_000
@@ -127,17 +129,43 @@ final class CurlEventLoop: @unchecked Sendable {
     func runPassIfIdle() -> Bool {
         passLock.withLockIfAvailable {
             guard !closed else { return }
+            ccurl_reactor_begin_foreign_pass(reactor)
             clock.tick()
             mailbox.takeCommandsDuringWait(into: &commands)
             runCommands()
-            if !stopping { finishPass() }
+            if !stopping {
+                finishPass()
+                awaitQuickResponse()
+            }
             releaseFinished()
+            let code = ccurl_reactor_end_foreign_pass(reactor)
+            if code > 0 { failAll(multiCode: code) }
             // The loop thread sleeps on until a deadline it computed before this pass: wake it if
             // the pass added an earlier one (a short timeout, a libcurl timer) or shut the loop down.
             if stopping || ccurl_reactor_wakes_in_time(reactor, waitTimeout()) == 0 {
                 mailbox.wakeIfWaiting()
             }
         } != nil
+    }
+
+    /// In a pass on a caller's thread: waits a little for the answer to the request the pass sent,
+    /// while recent answers on this loop came fast (``CurlResponseWait``), and handles it here. The
+    /// wait ends early when a sender wakes the loop (a cancel, another request).
+    private func awaitQuickResponse() {
+        guard !exchanges.isEmpty, let window = responseWait.window else { return }
+        let deadline = ContinuousClock.now + window
+        while !exchanges.isEmpty {
+            let remaining = deadline - .now
+            guard remaining > .zero else { return }
+            let (seconds, attoseconds) = remaining.components
+            let code = ccurl_reactor_await_pending(reactor, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            if code < 0 { return }
+            if code > 0 {
+                failAll(multiCode: code)
+                return
+            }
+            finishPass()
+        }
     }
 
     /// Whether the calling thread is running a pass of this loop away from the loop's own thread.
@@ -236,6 +264,12 @@ final class CurlEventLoop: @unchecked Sendable {
             exchange.easy = easy
             exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
             exchange.installCallbacks(on: easy)
+            // The reactor keeps reused connections in its wait set between transfers; it must see them closed.
+            let attached = ccurl_reactor_attach_easy(reactor, easy.pointer)
+            guard attached == CCURLE_OK else {
+                throw CourierError(.transportFailed, "libcurl refused the close-socket callback: \(CurlError(code: attached).text)",
+                                   url: request.url)
+            }
             exchange.startDate = Date()
             exchange.lastActivity = clock.now
             let code = ccurl_multi_add_handle(multi, easy.pointer)
@@ -317,7 +351,10 @@ final class CurlEventLoop: @unchecked Sendable {
         case .invalidated:
             error = CourierError(.sessionInvalidated, "The transport shut down before the request started.", url: request.url)
         }
-        if error == nil { exchange.reportFinalUploadProgress(sentBytes: metrics.bytesSent) }
+        if error == nil {
+            exchange.reportFinalUploadProgress(sentBytes: metrics.bytesSent)
+            if let firstByte = metrics.timeToFirstByte { responseWait.record(timeToFirstByte: firstByte) }
+        }
         mailbox.transferEnded(origin: exchange.handle.origin)
         exchange.handle.sink.receive(.completed(error: error, metrics: metrics))
         finished.append((exchange, removeLater))
