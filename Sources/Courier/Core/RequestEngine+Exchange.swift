@@ -263,16 +263,25 @@ final class ExchangeRelay: TransportEventSink {
         executor.deliver(event, to: self)
     }
 
-    /// Hands `event` to the engine; called by the executor, isolated to the request.
+    /// Hands `event`, and the events queued right behind it, to the engine; called by the
+    /// executor's drain, isolated to the request.
     func handle(_ event: TransportEvent) {
-        request._handleOnExecutor(event, exchange: exchange)
+        request._handleOnExecutor(event, exchange: exchange) { executor.takeNextEvent(for: self) }
     }
 }
 
 extension Request {
-    /// Runs the engine's event handling; only ever called from the request's own executor.
-    nonisolated func _handleOnExecutor(_ event: TransportEvent, exchange: Int) {
-        assumeIsolated { $0._engine.handle(event, exchange: exchange) }
+    /// Runs the engine's event handling for `event` and for each event `next` returns; only ever
+    /// called from the request's own executor.
+    nonisolated func _handleOnExecutor(_ event: TransportEvent, exchange: Int, next: @Sendable () -> TransportEvent?) {
+        assumeIsolated { request in
+            var current = event
+            while true {
+                request._engine.handle(current, exchange: exchange)
+                guard let following = next() else { return }
+                current = following
+            }
+        }
     }
 }
 

@@ -82,6 +82,19 @@ final class RequestExecutor: SerialExecutor, Sendable {
         submit(.event(relay, event), inline: false)
     }
 
+    /// From the drain, while it hands `relay` an event: takes the next queued item if it is
+    /// another event for `relay`, so a batch of events (a small response's head, body and end)
+    /// enters the request once.
+    func takeNextEvent(for relay: ExchangeRelay) -> TransportEvent? {
+        state.withLock { state in
+            guard state.head < state.items.count, case .event(let next, let event)? = state.items[state.head],
+                  next === relay else { return nil }
+            state.items[state.head] = nil
+            state.head += 1
+            return event
+        }
+    }
+
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }

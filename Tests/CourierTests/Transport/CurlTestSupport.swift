@@ -161,9 +161,11 @@ struct CurlTestTimeout: Error, CustomStringConvertible {
 /// Small helpers shared by the curl transport tests.
 enum CurlTestSupport {
     /// A new transport (throws when libcurl cannot be loaded here).
-    static func transport(maximumConnectionsPerHost: Int = 8, trusting certificates: [URL] = []) throws -> CurlTransport {
+    static func transport(maximumConnectionsPerHost: Int = 8, trusting certificates: [URL] = [],
+                          responseWaitLimit: Duration = CurlResponseWait.defaultLimit) throws -> CurlTransport {
         try CurlTransport(configuration: TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost,
-                                                                additionalTrustedCertificates: certificates))
+                                                                additionalTrustedCertificates: certificates),
+                          receiveBufferSize: 64 * 1024, responseWaitLimit: responseWaitLimit)
     }
 
     /// Starts `request` on `transport` with a new sink and returns both.

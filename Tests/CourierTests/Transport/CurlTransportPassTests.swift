@@ -106,4 +106,68 @@ struct CurlTransportPassTests {
         #expect(server.connectionCount == 1)
         gate.open()
     }
+
+    /// A server that answers fast is answered on the thread that sent the request: the pass there
+    /// waits for the answer (bounded by ``CurlResponseWait``) and the loop thread never wakes for it.
+    @Test("a fast server's answer is handled in the caller's pass, without waking the loop", arguments: [true, false])
+    func fastAnswersAreHandledOnTheCallersThread(waits: Bool) async throws {
+        guard Self.passesRunOnCallers else { return }
+        let server = try TestServer()
+        defer { server.shutdown() }
+        // Answered after 5 ms: never before the pass that sent the request has returned, unless it waits.
+        server.dispatcher = { _ in MockResponse.ok("quick").headersDelay(.milliseconds(5)) }
+        // A generous limit: the wait still ends as soon as the answer is there. Zero: never waits.
+        let transport = try CurlTestSupport.transport(responseWaitLimit: waits ? .seconds(2) : .zero)
+        defer { transport.shutdown() }
+        // Warm up: a connection to reuse, and a measured time to first byte.
+        for _ in 0..<3 {
+            #expect(try await CurlTestSupport.run(TransportRequest(url: server.url("/warm")), on: transport).error == nil)
+        }
+        var inline = 0
+        for _ in 0..<20 {
+            #expect(await eventually { transport.loopsSleepIdle })
+            let sink = CompletionSink()
+            _ = transport.startTransfer(TransportRequest(url: server.url("/quick")), sink: sink)
+            if sink.completions == 1 { inline += 1 }
+            #expect(await eventually { sink.completions == 1 })
+            #expect(sink.error == nil)
+        }
+        if waits {
+            // Not necessarily all 20: an answer may come later than twice the recent average.
+            #expect(inline >= 12, "only \(inline) of 20 answers were handled on the caller's thread")
+            #expect(transport.answeredOnCallers >= 12)
+        } else {
+            // (`inline` may still be non-zero on a slow machine: a pass can outlast the 5 ms.)
+            #expect(transport.answeredOnCallers == 0)
+        }
+    }
+
+    /// A reused connection stays in the loop's wait set between transfers. When the server closes
+    /// it while idle, the end of stream must take it out of the set: left in, it would be ready for
+    /// ever and wake the loop in a busy spin.
+    @Test("a kept-alive connection the server closes while idle does not keep waking the loop")
+    func anIdleConnectionClosedByTheServerLeavesTheWaitSet() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        // No `Connection: close`: the client keeps the connection, then reads its end while idle.
+        server.enqueue(MockResponse.ok("first").effect(.close, at: .responseEnd))
+        server.enqueue(MockResponse.ok("second"))
+        let transport = try CurlTestSupport.transport()
+        defer { transport.shutdown() }
+        // The transport's first answer is never waited for on the caller's thread (there is no
+        // measured time to first byte yet): the loop thread reads it, from its own wait set.
+        let first = try await CurlTestSupport.run(TransportRequest(url: server.url("/first")), on: transport)
+        #expect(first.error == nil)
+        #expect(String(decoding: first.body, as: UTF8.self) == "first")
+        #expect(await eventually { transport.loopsSleepIdle })
+        // The server has closed the idle connection by now or does so in a moment; over this
+        // interval a loop spinning on it would wake thousands of times.
+        let before = transport.loopWakeUps
+        try await Task.sleep(for: .milliseconds(300))
+        let wakeUps = transport.loopWakeUps - before
+        #expect(wakeUps < 20, "the loop woke \(wakeUps) times in 300 ms with nothing to do")
+        let second = try await CurlTestSupport.run(TransportRequest(url: server.url("/second")), on: transport)
+        #expect(second.error == nil)
+        #expect(String(decoding: second.body, as: UTF8.self) == "second")
+    }
 }

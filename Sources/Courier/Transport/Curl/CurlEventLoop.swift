@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// One event loop of a ``CurlTransport``: owns a libcurl multi handle and the transfers on it,
 /// and runs on a dedicated thread of its own (a transport starts more loops under concurrent load).
@@ -50,7 +51,11 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Why attaching a transfer failed, until its `completed` is delivered.
     private var setupErrors: [ObjectIdentifier: CourierError] = [:]
     /// How long a pass on a caller's thread may wait for the response it sent.
-    private var responseWait = CurlResponseWait()
+    private var responseWait: CurlResponseWait
+    /// How many times the loop thread woke from its sleep (for tests: an idle loop must stay asleep).
+    private let wakeUps = Atomic<Int>(0)
+    /// How many responses a pass on a caller's thread waited for and handled itself (for tests).
+    private let answeredOnCallers = Atomic<Int>(0)
 
     /// The longest sleep when nothing else bounds it, in milliseconds.
     private static let maximumPollMilliseconds: Int32 = 60_000
@@ -71,6 +76,7 @@ final class CurlEventLoop: @unchecked Sendable {
             throw CourierError(.transportFailed, "The curl event loop could not create its wait set (errno \(errno)).")
         }
         pool = CurlEasyPool(capacity: cachedConnections)
+        responseWait = CurlResponseWait(limit: defaults.responseWaitLimit)
         self.multi = multi
         self.reactor = reactor
         self.defaults = defaults
@@ -106,6 +112,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 let milliseconds = ccurl_reactor_prepare_wait(reactor, waitTimeout())
                 passLock.unlock()
                 ccurl_reactor_poll(reactor, milliseconds)
+                wakeUps.add(1, ordering: .relaxed)
                 passLock.lock()
                 let code = ccurl_reactor_dispatch(reactor)
                 if code > 0 { failAll(multiCode: code) }
@@ -164,9 +171,17 @@ final class CurlEventLoop: @unchecked Sendable {
                 failAll(multiCode: code)
                 return
             }
+            let running = exchanges.count
             finishPass()
+            if exchanges.count < running { answeredOnCallers.add(running - exchanges.count, ordering: .relaxed) }
         }
     }
+
+    /// How many times the loop thread woke from its sleep so far.
+    var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
+
+    /// How many transfers ended while a pass on a caller's thread waited for their answer.
+    var answeredOnCallersCount: Int { answeredOnCallers.load(ordering: .relaxed) }
 
     /// Whether the calling thread is running a pass of this loop away from the loop's own thread.
     var isRunningPassOnCurrentThread: Bool { passLock.isHeldByCurrentThreadForAPass }

@@ -1,12 +1,14 @@
 import CCurl
 import Foundation
 
-/// Settings every easy handle of one transport gets.
+/// Settings every event loop and easy handle of one transport gets.
 struct CurlHandleDefaults: Sendable {
     /// CURLOPT_BUFFERSIZE: the receive buffer (bytes read from the socket per call).
     var receiveBufferSize = 256 * 1024
     /// CURLOPT_CAINFO: a combined CA bundle, when extra certificates are trusted.
     var caInfoPath: String?
+    /// The longest a pass on a caller's thread waits for a fast answer (``CurlResponseWait``).
+    var responseWaitLimit = CurlResponseWait.defaultLimit
 }
 
 /// Turns a ``TransportRequest`` into easy-handle options: URL, method, headers in order, body
@@ -28,8 +30,10 @@ enum CurlRequestBuilder {
 
         /// How to send the method.
         var method: Method
-        /// The header lines for CURLOPT_HTTPHEADER, in order.
-        var headerLines: [String]
+        /// The request's header fields, validated, in order.
+        var fields: HTTPHeaders
+        /// Whether `Expect:` goes out too, which stops libcurl adding `Expect: 100-continue`.
+        var suppressesExpect: Bool
         /// CURLOPT_ACCEPT_ENCODING: `""` (advertise and decode everything libcurl has), or `nil`
         /// to send nothing extra and decode nothing.
         var acceptEncoding: String?
@@ -37,6 +41,14 @@ enum CurlRequestBuilder {
         /// Whether a request body is sent.
         var sendsBody: Bool {
             if case .upload = method { true } else { false }
+        }
+
+        /// The lines CURLOPT_HTTPHEADER gets, in order.
+        var headerLines: [String] {
+            fields.map { header in
+                // "Name:" would tell libcurl to drop its own header of that name; "Name;" sends it empty.
+                header.value.isEmpty ? header.name + ";" : header.name + ": " + header.value
+            } + (suppressesExpect ? ["Expect:"] : [])
         }
     }
 
@@ -55,8 +67,6 @@ enum CurlRequestBuilder {
             method = request.body == .empty ? .custom(name) : .upload(name, length: request.body.length)
         }
 
-        var lines: [String] = []
-        lines.reserveCapacity(request.headers.count + 1)
         for header in request.headers {
             guard isToken(header.name) else {
                 throw CourierError(.encodingFailed, "The header name \"\(header.name)\" is not a valid HTTP field name.", url: request.url)
@@ -64,12 +74,12 @@ enum CurlRequestBuilder {
             guard !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
                 throw CourierError(.encodingFailed, "The value of header \(header.name) contains a line break or NUL.", url: request.url)
             }
-            lines.append(line(for: header))
         }
-        var plan = Plan(method: method, headerLines: lines, acceptEncoding: nil)
+        let sendsBody = if case .upload = method { true } else { false }
         // libcurl adds `Expect: 100-continue` to every upload, which costs a round trip (or a
         // one-second wait on servers that ignore it); Courier sends it only when asked to.
-        if plan.sendsBody, !request.headers.contains("Expect") { plan.headerLines.append("Expect:") }
+        var plan = Plan(method: method, fields: request.headers,
+                        suppressesExpect: sendsBody && !request.headers.contains("Expect"), acceptEncoding: nil)
         // With decoding on, "" makes libcurl advertise what it can decode; a caller's own
         // Accept-Encoding header replaces that advertisement while decoding stays on.
         if request.automaticDecompression { plan.acceptEncoding = "" }
@@ -117,28 +127,51 @@ enum CurlRequestBuilder {
             ccurl_easy_setopt_long(handle, CCURLOPT_HTTP_CONTENT_DECODING, 0)
         }
 
-        guard !plan.headerLines.isEmpty else { return nil }
         var list: OpaquePointer?
-        for line in plan.headerLines {
-            guard let longer = line.withCString({ ccurl_slist_append(list, $0) }) else {
-                ccurl_slist_free_all(list)
-                throw CourierError(.transportFailed, "libcurl could not allocate the request headers.", url: request.url)
-            }
-            list = longer
+        for header in plan.fields {
+            list = try appendLine(name: header.name, value: header.value, to: list, url: request.url)
         }
+        if plan.suppressesExpect { list = try appendLine(name: "Expect", value: nil, to: list, url: request.url) }
+        guard let list else { return nil }
         ccurl_easy_setopt_ptr(handle, CCURLOPT_HTTPHEADER, UnsafeRawPointer(list))
         return list
     }
 
-    /// `Name: value`, built in one allocation. An empty value is sent as `Name;`: "Name:" would
-    /// tell libcurl to drop its own header of that name.
-    private static func line(for header: HTTPHeader) -> String {
-        var line = ""
-        line.reserveCapacity(header.name.utf8.count + header.value.utf8.count + 2)
-        line += header.name
-        line += header.value.isEmpty ? ";" : ": "
-        line += header.value
-        return line
+    /// Appends `Name: value` to a libcurl header list (which copies it), built on the stack. An
+    /// empty value goes out as `Name;` ("Name:" would tell libcurl to drop its own header of that
+    /// name); a `nil` one as `Name:`, which does just that.
+    private static func appendLine(name: String, value: String?, to list: OpaquePointer?, url: URL) throws(CourierError) -> OpaquePointer {
+        var name = name
+        var text = value ?? ""
+        let separator: (first: UInt8, second: UInt8?) = switch value {
+        case nil: (UInt8(ascii: ":"), nil)
+        case ""?: (UInt8(ascii: ";"), nil)
+        default: (UInt8(ascii: ":"), UInt8(ascii: " "))
+        }
+        let appended: OpaquePointer? = name.withUTF8 { nameBytes in
+            text.withUTF8 { valueBytes in
+                let count = nameBytes.count + 2 + valueBytes.count + 1
+                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: count) { buffer -> OpaquePointer? in
+                    var index = 0
+                    func put(_ byte: UInt8) {
+                        buffer[index] = CChar(bitPattern: byte)
+                        index += 1
+                    }
+                    nameBytes.forEach(put)
+                    put(separator.first)
+                    if let second = separator.second { put(second) }
+                    valueBytes.forEach(put)
+                    put(0)
+                    return buffer.baseAddress.flatMap { ccurl_slist_append(list, $0) }
+                }
+            }
+        }
+        guard let appended else {
+            // libcurl leaves the list as it was when an append fails.
+            ccurl_slist_free_all(list)
+            throw CourierError(.transportFailed, "libcurl could not allocate the request headers.", url: url)
+        }
+        return appended
     }
 
     /// Whether `name` is an RFC 9110 token (what a field name must be).

@@ -8,11 +8,19 @@
 /// The wait is bounded by ``limit`` and offered only while recent responses on the loop arrived
 /// well within it, so a slow or remote server is never waited for here.
 struct CurlResponseWait {
-    /// The longest wait: a cooperative thread blocked longer than this would cost more than it saves.
-    static let limit: Duration = .microseconds(250)
+    /// The default longest wait: a cooperative thread blocked longer than this would cost more than it saves.
+    static let defaultLimit: Duration = .microseconds(250)
+
+    /// The longest wait.
+    let limit: Duration
 
     /// A smoothed recent time to the first response byte on this loop, if any was seen.
     private(set) var estimate: Duration?
+
+    /// Waits of at most `limit`; `.zero` never waits.
+    init(limit: Duration = Self.defaultLimit) {
+        self.limit = limit
+    }
 
     /// Folds in a finished transfer's time to its first response byte (an exponential moving
     /// average weighting the newest a quarter, so one slow response does not stop the waits).
@@ -27,7 +35,7 @@ struct CurlResponseWait {
     /// How long to wait for the response of a request just sent, or nil not to wait: twice the
     /// estimate (the answer usually comes well within it), and only when that fits the limit.
     var window: Duration? {
-        guard let estimate, estimate * 2 <= Self.limit else { return nil }
+        guard let estimate, estimate * 2 <= limit else { return nil }
         return estimate * 2
     }
 }

@@ -45,11 +45,19 @@ import Foundation
     /// More loops (up to one per processor, at most ``CurlLoopPlan/maximumLoops``) start when
     /// transfers to one origin overlap: one libcurl multi handle is driven by one thread, and
     /// under concurrent load that thread alone would cap the transport.
-    public init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
+    public convenience init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
+        try self.init(configuration: configuration, receiveBufferSize: receiveBufferSize,
+                      responseWaitLimit: CurlResponseWait.defaultLimit)
+    }
+
+    /// Like ``init(configuration:receiveBufferSize:)``, with the longest a pass on a caller's thread
+    /// waits for a fast answer (tests lengthen it to make the wait observable).
+    init(configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration) throws(CourierError) {
         library = try CurlLibrary.load()
         trustStore = configuration.additionalTrustedCertificates.isEmpty ? nil
             : try CurlTrustStore(additionalCertificates: configuration.additionalTrustedCertificates, library: library)
-        defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, caInfoPath: trustStore?.path)
+        defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, caInfoPath: trustStore?.path,
+                                      responseWaitLimit: responseWaitLimit)
         plan = CurlLoopPlan(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
                             processors: ProcessInfo.processInfo.activeProcessorCount)
         do {
@@ -119,6 +127,24 @@ import Foundation
         loops.withLock { state in
             guard case .running(let running) = state else { return false }
             return running.allSatisfy(\.mailbox.sleepsIdle)
+        }
+    }
+
+    /// How many times the loop threads woke from their sleep so far (for tests).
+    var loopWakeUps: Int {
+        loops.withLock { state in
+            switch state {
+            case .running(let loops), .shutDown(let loops): loops.reduce(0) { $0 + $1.wakeUpCount }
+            }
+        }
+    }
+
+    /// How many transfers were answered while a pass on the caller's thread waited (for tests).
+    var answeredOnCallers: Int {
+        loops.withLock { state in
+            switch state {
+            case .running(let loops), .shutDown(let loops): loops.reduce(0) { $0 + $1.answeredOnCallersCount }
+            }
         }
     }
 
@@ -216,6 +242,12 @@ final class CurlLoop: Sendable {
 
     /// Runs a pass for the commands queued while the loop sleeps; see ``CurlEventLoop/runPassIfIdle()``.
     func runPassIfIdle() -> Bool { loop.runPassIfIdle() }
+
+    /// How many times the loop thread woke from its sleep.
+    var wakeUpCount: Int { loop.wakeUpCount }
+
+    /// How many transfers were answered while a pass on a caller's thread waited.
+    var answeredOnCallersCount: Int { loop.answeredOnCallersCount }
 
     /// Whether the calling thread is this loop's thread, or runs one of its passes.
     var isCurrent: Bool { thread.isCurrent || loop.isRunningPassOnCurrentThread }
