@@ -135,7 +135,8 @@ extension HTTPHeaders: CustomStringConvertible {
 }
 
 extension HTTPHeaders {
-    /// Courier's defaults: `Accept-Encoding`, `Accept-Language` and `User-Agent`.
+    /// Courier's defaults: `Accept-Encoding`, `Accept-Language` and `User-Agent` (a session with
+    /// ``SessionConfiguration/automaticDecompression`` off leaves out `Accept-Encoding`).
     public static var `default`: HTTPHeaders {
         [.defaultAcceptEncoding, .defaultAcceptLanguage, .defaultUserAgent]
     }

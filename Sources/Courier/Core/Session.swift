@@ -86,7 +86,10 @@ public final class Session: Sendable {
                  downloadStore: DownloadStore, responseCache: ResponseCache, callbackQueue: DispatchQueue) {
         self.configuration = configuration
         self.baseURL = baseURL
-        self.headers = HTTPHeaders.default.merging(headers)
+        var defaults = HTTPHeaders.default
+        // Asking for compressed bodies that nothing will decode would hand the caller encoded bytes.
+        if !configuration.automaticDecompression { defaults.remove(name: "Accept-Encoding") }
+        self.headers = defaults.merging(headers)
         headerFields = self.headers.dictionary
         self.interceptor = interceptor
         self.callbackQueue = callbackQueue

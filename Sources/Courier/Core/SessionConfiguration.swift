@@ -65,7 +65,8 @@ public struct SessionConfiguration: Sendable {
     public var maximumRedirects: Int = 16
     /// Whether and how redirects are followed (a request's own policy wins).
     public var redirectPolicy: RedirectPolicy = .follow
-    /// Ask servers for compressed bodies and decode them.
+    /// Ask servers for compressed bodies and decode them. When `false`, Courier sends no
+    /// `Accept-Encoding` of its own (one you set is sent as given) and bodies arrive as sent.
     public var automaticDecompression: Bool = true
     /// Where Courier writes its own temporary files (downloads in progress, large multipart bodies).
     /// They are removed when the request ends, whatever the outcome.

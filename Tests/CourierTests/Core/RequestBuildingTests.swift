@@ -117,6 +117,28 @@ import CourierTestServer
         }
     }
 
+    /// With decompression off nothing would decode a compressed body, so Courier must not ask for
+    /// one; a caller's own `Accept-Encoding` still goes out as given.
+    @Test(arguments: TransportUnderTest.available, [true, false])
+    func acceptEncodingFollowsAutomaticDecompression(transport: TransportUnderTest, decompresses: Bool) async throws {
+        try await withServer { server async throws in
+            server.enqueue(.ok(""))
+            server.enqueue(.ok(""))
+            let session = makeSession(transport, server: server) { $0.automaticDecompression = decompresses }
+            _ = await session.request("default").serializingData().response
+            let plain = try await server.takeRequest()
+            if decompresses {
+                #expect(plain.headers["Accept-Encoding"] == "gzip, deflate")
+            } else {
+                // None, or `identity` where the transport must stop its HTTP stack asking itself (URLSession).
+                #expect(plain.headers["Accept-Encoding"] == nil || plain.headers["Accept-Encoding"] == "identity")
+            }
+            _ = await session.request("own", headers: [.acceptEncoding("br")]).serializingData().response
+            let own = try await server.takeRequest()
+            #expect(own.headers["Accept-Encoding"] == "br")
+        }
+    }
+
     @Test func defaultUserAgentNamesCourier() {
         #expect(HTTPHeader.defaultUserAgent.value.contains("Courier/"))
     }
