@@ -272,7 +272,13 @@ extension Values {
                     #expect(text(try reader.readToEnd() ?? Data()) == "\0\0\0\0\r\n--B--\r\n")
                     if let peakBefore, let peakAfter {
                         print("multipart 256 MiB stream: peak RSS grew by \((peakAfter - peakBefore) >> 20) MiB")
-                        #expect(peakAfter - peakBefore < 96 << 20)
+                        // ThreadSanitizer's shadow memory grows with whatever other tests touch meanwhile
+                        // (a CI run measured 107 MiB); the bound is checked in the plain runs.
+                        if dlsym(nil, "__tsan_init") == nil {
+                            #expect(peakAfter - peakBefore < 96 << 20)
+                        } else {
+                            print("SKIPPED the peak RSS bound under ThreadSanitizer (shadow memory)")
+                        }
                     }
                 }
             }
