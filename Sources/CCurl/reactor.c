@@ -138,8 +138,9 @@ static int select_bits(int readable, int writable, int failed) {
 // EPOLL_CTL_DEL each time. Instead a dropped socket watched for input only stays in the set,
 // marked unwanted: the next transfer on it costs no system call when it asks for the same events,
 // and the socket leaves the set only if it reports an event while unwanted (a server closing an
-// idle connection) or when it is closed. A descriptor number can be reused by a new socket only after a close, and
-// libcurl closes every socket it opened through on_close below, which forgets the number.
+// idle connection) or when it is closed. A descriptor number can be reused by a new socket only
+// after a close, and libcurl closes every socket it opened through on_close below, which forgets
+// the number.
 //
 // A pass on another thread (a foreign pass) defers registration instead (WATCH_PENDING) until it
 // ends: a response it reads itself while it waits (ccurl_reactor_await_pending) then never wakes
