@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -212,7 +211,7 @@ final class ExitSignal: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = TestLock(State())
     private let ended = DispatchGroup()
 
     init() { ended.enter() }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Runs the tests that hold hundreds of MiB in the test process, and the tests that measure the
 /// test process's peak RSS, one at a time.
@@ -16,7 +15,7 @@ public final class PeakMemoryGate: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = TestLock(State())
 
     /// Runs `body` once no other gated test is running.
     public func run<T>(_ body: () async throws -> T) async rethrows -> T {
