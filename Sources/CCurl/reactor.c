@@ -121,11 +121,13 @@ int ccurl_reactor_run_timers(ccurl_reactor *reactor) {
     return ccurl_multi_socket_action(reactor->multi, CCURL_SOCKET_TIMEOUT, 0, &running);
 }
 
-// Turns readiness into CCURL_CSELECT_ bits. An error or hang-up is reported as readable and
-// writable so that libcurl's own recv/send or connect check finds the real cause.
-static int select_bits(int readable, int writable, int failed) {
-    if (failed) return CCURL_CSELECT_IN | CCURL_CSELECT_OUT;
-    return (readable ? CCURL_CSELECT_IN : 0) | (writable ? CCURL_CSELECT_OUT : 0);
+// Hands one ready socket to libcurl; returns a CURLMcode. An error or hang-up is reported as
+// readable and writable so that libcurl's own recv/send or connect check finds the real cause.
+static int act_on_socket(ccurl_reactor *reactor, int socket, int readable, int writable, int failed) {
+    int bits = failed ? CCURL_CSELECT_IN | CCURL_CSELECT_OUT
+                      : (readable ? CCURL_CSELECT_IN : 0) | (writable ? CCURL_CSELECT_OUT : 0);
+    int running = 0;
+    return ccurl_multi_socket_action(reactor->multi, socket, bits, &running);
 }
 
 #ifdef CCURL_REACTOR_EPOLL
@@ -163,6 +165,23 @@ static uint8_t watch_state(ccurl_reactor *reactor, int socket) {
     return socket >= 0 && (size_t)socket < reactor->watch_capacity ? reactor->watch[socket] : 0;
 }
 
+// Puts `socket` in the epoll set for `events` (WATCH_IN/WATCH_OUT) and records it as registered
+// and wanted; returns -1, forgetting the socket, when the kernel refuses.
+static int watch_socket(ccurl_reactor *reactor, int socket, uint8_t events, int registered) {
+    struct epoll_event event = {0};
+    event.events = ((events & WATCH_IN) ? EPOLLIN : 0) | ((events & WATCH_OUT) ? EPOLLOUT : 0);
+    event.data.fd = socket;
+    int first = registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    int ok = epoll_ctl(reactor->epoll, first, socket, &event) == 0;
+    // The kernel's view can differ from ours only if the descriptor was closed behind libcurl's
+    // back (the set drops closed descriptors by itself); the other operation then succeeds.
+    if (!ok && (errno == ENOENT || errno == EEXIST)) {
+        ok = epoll_ctl(reactor->epoll, first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, socket, &event) == 0;
+    }
+    reactor->watch[socket] = ok ? (uint8_t)(WATCH_REGISTERED | WATCH_WANTED | events) : 0;
+    return ok ? 0 : -1;
+}
+
 // libcurl's socket callback: mirror its interest in the epoll set.
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
     (void)easy;
@@ -195,24 +214,9 @@ static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *
         reactor->watch[socket] = state | WATCH_WANTED;
         return 0;
     }
-    struct epoll_event event = {0};
-    event.events = ((events & WATCH_IN) ? EPOLLIN : 0) | ((events & WATCH_OUT) ? EPOLLOUT : 0);
-    event.data.fd = socket;
-    int first = (state & WATCH_REGISTERED) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    int ok = epoll_ctl(reactor->epoll, first, socket, &event) == 0;
-    // The kernel's view can differ from ours only if the descriptor was closed behind libcurl's
-    // back (the set drops closed descriptors by itself); the other operation then succeeds.
-    if (!ok && (errno == ENOENT || errno == EEXIST)) {
-        ok = epoll_ctl(reactor->epoll, first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, socket, &event) == 0;
-    }
-    if (!ok) {
-        // The kernel refused to watch the socket (out of memory or watches): failing the multi
-        // handle is loud, where ignoring it would leave the transfer hanging until its timeout.
-        reactor->watch[socket] = 0;
-        return -1;
-    }
-    reactor->watch[socket] = (uint8_t)(WATCH_REGISTERED | WATCH_WANTED | events);
-    return 0;
+    // The kernel refused to watch the socket (out of memory or watches): failing the multi
+    // handle is loud, where ignoring it would leave the transfer hanging until its timeout.
+    return watch_socket(reactor, socket, events, state & WATCH_REGISTERED);
 }
 
 // libcurl's close-socket callback (every easy handle of the loop): the descriptor leaves the set
@@ -242,15 +246,7 @@ int ccurl_reactor_end_foreign_pass(ccurl_reactor *reactor) {
         int socket = reactor->pending[i];
         uint8_t state = watch_state(reactor, socket);
         if (!(state & WATCH_PENDING)) continue;  // removed or closed during the pass
-        uint8_t events = state & (WATCH_IN | WATCH_OUT);
-        reactor->watch[socket] = 0;
-        struct epoll_event event = {0};
-        event.events = ((events & WATCH_IN) ? EPOLLIN : 0) | ((events & WATCH_OUT) ? EPOLLOUT : 0);
-        event.data.fd = socket;
-        if (epoll_ctl(reactor->epoll, EPOLL_CTL_ADD, socket, &event) == 0
-            || (errno == EEXIST && epoll_ctl(reactor->epoll, EPOLL_CTL_MOD, socket, &event) == 0)) {
-            reactor->watch[socket] = (uint8_t)(WATCH_REGISTERED | WATCH_WANTED | events);
-        } else if (result == CCURLM_OK) {
+        if (watch_socket(reactor, socket, state & (WATCH_IN | WATCH_OUT), 0) != 0 && result == CCURLM_OK) {
             result = CCURLM_INTERNAL_ERROR;
         }
     }
@@ -283,10 +279,7 @@ int ccurl_reactor_await_pending(ccurl_reactor *reactor, int64_t timeout_ns) {
     for (nfds_t i = 0; i < count; i++) {
         if (fds[i].revents == 0) continue;
         short ev = fds[i].revents;
-        int running = 0;
-        int code = ccurl_multi_socket_action(reactor->multi, fds[i].fd,
-                                             select_bits(ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL)),
-                                             &running);
+        int code = act_on_socket(reactor, fds[i].fd, ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL));
         if (code != CCURLM_OK && result == CCURLM_OK) result = code;
     }
     int code = ccurl_reactor_run_timers(reactor);
@@ -367,10 +360,7 @@ int ccurl_reactor_dispatch(ccurl_reactor *reactor) {
             }
             continue;
         }
-        int running = 0;
-        int code = ccurl_multi_socket_action(reactor->multi, socket,
-                                             select_bits(ev & EPOLLIN, ev & EPOLLOUT, ev & (EPOLLERR | EPOLLHUP)),
-                                             &running);
+        int code = act_on_socket(reactor, socket, ev & EPOLLIN, ev & EPOLLOUT, ev & (EPOLLERR | EPOLLHUP));
         if (code != CCURLM_OK && result == CCURLM_OK) result = code;
     }
     reactor->ready_count = 0;
@@ -501,10 +491,7 @@ int ccurl_reactor_dispatch(ccurl_reactor *reactor) {
     int result = CCURLM_OK;
     for (int i = 0; i < reactor->ready_count; i++) {
         short ev = reactor->ready[i].revents;
-        int running = 0;
-        int code = ccurl_multi_socket_action(reactor->multi, reactor->ready[i].fd,
-                                             select_bits(ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL)),
-                                             &running);
+        int code = act_on_socket(reactor, reactor->ready[i].fd, ev & POLLIN, ev & POLLOUT, ev & (POLLERR | POLLHUP | POLLNVAL));
         if (code != CCURLM_OK && result == CCURLM_OK) result = code;
     }
     reactor->ready_count = 0;

@@ -266,19 +266,11 @@ final class ExchangeRelay: TransportEventSink {
     /// Hands `event`, and the events queued right behind it, to the engine; called by the
     /// executor's drain, isolated to the request.
     func handle(_ event: TransportEvent) {
-        request._handleOnExecutor(event, exchange: exchange) { executor.takeNextEvent(for: self) }
-    }
-}
-
-extension Request {
-    /// Runs the engine's event handling for `event` and for each event `next` returns; only ever
-    /// called from the request's own executor.
-    nonisolated func _handleOnExecutor(_ event: TransportEvent, exchange: Int, next: @Sendable () -> TransportEvent?) {
-        assumeIsolated { request in
+        request._runOnExecutor { [self] engine in
             var current = event
             while true {
-                request._engine.handle(current, exchange: exchange)
-                guard let following = next() else { return }
+                engine.handle(current, exchange: exchange)
+                guard let following = executor.takeNextEvent(for: self) else { return }
                 current = following
             }
         }

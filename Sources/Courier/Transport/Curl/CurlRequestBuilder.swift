@@ -43,12 +43,11 @@ enum CurlRequestBuilder {
             if case .upload = method { true } else { false }
         }
 
-        /// The lines CURLOPT_HTTPHEADER gets, in order.
+        /// The lines CURLOPT_HTTPHEADER gets, in order (as ``CurlRequestBuilder/apply(_:for:to:defaults:)`` builds them).
         var headerLines: [String] {
-            fields.map { header in
-                // "Name:" would tell libcurl to drop its own header of that name; "Name;" sends it empty.
-                header.value.isEmpty ? header.name + ";" : header.name + ": " + header.value
-            } + (suppressesExpect ? ["Expect:"] : [])
+            var lines = fields.map { header in withLine(name: header.name, value: header.value) { String(cString: $0) } }
+            if suppressesExpect { lines.append(withLine(name: "Expect", value: nil) { String(cString: $0) }) }
+            return lines
         }
     }
 
@@ -75,11 +74,10 @@ enum CurlRequestBuilder {
                 throw CourierError(.encodingFailed, "The value of header \(header.name) contains a line break or NUL.", url: request.url)
             }
         }
-        let sendsBody = if case .upload = method { true } else { false }
+        var plan = Plan(method: method, fields: request.headers, suppressesExpect: false, acceptEncoding: nil)
         // libcurl adds `Expect: 100-continue` to every upload, which costs a round trip (or a
         // one-second wait on servers that ignore it); Courier sends it only when asked to.
-        var plan = Plan(method: method, fields: request.headers,
-                        suppressesExpect: sendsBody && !request.headers.contains("Expect"), acceptEncoding: nil)
+        plan.suppressesExpect = plan.sendsBody && !request.headers.contains("Expect")
         // With decoding on, "" makes libcurl advertise what it can decode; a caller's own
         // Accept-Encoding header replaces that advertisement while decoding stays on.
         if request.automaticDecompression { plan.acceptEncoding = "" }
@@ -137,10 +135,20 @@ enum CurlRequestBuilder {
         return list
     }
 
-    /// Appends `Name: value` to a libcurl header list (which copies it), built on the stack. An
-    /// empty value goes out as `Name;` ("Name:" would tell libcurl to drop its own header of that
-    /// name); a `nil` one as `Name:`, which does just that.
+    /// Appends `Name: value` to a libcurl header list (which copies it).
     private static func appendLine(name: String, value: String?, to list: OpaquePointer?, url: URL) throws(CourierError) -> OpaquePointer {
+        guard let appended = withLine(name: name, value: value, { ccurl_slist_append(list, $0) }) else {
+            // libcurl leaves the list as it was when an append fails.
+            ccurl_slist_free_all(list)
+            throw CourierError(.transportFailed, "libcurl could not allocate the request headers.", url: url)
+        }
+        return appended
+    }
+
+    /// Calls `body` with the header line `Name: value` as a C string built on the stack. An empty
+    /// value goes out as `Name;` ("Name:" would tell libcurl to drop its own header of that name);
+    /// a `nil` one as `Name:`, which does just that.
+    fileprivate static func withLine<Result>(name: String, value: String?, _ body: (UnsafePointer<CChar>) -> Result) -> Result {
         var name = name
         var text = value ?? ""
         let separator: (first: UInt8, second: UInt8?) = switch value {
@@ -148,10 +156,10 @@ enum CurlRequestBuilder {
         case ""?: (UInt8(ascii: ";"), nil)
         default: (UInt8(ascii: ":"), UInt8(ascii: " "))
         }
-        let appended: OpaquePointer? = name.withUTF8 { nameBytes in
+        return name.withUTF8 { nameBytes in
             text.withUTF8 { valueBytes in
                 let count = nameBytes.count + 2 + valueBytes.count + 1
-                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: count) { buffer -> OpaquePointer? in
+                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: count) { buffer in
                     var index = 0
                     func put(_ byte: UInt8) {
                         buffer[index] = CChar(bitPattern: byte)
@@ -162,16 +170,11 @@ enum CurlRequestBuilder {
                     if let second = separator.second { put(second) }
                     valueBytes.forEach(put)
                     put(0)
-                    return buffer.baseAddress.flatMap { ccurl_slist_append(list, $0) }
+                    // Never nil: the buffer holds at least the separator and the terminating NUL.
+                    return body(UnsafePointer(buffer.baseAddress.unsafelyUnwrapped))
                 }
             }
         }
-        guard let appended else {
-            // libcurl leaves the list as it was when an append fails.
-            ccurl_slist_free_all(list)
-            throw CourierError(.transportFailed, "libcurl could not allocate the request headers.", url: url)
-        }
-        return appended
     }
 
     /// Whether `name` is an RFC 9110 token (what a field name must be).

@@ -131,19 +131,16 @@ import Foundation
     }
 
     /// How many times the loop threads woke from their sleep so far (for tests).
-    var loopWakeUps: Int {
-        loops.withLock { state in
-            switch state {
-            case .running(let loops), .shutDown(let loops): loops.reduce(0) { $0 + $1.wakeUpCount }
-            }
-        }
-    }
+    var loopWakeUps: Int { startedLoops.reduce(0) { $0 + $1.wakeUpCount } }
 
     /// How many transfers were answered while a pass on the caller's thread waited (for tests).
-    var answeredOnCallers: Int {
+    var answeredOnCallers: Int { startedLoops.reduce(0) { $0 + $1.answeredOnCallersCount } }
+
+    /// Every loop started so far, running or shut down.
+    private var startedLoops: [CurlLoop] {
         loops.withLock { state in
             switch state {
-            case .running(let loops), .shutDown(let loops): loops.reduce(0) { $0 + $1.answeredOnCallersCount }
+            case .running(let loops), .shutDown(let loops): loops
             }
         }
     }
