@@ -61,24 +61,40 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         public static let serverError = Kind("serverError")
     }
 
+    /// The fields, boxed: an error rides in completion events, records and every response's
+    /// `Result`, which are copied many times per request, and one reference copies cheaper than 72 bytes.
+    private final class Storage: Sendable {
+        let kind: Kind
+        let message: String
+        let responseCode: Int?
+        let underlyingError: (any Error)?
+        let url: URL?
+
+        init(kind: Kind, message: String, responseCode: Int?, underlyingError: (any Error)?, url: URL?) {
+            self.kind = kind
+            self.message = message
+            self.responseCode = responseCode
+            self.underlyingError = underlyingError
+            self.url = url
+        }
+    }
+
+    private let storage: Storage
+
     /// What went wrong.
-    public let kind: Kind
+    public var kind: Kind { storage.kind }
     /// A sentence describing the failure, with the values that explain it.
-    public let message: String
+    public var message: String { storage.message }
     /// The HTTP status code, when a response was received.
-    public let responseCode: Int?
+    public var responseCode: Int? { storage.responseCode }
     /// The error that caused this one, such as a `URLError`, a POSIX error or a decoding error.
-    public let underlyingError: (any Error)?
+    public var underlyingError: (any Error)? { storage.underlyingError }
     /// The URL of the request that failed, when known.
-    public let url: URL?
+    public var url: URL? { storage.url }
 
     /// Creates an error.
     public init(_ kind: Kind, _ message: String, responseCode: Int? = nil, underlyingError: (any Error)? = nil, url: URL? = nil) {
-        self.kind = kind
-        self.message = message
-        self.responseCode = responseCode
-        self.underlyingError = underlyingError
-        self.url = url
+        storage = Storage(kind: kind, message: message, responseCode: responseCode, underlyingError: underlyingError, url: url)
     }
 
     /// Whether the request was cancelled.

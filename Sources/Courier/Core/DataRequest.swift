@@ -42,7 +42,7 @@ extension DataResponseRequest {
         completionHandler: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
     ) -> Self {
         let queue = queue ?? session.callbackQueue
-        addDataHandler(serializer) { response in queue.async { completionHandler(response) } }
+        SerializedHandler.addData(to: self, serializer) { response in queue.async { completionHandler(response) } }
         startAfterChain()
         return self
     }
@@ -92,68 +92,84 @@ extension DataResponseRequest {
     public nonisolated func serializing<Serializer: ResponseSerializer>(
         using serializer: Serializer, automaticallyCancelling: Bool = true
     ) -> DataTask<Serializer.SerializedObject> {
-        DataTask(AwaitableResponse(request: self, automaticallyCancelling: automaticallyCancelling) { deliver in
-            self.addDataHandler(serializer, thenResume: true, deliver: deliver)
-        })
+        DataTask(request: self, serializer: serializer, automaticallyCancelling: automaticallyCancelling)
     }
+
+    // The built-in serializers make their task directly rather than through `serializing(using:)`:
+    // with the serializer concrete at the call, the whole response path is specialized (see `SerializedHandler`).
 
     /// The body as `Data`.
     public nonisolated func serializingData(automaticallyCancelling: Bool = true) -> DataTask<Data> {
-        serializing(using: DataResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
+        DataTask(request: self, serializer: DataResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The body as text.
     public nonisolated func serializingString(encoding: String.Encoding? = nil, automaticallyCancelling: Bool = true) -> DataTask<String> {
-        serializing(using: StringResponseSerializer(encoding: encoding), automaticallyCancelling: automaticallyCancelling)
+        DataTask(request: self, serializer: StringResponseSerializer(encoding: encoding), automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The body parsed as ``JSON``.
     public nonisolated func serializingJSON(automaticallyCancelling: Bool = true) -> DataTask<JSON> {
-        serializing(using: JSONResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
+        DataTask(request: self, serializer: JSONResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The body decoded as `type`.
     public nonisolated func serializingDecodable<T: Decodable & Sendable>(
         _ type: T.Type = T.self, decoder: any DataDecoder = JSONDecoder(), automaticallyCancelling: Bool = true
     ) -> DataTask<T> {
-        serializing(using: DecodableResponseSerializer<T>(decoder: decoder), automaticallyCancelling: automaticallyCancelling)
-    }
-
-    // MARK: Plumbing
-
-    /// Queues a handler that serializes on the request's executor and passes the response to `deliver`.
-    nonisolated func addDataHandler<Serializer: ResponseSerializer>(
-        _ serializer: Serializer, thenResume: Bool = false,
-        deliver: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
-    ) {
-        addSerializedHandler(serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
-            DataResponse(request: completion.request, responseHead: completion.response, data: completion.data,
-                         metrics: completion.metrics, serializationDuration: duration, result: result)
-        }
+        DataTask(request: self, serializer: DecodableResponseSerializer<T>(decoder: decoder), automaticallyCancelling: automaticallyCancelling)
     }
 }
 
-extension Request {
-    /// Queues a handler that runs `serializer` on the request's executor once the request is done,
-    /// wraps the result with `makeResponse` and passes it to `deliver`.
-    ///
-    /// With `thenResume`, the request is also started in the same step (one trip to the executor).
-    nonisolated func addSerializedHandler<Serializer: ResponseSerializer, Response: Sendable>(
-        _ serializer: Serializer, thenResume: Bool = false, deliver: @escaping @Sendable (Response) -> Void,
+/// Queues response handlers that serialize on the request's executor.
+///
+/// Generic over the serializer only, never over the request's type: a call with a concrete
+/// serializer (as `serializingData()` makes, even from a protocol extension) is specialized, so
+/// the response path does no run-time generic metadata lookups per request.
+enum SerializedHandler {
+    /// Queues a handler that runs `serializer` once `request` is done, wraps the result with
+    /// `makeResponse` and passes it to `deliver`. With `thenResume`, the request is also started
+    /// in the same step (one trip to the executor).
+    static func add<Serializer: ResponseSerializer, Response: Sendable>(
+        to request: any Request, _ serializer: Serializer, thenResume: Bool = false, deliver: @escaping @Sendable (Response) -> Void,
         makeResponse: @escaping @Sendable (RequestCompletion, Result<Serializer.SerializedObject, CourierError>, TimeInterval) -> Response
     ) {
-        _engineAccess.perform { [self] engine in
+        request._engineAccess.perform { engine in
             defer { if thenResume { engine.resume() } }
             engine.addResponseHandler { completion in
                 let start = ContinuousClock.now
                 let result = serializer.result(for: completion)
                 let duration = (ContinuousClock.now - start).timeInterval
-                self.session.monitor { $0.request(self, didSerialize: result.map { $0 }, using: "\(Serializer.self)") }
+                request.session.monitor { $0.request(request, didSerialize: result.map { $0 }, using: "\(Serializer.self)") }
                 deliver(makeResponse(completion, result, duration))
             }
         }
     }
 
+    /// Queues a handler that passes a ``DataResponse`` to `deliver`.
+    static func addData<Serializer: ResponseSerializer>(
+        to request: any Request, _ serializer: Serializer, thenResume: Bool = false,
+        deliver: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
+    ) {
+        add(to: request, serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
+            DataResponse(request: completion.request, responseHead: completion.response, data: completion.data,
+                         metrics: completion.metrics, serializationDuration: duration, result: result)
+        }
+    }
+
+    /// Queues a handler that passes a ``DownloadResponse`` to `deliver`.
+    static func addDownload<Serializer: ResponseSerializer>(
+        to request: any Request, _ serializer: Serializer, thenResume: Bool = false,
+        deliver: @escaping @Sendable (DownloadResponse<Serializer.SerializedObject, CourierError>) -> Void
+    ) {
+        add(to: request, serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
+            DownloadResponse(request: completion.request, responseHead: completion.response, fileURL: completion.fileURL,
+                             metrics: completion.metrics, serializationDuration: duration, result: result)
+        }
+    }
+}
+
+extension Request {
     /// Starts the request once the chain expression that added a response handler has finished,
     /// so every hook added in that expression is honoured.
     nonisolated func startAfterChain() {

@@ -224,10 +224,13 @@ public enum Courier {
 }
 
 extension String {
-    /// The string without leading and trailing spaces and tabs (no Foundation bridging).
+    /// The string without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    ///
+    /// Byte-wise over UTF-8: both are single ASCII bytes, and walking `Character`s would run
+    /// grapheme breaking on every header value read.
     var trimmedASCII: Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return "" }
+        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) }) else { return "" }
         return self[first...last]
     }
 }

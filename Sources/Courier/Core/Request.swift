@@ -79,11 +79,35 @@ struct RequestEngineAccess: Sendable {
     }
 }
 
-/// The part of a request that any thread may touch: hooks and progress channels, each behind its own lock.
+/// The part of a request that any thread may touch: hooks and both progress channels, behind one lock.
 final class RequestSharedState: Sendable {
-    let hooks = Locked(RequestHooks())
-    let downloadProgress = ProgressChannel()
-    let uploadProgress = ProgressChannel()
+    private struct Fields {
+        var hooks = RequestHooks()
+        var download = ProgressState()
+        var upload = ProgressState()
+    }
+
+    private let fields = Locked(Fields())
+
+    /// The response body's progress.
+    var downloadProgress: ProgressChannel { ProgressChannel(owner: self, direction: .download) }
+    /// The request body's progress.
+    var uploadProgress: ProgressChannel { ProgressChannel(owner: self, direction: .upload) }
+
+    /// Runs `body` with the hooks, under the lock.
+    func withHooks<T>(_ body: (inout RequestHooks) -> T) -> T {
+        fields.withLock { body(&$0.hooks) }
+    }
+
+    /// Runs `body` with one direction's progress state, under the lock.
+    func withProgress<T>(_ direction: ProgressDirection, _ body: (inout ProgressState) -> T) -> T {
+        fields.withLock { fields in
+            switch direction {
+            case .download: body(&fields.download)
+            case .upload: body(&fields.upload)
+            }
+        }
+    }
 }
 
 /// Lifecycle hooks, called on the request's executor just before the change they announce.
@@ -122,21 +146,21 @@ extension Request {
     /// Calls `hook` just before the request starts or continues, on the request's executor.
     @discardableResult
     public nonisolated func onWillResume(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
-        _engineAccess.shared.hooks.withLock { $0.willResume.append { [self] in hook(self) } }
+        _engineAccess.shared.withHooks { $0.willResume.append { [self] in hook(self) } }
         return self
     }
 
     /// Calls `hook` just before the request is suspended, on the request's executor.
     @discardableResult
     public nonisolated func onWillSuspend(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
-        _engineAccess.shared.hooks.withLock { $0.willSuspend.append { [self] in hook(self) } }
+        _engineAccess.shared.withHooks { $0.willSuspend.append { [self] in hook(self) } }
         return self
     }
 
     /// Calls `hook` just before the request is cancelled, on the request's executor.
     @discardableResult
     public nonisolated func onWillCancel(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
-        _engineAccess.shared.hooks.withLock { $0.willCancel.append { [self] in hook(self) } }
+        _engineAccess.shared.withHooks { $0.willCancel.append { [self] in hook(self) } }
         return self
     }
 

@@ -31,7 +31,7 @@ extension RequestEngine {
         let input = ValidationInput(request: record.request, response: response, body: body)
         for validator in validators {
             if let failure = validator.validate(input) {
-                if let owner { session.monitor { $0.request(owner, didFailValidationWith: failure) } }
+                notifyMonitors { $0.request($1, didFailValidationWith: failure) }
                 return failure
             }
         }
@@ -49,9 +49,7 @@ extension RequestEngine {
         // A cancel may have landed while the retriers were deciding; the lifecycle ignores the decision then.
         guard lifecycle.currentPhase.map({ if case .evaluating = $0 { true } else { false } }) == true else { return }
         record.retryCount += 1
-        if let owner, let error = record.error {
-            session.monitor { $0.request(owner, willRetryAfter: delay, dueTo: error) }
-        }
+        if let error = record.error { notifyMonitors { $0.request($1, willRetryAfter: delay, dueTo: error) } }
         apply(lifecycle.retry(attempt: attempt, after: delay))
     }
 

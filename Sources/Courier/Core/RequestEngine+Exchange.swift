@@ -48,13 +48,13 @@ extension RequestEngine {
     }
 
     private func didPrepare(attempt: Int, _ request: URLRequest) {
-        if let owner { session.monitor { $0.request(owner, didAdapt: request, attempt: attempt) } }
+        notifyMonitors { $0.request($1, didAdapt: request, attempt: attempt) }
         apply(lifecycle.prepared(attempt: attempt, request))
     }
 
     func failPreparation(attempt: Int, _ error: CourierError) {
         record.error = error
-        if let owner { session.monitor { $0.request(owner, didFailToPrepareWith: error) } }
+        notifyMonitors { $0.request($1, didFailToPrepareWith: error) }
         apply(lifecycle.preparationFailed(attempt: attempt))
     }
 
@@ -134,14 +134,14 @@ extension RequestEngine {
             record.bytesSent = sent
             let progress = TransferProgress(completedUnitCount: sent, totalUnitCount: total)
             shared.uploadProgress.update(progress)
-            if let owner { session.monitor { $0.request(owner, didUpdateUploadProgress: progress) } }
+            notifyMonitors { $0.request($1, didUpdateUploadProgress: progress) }
         case .response(let head):
             receive(head, in: exchange)
         case .body(let data):
             receiveBody(data, in: exchange)
         case .completed(let error, let metrics):
             record.metrics = mergedMetrics(metrics)
-            if let owner { session.monitor { $0.request(owner, didCompleteExchangeWith: metrics, error: error) } }
+            notifyMonitors { $0.request($1, didCompleteExchangeWith: metrics, error: error) }
             // A cache hit says nothing about the server's health.
             if !(exchange.transfer is CacheReplayTransfer) { session.serverPool?.record(exchange.request.url, error: error) }
             if record.error == nil, let error { record.error = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode) }
@@ -158,7 +158,7 @@ extension RequestEngine {
             switch redirect {
             case .success(let next):
                 exchange.redirect = next
-                if let owner { session.monitor { $0.request(owner, willRedirectTo: next, from: response.httpResponse) } }
+                notifyMonitors { $0.request($1, willRedirectTo: next, from: response.httpResponse) }
                 return
             case .failure(let error):
                 record.error = error
@@ -191,7 +191,7 @@ extension RequestEngine {
             exchange.redirect = again
             return
         }
-        if let owner, let response = record.response { session.monitor { $0.request(owner, didReceiveResponse: response.httpResponse) } }
+        if let response = record.response { notifyMonitors { $0.request($1, didReceiveResponse: response.httpResponse) } }
         if sink.validatesAtHead, let response = record.response, let failure = firstValidationFailure(response, body: .memory(nil)) {
             record.error = failure
             exchange.transfer.cancel()
@@ -215,7 +215,7 @@ extension RequestEngine {
         let progress = TransferProgress(completedUnitCount: record.bytesReceived,
                                         totalUnitCount: total >= 0 ? max(total, record.bytesReceived) : -1)
         shared.downloadProgress.update(progress)
-        if let owner { session.monitor { $0.request(owner, didUpdateDownloadProgress: progress) } }
+        notifyMonitors { $0.request($1, didUpdateDownloadProgress: progress) }
     }
 
     /// A body shorter than its `Content-Length` is a lost connection, never a silent success.
@@ -230,10 +230,10 @@ extension RequestEngine {
     }
 
     private func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {
-        var merged = metrics
+        var merged = metrics.values
         merged.redirectCount = redirectHistory.count
         merged.total = ContinuousClock.now - createdAt
-        return merged
+        return TransferMetrics(merged)
     }
 
     private func storeCookies(from head: ResponseHead) {

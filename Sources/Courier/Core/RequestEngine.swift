@@ -108,8 +108,14 @@ public final class RequestEngine {
         }
     }
 
+    /// Tells the session's event monitors about this request; with none, not even the owner is loaded.
+    func notifyMonitors(_ event: (any EventMonitor, any Request) -> Void) {
+        guard !session.monitor.isEmpty, let owner else { return }
+        session.monitor { event($0, owner) }
+    }
+
     private func run(_ hook: Lifecycle.Hook) {
-        let hooks = shared.hooks.withLock { hooks in
+        let hooks = shared.withHooks { hooks in
             switch hook {
             case .willResume: hooks.willResume
             case .willSuspend: hooks.willSuspend
@@ -117,11 +123,10 @@ public final class RequestEngine {
             }
         }
         hooks.forEach { $0() }
-        guard let owner else { return }
         switch hook {
-        case .willResume: session.monitor { $0.requestDidResume(owner) }
-        case .willSuspend: session.monitor { $0.requestDidSuspend(owner) }
-        case .willCancel: session.monitor { $0.requestDidCancel(owner) }
+        case .willResume: notifyMonitors { $0.requestDidResume($1) }
+        case .willSuspend: notifyMonitors { $0.requestDidSuspend($1) }
+        case .willCancel: notifyMonitors { $0.requestDidCancel($1) }
         }
     }
 
@@ -132,9 +137,7 @@ public final class RequestEngine {
         shared.uploadProgress.finish(successfulBytes: succeeded ? record.bytesSent : nil)
         if completion.error?.isCancelled == true { sink.discard() }
         preparedUpload?.discard()
-        if let owner {
-            session.monitor { $0.request(owner, didFinishWith: completion.response?.httpResponse, metrics: completion.metrics, error: completion.error) }
-        }
+        notifyMonitors { $0.request($1, didFinishWith: completion.response?.httpResponse, metrics: completion.metrics, error: completion.error) }
         storeInCache(completion, servedFromCache: completion.metrics?.transport == "cache")
         let handlers = pendingHandlers
         pendingHandlers = []

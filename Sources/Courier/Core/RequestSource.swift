@@ -91,17 +91,30 @@ enum BodyDisposition: Equatable {
 /// Keeps the body in memory.
 final class MemoryBodySink: ResponseBodySink {
     private var data: Data?
+    /// The announced body length of the current response (-1 when unknown), for sizing the buffer.
+    private var expected: Int64 = -1
 
     func begin(_ head: ResponseHead, method: HTTPMethod) -> BodyDisposition {
-        let expected = head.hasNoBody(for: method) ? 0 : head.expectedContentLength
-        var buffer = Data()
-        if expected > 0 { buffer.reserveCapacity(Int(min(expected, 64 << 20))) }
-        data = buffer
+        expected = head.hasNoBody(for: method) ? 0 : head.expectedContentLength
+        data = Data()
         return .store(offset: 0, total: expected)
     }
 
     func append(_ chunk: Data, from transfer: any TransportTransfer) {
-        if data == nil { data = chunk } else { data?.append(chunk) }
+        if data?.isEmpty ?? true {
+            // The first chunk: a body that arrives whole is kept as is, with no copy; otherwise the
+            // buffer is sized for the announced length once.
+            if expected <= Int64(chunk.count) {
+                data = chunk
+            } else {
+                var buffer = Data()
+                buffer.reserveCapacity(Int(min(expected, 64 << 20)))
+                buffer.append(chunk)
+                data = buffer
+            }
+        } else {
+            data?.append(chunk)
+        }
         transfer.acknowledge(chunk.count)
     }
 

@@ -11,8 +11,12 @@ import FoundationNetworking
 public struct DataTask<Value: Sendable>: Sendable {
     private let awaitable: AwaitableResponse<DataResponse<Value, CourierError>>
 
-    init(_ awaitable: AwaitableResponse<DataResponse<Value, CourierError>>) {
-        self.awaitable = awaitable
+    /// A task that serializes `request`'s response with `serializer`.
+    init<Serializer: ResponseSerializer>(request: any Request, serializer: Serializer, automaticallyCancelling: Bool)
+    where Serializer.SerializedObject == Value {
+        awaitable = AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
+            SerializedHandler.addData(to: request, serializer, thenResume: true, deliver: deliver)
+        }
     }
 
     /// The whole response: request, HTTP response, body, metrics and result.
@@ -22,12 +26,12 @@ public struct DataTask<Value: Sendable>: Sendable {
 
     /// The value or the error.
     public var result: Result<Value, CourierError> {
-        get async { await response.result }
+        get async { await awaitable.response().result }
     }
 
     /// The value; throws the ``CourierError`` on failure.
     public var value: Value {
-        get async throws(CourierError) { try await result.get() }
+        get async throws(CourierError) { try await awaitable.response().result.get() }
     }
 
     /// Cancels the request.
@@ -41,8 +45,12 @@ public struct DataTask<Value: Sendable>: Sendable {
 public struct DownloadTask<Value: Sendable>: Sendable {
     private let awaitable: AwaitableResponse<DownloadResponse<Value, CourierError>>
 
-    init(_ awaitable: AwaitableResponse<DownloadResponse<Value, CourierError>>) {
-        self.awaitable = awaitable
+    /// A task that serializes `request`'s response with `serializer`.
+    init<Serializer: ResponseSerializer>(request: any Request, serializer: Serializer, automaticallyCancelling: Bool)
+    where Serializer.SerializedObject == Value {
+        awaitable = AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
+            SerializedHandler.addDownload(to: request, serializer, thenResume: true, deliver: deliver)
+        }
     }
 
     /// The whole response: request, HTTP response, file URL, metrics and result.
@@ -52,12 +60,12 @@ public struct DownloadTask<Value: Sendable>: Sendable {
 
     /// The value or the error.
     public var result: Result<Value, CourierError> {
-        get async { await response.result }
+        get async { await awaitable.response().result }
     }
 
     /// The value; throws the ``CourierError`` on failure.
     public var value: Value {
-        get async throws(CourierError) { try await result.get() }
+        get async throws(CourierError) { try await awaitable.response().result.get() }
     }
 
     /// Cancels the request.
@@ -96,19 +104,26 @@ struct AwaitableResponse<Response: Sendable>: Sendable {
     func start() { box.startIfNeeded() }
 }
 
+/// Where a ``ResponseBox`` is: not started, started (with the tasks waiting for it), or done.
+///
+/// Not generic: the box's hot path (claiming the start, checking for the response between drains)
+/// then needs no generic metadata at run time. The response itself is in the box's slot.
+private enum ResponseBoxPhase {
+    case idle
+    case waiting([CheckedContinuation<Void, Never>])
+    case done
+}
+
 /// Holds one response for any number of waiters; the first waiter (or ``startIfNeeded()``) starts the work.
 ///
 /// The waiter that starts the request also hosts its drains (``RequestExecutor/awaitWork(unlessDone:)``): the
 /// transport's events are handled on the thread that resumes it, and the response is returned
 /// from there, with no further hop. Other waiters suspend until the response is fulfilled.
 final class ResponseBox<Response: Sendable>: Sendable {
-    private enum State {
-        case idle
-        case waiting([CheckedContinuation<Response, Never>])
-        case done(Response)
-    }
-
-    private let state = Locked(State.idle)
+    private let phase = Locked(ResponseBoxPhase.idle)
+    /// The response: written once, under the phase's lock as it moves to `.done`, and read only
+    /// after `.done` was seen.
+    private let slot = Locked<Response?>(nil)
     private let executor: RequestExecutor
     private let start: @Sendable (@escaping @Sendable (Response) -> Void) -> Void
 
@@ -120,9 +135,8 @@ final class ResponseBox<Response: Sendable>: Sendable {
     func value() async -> Response {
         guard claimStart() else { return await waitForFulfilment() }
         start { [self] in fulfil($0) }
-        while true {
-            if let response = fulfilled { return response }
-            switch await executor.awaitWork(unlessDone: { fulfilled != nil }) {
+        while !isDone {
+            switch await executor.awaitWork(unlessDone: { isDone }) {
             case .drain:
                 executor.drainAsHost()
             case .recheck:
@@ -131,6 +145,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
                 return await waitForFulfilment()
             }
         }
+        return response
     }
 
     func startIfNeeded() {
@@ -139,45 +154,55 @@ final class ResponseBox<Response: Sendable>: Sendable {
 
     /// Moves from idle to waiting; true for the one caller that must start the work.
     private func claimStart() -> Bool {
-        state.withLock { state in
-            guard case .idle = state else { return false }
-            state = .waiting([])
+        phase.withLock { phase in
+            guard case .idle = phase else { return false }
+            phase = .waiting([])
             return true
         }
     }
 
-    private var fulfilled: Response? {
-        state.withLock { state in
-            if case .done(let response) = state { response } else { nil }
+    private var isDone: Bool {
+        phase.withLock { phase in
+            if case .done = phase { true } else { false }
         }
+    }
+
+    /// The response, once ``isDone``.
+    private var response: Response {
+        guard let response = slot.withLock({ $0 }) else {
+            preconditionFailure("Courier: a response box was read before it was fulfilled")
+        }
+        return response
     }
 
     /// Suspends until the response is fulfilled (returns at once when it is).
     private func waitForFulfilment() async -> Response {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Response? in
-                switch state {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = phase.withLock { phase -> Bool in
+                switch phase {
                 case .idle:
-                    state = .waiting([continuation])
-                    return nil
+                    phase = .waiting([continuation])
+                    return false
                 case .waiting(let waiters):
-                    state = .waiting(waiters + [continuation])
-                    return nil
-                case .done(let response):
-                    return response
+                    phase = .waiting(waiters + [continuation])
+                    return false
+                case .done:
+                    return true
                 }
             }
-            if let ready { continuation.resume(returning: ready) }
+            if ready { continuation.resume() }
         }
+        return response
     }
 
     private func fulfil(_ response: Response) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Response, Never>] in
-            guard case .waiting(let waiters) = state else { return [] }
-            state = .done(response)
+        let waiters = phase.withLock { phase -> [CheckedContinuation<Void, Never>] in
+            guard case .waiting(let waiters) = phase else { return [] }
+            slot.withLock { $0 = response }
+            phase = .done
             return waiters
         }
-        waiters.forEach { $0.resume(returning: response) }
+        waiters.forEach { $0.resume() }
         // The host may be parked (the response was completed by a drain elsewhere, say a cancel).
         // `.done` is already set, so a host not yet parked sees it when it tries to park.
         executor.wakeHost()

@@ -88,7 +88,7 @@ extension DownloadRequest {
         completionHandler: @escaping @Sendable (DownloadResponse<Serializer.SerializedObject, CourierError>) -> Void
     ) -> Self {
         let queue = queue ?? session.callbackQueue
-        addDownloadHandler(serializer) { response in queue.async { completionHandler(response) } }
+        SerializedHandler.addDownload(to: self, serializer) { response in queue.async { completionHandler(response) } }
         startAfterChain()
         return self
     }
@@ -144,46 +144,34 @@ extension DownloadRequest {
     public nonisolated func serializing<Serializer: ResponseSerializer>(
         using serializer: Serializer, automaticallyCancelling: Bool = true
     ) -> DownloadTask<Serializer.SerializedObject> {
-        DownloadTask(AwaitableResponse(request: self, automaticallyCancelling: automaticallyCancelling) { deliver in
-            self.addDownloadHandler(serializer, thenResume: true, deliver: deliver)
-        })
+        DownloadTask(request: self, serializer: serializer, automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The downloaded file's final URL.
     public nonisolated func serializingDownloadedFileURL(automaticallyCancelling: Bool = true) -> DownloadTask<URL> {
-        serializing(using: URLResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
+        DownloadTask(request: self, serializer: URLResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The file's bytes.
     public nonisolated func serializingData(automaticallyCancelling: Bool = true) -> DownloadTask<Data> {
-        serializing(using: DataResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
+        DownloadTask(request: self, serializer: DataResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The file as text.
     public nonisolated func serializingString(encoding: String.Encoding? = nil, automaticallyCancelling: Bool = true) -> DownloadTask<String> {
-        serializing(using: StringResponseSerializer(encoding: encoding), automaticallyCancelling: automaticallyCancelling)
+        DownloadTask(request: self, serializer: StringResponseSerializer(encoding: encoding), automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The file parsed as ``JSON``.
     public nonisolated func serializingJSON(automaticallyCancelling: Bool = true) -> DownloadTask<JSON> {
-        serializing(using: JSONResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
+        DownloadTask(request: self, serializer: JSONResponseSerializer(), automaticallyCancelling: automaticallyCancelling)
     }
 
     /// The file decoded as `type`.
     public nonisolated func serializingDecodable<T: Decodable & Sendable>(
         _ type: T.Type = T.self, decoder: any DataDecoder = JSONDecoder(), automaticallyCancelling: Bool = true
     ) -> DownloadTask<T> {
-        serializing(using: DecodableResponseSerializer<T>(decoder: decoder), automaticallyCancelling: automaticallyCancelling)
-    }
-
-    nonisolated func addDownloadHandler<Serializer: ResponseSerializer>(
-        _ serializer: Serializer, thenResume: Bool = false,
-        deliver: @escaping @Sendable (DownloadResponse<Serializer.SerializedObject, CourierError>) -> Void
-    ) {
-        addSerializedHandler(serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
-            DownloadResponse(request: completion.request, responseHead: completion.response, fileURL: completion.fileURL,
-                             metrics: completion.metrics, serializationDuration: duration, result: result)
-        }
+        DownloadTask(request: self, serializer: DecodableResponseSerializer<T>(decoder: decoder), automaticallyCancelling: automaticallyCancelling)
     }
 }
 

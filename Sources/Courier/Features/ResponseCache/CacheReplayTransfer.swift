@@ -9,9 +9,7 @@ final class CacheReplayTransfer: TransportTransfer {
                                 url: url, httpVersion: "HTTP/1.1")
         sink.receive(.response(head))
         if !stored.data.isEmpty { sink.receive(.body(stored.data)) }
-        var metrics = TransferMetrics(transport: "cache")
-        metrics.bytesReceived = Int64(stored.data.count)
-        sink.receive(.completed(error: nil, metrics: metrics))
+        sink.receive(.completed(error: nil, metrics: TransferMetrics(bytesReceived: Int64(stored.data.count), transport: "cache")))
     }
 
     func suspend() {}

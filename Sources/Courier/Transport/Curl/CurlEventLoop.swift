@@ -327,7 +327,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// (then `releaseFinished()` detaches it), and queues its resources for release.
     private func finish(_ exchange: CurlExchange, end: CurlTransferEnd, detach: Bool) {
         let request = exchange.handle.request
-        var metrics = TransferMetrics(start: exchange.startDate, transport: "curl")
+        let metrics: TransferMetrics
         var detail = ""
         // A transfer libcurl finished is removed after `completed` has gone out (see `releaseFinished`);
         // its timings are final already.
@@ -338,6 +338,8 @@ final class CurlEventLoop: @unchecked Sendable {
             if detach, !removeLater { ccurl_multi_remove_handle(multi, easy.pointer) }
             metrics = CurlMetrics.collect(from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered)
             detail = easy.errorDetail
+        } else {
+            metrics = TransferMetrics(start: exchange.startDate, transport: "curl")
         }
         let bodyFailure = exchange.body?.failure
         let key = ObjectIdentifier(exchange.handle)

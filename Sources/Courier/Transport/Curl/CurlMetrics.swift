@@ -33,29 +33,29 @@ enum CurlMetrics {
         ccurl_easy_getinfo_long(handle, CCURLINFO_PRIMARY_PORT, &port)
         let address = ip.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
 
-        var metrics = phases(of: timeline, reused: address == nil ? nil : connects == 0)
-        metrics.start = start
-        metrics.bytesSent = uploaded
-        metrics.bytesReceived = bytesReceived
-        metrics.httpVersion = httpVersion(Int32(truncatingIfNeeded: version))
-        metrics.remoteAddress = address.map { remoteAddress(ip: $0, port: port) }
-        return metrics
+        var values = phases(of: timeline, reused: address == nil ? nil : connects == 0, start: start)
+        values.bytesSent = uploaded
+        values.bytesReceived = bytesReceived
+        values.httpVersion = httpVersion(Int32(truncatingIfNeeded: version))
+        values.remoteAddress = address.map { remoteAddress(ip: $0, port: port) }
+        return TransferMetrics(values)
     }
 
     /// Turns cumulative timestamps into phase durations. A reused connection had no lookup,
     /// connect or handshake, so those are `nil` rather than zero.
-    static func phases(of timeline: Timeline, reused: Bool?) -> TransferMetrics {
+    static func phases(of timeline: Timeline, reused: Bool?, start: Date = Date()) -> TransferMetrics.Values {
         func duration(_ microseconds: Int64) -> Duration { .microseconds(max(0, microseconds)) }
-        var metrics = TransferMetrics(transport: "curl")
-        metrics.connectionReused = reused
-        metrics.total = duration(timeline.total)
-        metrics.timeToFirstByte = timeline.startTransfer > 0 ? duration(timeline.startTransfer) : nil
+        var values = TransferMetrics.Values(
+            start: start, dnsLookup: nil, connect: nil, tlsHandshake: nil,
+            timeToFirstByte: timeline.startTransfer > 0 ? duration(timeline.startTransfer) : nil, total: duration(timeline.total),
+            bytesSent: 0, bytesReceived: 0, redirectCount: 0, connectionReused: reused, httpVersion: nil, remoteAddress: nil,
+            transport: "curl")
         if reused == false {
-            metrics.dnsLookup = duration(timeline.nameLookup)
-            metrics.connect = duration(timeline.connect - timeline.nameLookup)
-            if timeline.appConnect > 0 { metrics.tlsHandshake = duration(timeline.appConnect - timeline.connect) }
+            values.dnsLookup = duration(timeline.nameLookup)
+            values.connect = duration(timeline.connect - timeline.nameLookup)
+            if timeline.appConnect > 0 { values.tlsHandshake = duration(timeline.appConnect - timeline.connect) }
         }
-        return metrics
+        return values
     }
 
     /// `"HTTP/1.1"` for a CURL_HTTP_VERSION_* value; `nil` when no response was read.
