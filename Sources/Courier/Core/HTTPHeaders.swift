@@ -51,6 +51,11 @@ public struct HTTPHeaders: Sendable, Hashable {
         }
     }
 
+    /// Appends a header the caller knows is not present yet (no lookup).
+    mutating func appendDistinct(name: String, value: String) {
+        headers.append(HTTPHeader(name: name, value: value))
+    }
+
     /// Adds a header, or appends `value` to the existing one with `", "` (RFC 9110 §5.3), in one lookup.
     mutating func addJoining(name: String, value: String) {
         if let index = index(of: name) {

@@ -130,9 +130,18 @@ import Foundation
         self.httpVersion = httpVersion
         var headers = HTTPHeaders(minimumCapacity: fields.count)
         var setCookies: [String] = []
+        // Bit n: a name of n UTF-8 bytes (63: of 63 or more) was added. Names of different lengths
+        // differ, so most fields are appended without searching for an earlier one to join.
+        var lengthsSeen: UInt64 = 0
         for field in fields {
             if field.name.caseInsensitiveEquals("Set-Cookie") { setCookies.append(field.value) }
-            headers.addJoining(name: field.name, value: field.value)
+            let bit: UInt64 = 1 << UInt64(min(field.name.utf8.count, 63))
+            if lengthsSeen & bit == 0 {
+                headers.appendDistinct(name: field.name, value: field.value)
+            } else {
+                headers.addJoining(name: field.name, value: field.value)
+            }
+            lengthsSeen |= bit
         }
         self.headers = headers
         self.setCookies = setCookies

@@ -30,12 +30,18 @@ struct CurlResponseParser {
             isComplete = true
             return ResponseHead(statusCode: statusCode, fields: fields, url: url, httpVersion: httpVersion)
         }
-        if content.starts(with: "HTTP/".utf8) {
+        if Self.isStatusLine(content) {
             parseStatusLine(content)
         } else if statusCode != nil {
             parseField(content)
         }
         return nil
+    }
+
+    /// Whether `line` starts with `HTTP/`.
+    private static func isStatusLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.count >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T") && line[2] == UInt8(ascii: "T")
+            && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/")
     }
 
     /// `HTTP/1.1 200 OK` or `HTTP/2 200`: starts a new head.
@@ -83,10 +89,25 @@ struct CurlResponseParser {
         return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 
+    /// Whether every byte is below 0x80, checked eight bytes at a time.
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var highBits: UInt64 = 0
+        var index = 0
+        while index + 8 <= bytes.count {
+            highBits |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            highBits |= UInt64(bytes[index])
+            index += 1
+        }
+        return highBits & 0x8080_8080_8080_8080 == 0
+    }
+
     /// Header bytes as text: UTF-8 when valid, otherwise ISO-8859-1 (RFC 9110 obs-text).
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
         // ASCII first: `String(validating:)` is generic and costs a metadata lookup per call.
-        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
