@@ -53,6 +53,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 
 #define CCURLOPT_WRITEDATA 10001              // 7.9.7 (as CURLOPT_FILE since 7.1)
 #define CCURLOPT_URL 10002                    // 7.1
+#define CCURLOPT_PROXY 10004                  // 7.1
 #define CCURLOPT_READDATA 10009               // 7.9.7 (as CURLOPT_INFILE since 7.1)
 #define CCURLOPT_ERRORBUFFER 10010            // 7.1
 #define CCURLOPT_WRITEFUNCTION 20011          // 7.1
@@ -73,6 +74,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLOPT_PRIVATE 10103                // 7.10.3
 #define CCURLOPT_INFILESIZE_LARGE 30115       // 7.11.0
 #define CCURLOPT_TCP_NODELAY 121              // 7.11.2
+#define CCURLOPT_NOPROXY 10177                // 7.19.4
 #define CCURLOPT_HTTP_CONTENT_DECODING 158    // 7.16.2
 #define CCURLOPT_SEEKFUNCTION 20167           // 7.18.0
 #define CCURLOPT_SEEKDATA 10168               // 7.18.0

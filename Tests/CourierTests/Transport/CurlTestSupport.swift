@@ -162,10 +162,11 @@ struct CurlTestTimeout: Error, CustomStringConvertible {
 enum CurlTestSupport {
     /// A new transport (throws when libcurl cannot be loaded here).
     static func transport(maximumConnectionsPerHost: Int = 8, trusting certificates: [URL] = [],
-                          responseWaitLimit: Duration = CurlResponseWait.defaultLimit) throws -> CurlTransport {
+                          responseWaitLimit: Duration = CurlResponseWait.defaultLimit,
+                          proxies: CurlProxyEnvironment = CurlProxyEnvironment(environment: [:])) throws -> CurlTransport {
         try CurlTransport(configuration: TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost,
                                                                 additionalTrustedCertificates: certificates),
-                          receiveBufferSize: 64 * 1024, responseWaitLimit: responseWaitLimit)
+                          receiveBufferSize: 64 * 1024, responseWaitLimit: responseWaitLimit, proxies: proxies)
     }
 
     /// Starts `request` on `transport` with a new sink and returns both.

@@ -320,4 +320,50 @@ struct CurlTransportRequestTests {
         #expect(redirect.head?.headers["Location"] == "/elsewhere")
         #expect(server.requestCount == 2)
     }
+
+    @Test("proxy settings follow libcurl's environment rules")
+    func proxyEnvironmentRules() {
+        let url = { (text: String) in URL(string: text)! }
+        let empty = CurlProxyEnvironment(environment: [:])
+        #expect(empty.proxy(for: url("http://a/")) == "" && empty.proxy(for: url("https://a/")) == "" && empty.noProxy == nil)
+        // Scheme-specific first; HTTP_PROXY in capitals is ignored as libcurl does; all_proxy fills in.
+        let specific = CurlProxyEnvironment(environment: ["http_proxy": "h:1", "HTTP_PROXY": "ignored:2", "HTTPS_PROXY": "s:3",
+                                                          "ALL_PROXY": "all:4", "NO_PROXY": "internal"])
+        #expect(specific.proxy(for: url("http://a/")) == "h:1")
+        #expect(specific.proxy(for: url("HTTPS://a/")) == "s:3")
+        #expect(specific.noProxy == "internal")
+        let fallback = CurlProxyEnvironment(environment: ["HTTP_PROXY": "ignored:2", "all_proxy": "all:5", "ALL_PROXY": "all:4",
+                                                          "no_proxy": "lower", "NO_PROXY": "upper"])
+        #expect(fallback.proxy(for: url("http://a/")) == "all:5" && fallback.proxy(for: url("https://a/")) == "all:5")
+        #expect(fallback.noProxy == "lower")
+        // An empty value means "no proxy" and does not fall back.
+        #expect(CurlProxyEnvironment(environment: ["http_proxy": "", "all_proxy": "all:5"]).proxy(for: url("http://a/")) == "")
+    }
+
+    @Test("requests go through the proxy the environment names, except to no_proxy hosts")
+    func proxiedRequests() async throws {
+        let proxy = try TestServer()
+        defer { proxy.shutdown() }
+        let origin = try TestServer()
+        defer { origin.shutdown() }
+        let transport = try CurlTestSupport.transport(proxies: CurlProxyEnvironment(
+            environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "localhost"]))
+        defer { transport.shutdown() }
+
+        proxy.enqueue(MockResponse.ok("via proxy"))
+        let target = URL(string: "http://courier-proxy-test.invalid/thing?x=1")!
+        let proxied = try await CurlTestSupport.run(TransportRequest(url: target), on: transport)
+        #expect(proxied.error == nil)
+        #expect(String(decoding: proxied.body, as: UTF8.self) == "via proxy")
+        let seen = try await proxy.takeRequest()
+        #expect(seen.target == "http://courier-proxy-test.invalid/thing?x=1")
+        #expect(seen.headers["Host"] == "courier-proxy-test.invalid")
+
+        origin.enqueue(MockResponse.ok("direct"))
+        let direct = try await CurlTestSupport.run(TransportRequest(url: URL(string: "http://localhost:\(origin.port)/d")!), on: transport)
+        #expect(direct.error == nil)
+        #expect(String(decoding: direct.body, as: UTF8.self) == "direct")
+        #expect(try await origin.takeRequest().target == "/d")
+        #expect(proxy.recordedRequests.count == 1)
+    }
 }

@@ -9,6 +9,8 @@ struct CurlHandleDefaults: Sendable {
     var caInfoPath: String?
     /// The longest a pass on a caller's thread waits for a fast answer (``CurlResponseWait``).
     var responseWaitLimit = CurlResponseWait.defaultLimit
+    /// CURLOPT_PROXY and CURLOPT_NOPROXY, from the environment.
+    var proxies = CurlProxyEnvironment(environment: [:])
 }
 
 /// Turns a ``TransportRequest`` into easy-handle options: URL, method, headers in order, body
@@ -101,6 +103,8 @@ enum CurlRequestBuilder {
         ccurl_easy_setopt_long(handle, CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
         ccurl_easy_setopt_ptr(handle, CCURLOPT_ERRORBUFFER, easy.errorBuffer)
+        defaults.proxies.proxy(for: request.url).withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_PROXY, $0) }
+        (defaults.proxies.noProxy ?? "").withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_NOPROXY, $0) }
         if let caInfo = defaults.caInfoPath {
             caInfo.withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_CAINFO, $0) }
         }

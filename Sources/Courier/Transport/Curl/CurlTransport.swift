@@ -47,17 +47,18 @@ import Foundation
     /// under concurrent load that thread alone would cap the transport.
     public convenience init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
         try self.init(configuration: configuration, receiveBufferSize: receiveBufferSize,
-                      responseWaitLimit: CurlResponseWait.defaultLimit)
+                      responseWaitLimit: CurlResponseWait.defaultLimit, proxies: .current())
     }
 
     /// Like ``init(configuration:receiveBufferSize:)``, with the longest a pass on a caller's thread
-    /// waits for a fast answer (tests lengthen it to make the wait observable).
-    init(configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration) throws(CourierError) {
+    /// waits for a fast answer (tests lengthen it to make the wait observable) and the proxy settings.
+    init(configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration,
+         proxies: CurlProxyEnvironment) throws(CourierError) {
         library = try CurlLibrary.load()
         trustStore = configuration.additionalTrustedCertificates.isEmpty ? nil
             : try CurlTrustStore(additionalCertificates: configuration.additionalTrustedCertificates, library: library)
         defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, caInfoPath: trustStore?.path,
-                                      responseWaitLimit: responseWaitLimit)
+                                      responseWaitLimit: responseWaitLimit, proxies: proxies)
         plan = CurlLoopPlan(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
                             processors: ProcessInfo.processInfo.activeProcessorCount)
         do {
