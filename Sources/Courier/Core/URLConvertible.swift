@@ -79,7 +79,7 @@ extension URL {
 
     /// Whether this is an absolute http(s) URL with a host.
     var isHTTP: Bool {
-        guard let scheme = scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        guard let scheme, scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https") else { return false }
         // Percent-encoded: only emptiness matters, and decoding the host costs more than the rest of this check.
         return host(percentEncoded: true)?.isEmpty == false
     }

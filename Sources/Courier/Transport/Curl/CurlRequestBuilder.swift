@@ -91,7 +91,8 @@ enum CurlRequestBuilder {
     static func apply(_ plan: Plan, for request: TransportRequest, to easy: CurlEasyHandle,
                       defaults: CurlHandleDefaults) throws(CourierError) -> OpaquePointer? {
         let handle = easy.pointer
-        let urlResult = request.url.absoluteString.withCString { ccurl_easy_setopt_ptr(handle, CCURLOPT_URL, $0) }
+        let urlString = request.url.absoluteString
+        let urlResult = urlString.withCString { ccurl_easy_setopt_ptr(handle, CCURLOPT_URL, $0) }
         guard urlResult == CCURLE_OK else {
             throw CourierError(.invalidURL, "libcurl rejected the URL: \(CurlError(code: urlResult).text)",
                                underlyingError: CurlError(code: urlResult), url: request.url)
@@ -103,7 +104,7 @@ enum CurlRequestBuilder {
         ccurl_easy_setopt_long(handle, CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
         ccurl_easy_setopt_ptr(handle, CCURLOPT_ERRORBUFFER, easy.errorBuffer)
-        defaults.proxies.proxy(for: request.url).withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_PROXY, $0) }
+        defaults.proxies.proxy(forAbsoluteString: urlString).withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_PROXY, $0) }
         (defaults.proxies.noProxy ?? "").withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_NOPROXY, $0) }
         if let caInfo = defaults.caInfoPath {
             caInfo.withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_CAINFO, $0) }
