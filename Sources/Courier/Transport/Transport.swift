@@ -145,13 +145,18 @@ import Foundation
         }
         self.headers = headers
         self.setCookies = setCookies
-        self.expectedContentLength = Self.announcedLength(in: headers)
+        self.expectedContentLength = Self.announcedLength(in: headers, nameLengths: lengthsSeen)
     }
 
     /// `Content-Length` as a number, unless a content coding changes the length on decoding.
-    private static func announcedLength(in headers: HTTPHeaders) -> Int64 {
-        if let coding = headers.value(for: "Content-Encoding"), !coding.trimmedASCII.caseInsensitiveEquals("identity") { return -1 }
-        guard let value = headers.value(for: "Content-Length"), let length = Int64(value.trimmedASCII), length >= 0 else { return -1 }
+    /// `nameLengths` has bit n set when a field name of n bytes is present: a name that is not
+    /// there is not looked up.
+    private static func announcedLength(in headers: HTTPHeaders, nameLengths: UInt64) -> Int64 {
+        let contentEncoding: UInt64 = 1 << 16, contentLength: UInt64 = 1 << 14
+        if nameLengths & contentEncoding != 0, let coding = headers.value(for: "Content-Encoding"),
+           !coding.trimmedASCII.caseInsensitiveEquals("identity") { return -1 }
+        guard nameLengths & contentLength != 0, let value = headers.value(for: "Content-Length"),
+              let length = Int64(value.trimmedASCII), length >= 0 else { return -1 }
         return length
     }
 

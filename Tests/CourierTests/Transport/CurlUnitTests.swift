@@ -55,6 +55,22 @@ struct CurlUnitTests {
         #expect(head.url == url)
     }
 
+    @Test("the announced length: Content-Length, unless a content coding or a repeat makes it unusable")
+    func announcedLength() {
+        func length(_ fields: [(String, String)]) -> Int64 {
+            ResponseHead(statusCode: 200, fields: fields.map { (name: $0.0, value: $0.1) }, url: url, httpVersion: "HTTP/1.1")
+                .expectedContentLength
+        }
+        #expect(length([("Content-Length", " 10 ")]) == 10)
+        #expect(length([("content-length", "10"), ("ETag", "x"), ("Date", "d")]) == 10)
+        #expect(length([("Content-Length", "10"), ("Content-Encoding", "gzip")]) == -1)
+        #expect(length([("CONTENT-ENCODING", " identity"), ("Content-Length", "10")]) == 10)
+        #expect(length([("Content-Language", "en"), ("Content-Length", "10")]) == 10)
+        #expect(length([("Content-Length", "10"), ("Content-Length", "10")]) == -1)
+        #expect(length([("Content-Type", "text/plain")]) == -1)
+        #expect(length([("Content-Length", "-1")]) == -1)
+    }
+
     @Test("HTTP/2 status lines, empty values and Latin-1 bytes")
     func otherShapes() throws {
         var parser = CurlResponseParser()

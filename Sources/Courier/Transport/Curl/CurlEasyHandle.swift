@@ -9,6 +9,9 @@ final class CurlEasyHandle {
     let pointer: OpaquePointer
     /// CURLOPT_ERRORBUFFER: libcurl writes a detailed message here when a transfer fails.
     let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The peer address the last transfer on this handle reported, formatted for metrics: a pooled
+    /// handle usually serves the same connection again, so the text is made once.
+    var lastRemoteAddress: (ip: String, port: Int, text: String)?
 
     /// Creates a handle; `nil` when libcurl cannot allocate one.
     init?() {

@@ -37,7 +37,15 @@ enum CurlMetrics {
         values.bytesSent = uploaded
         values.bytesReceived = bytesReceived
         values.httpVersion = httpVersion(Int32(truncatingIfNeeded: version))
-        values.remoteAddress = address.map { remoteAddress(ip: $0, port: port) }
+        if let address {
+            if let last = easy.lastRemoteAddress, last.ip == address, last.port == port {
+                values.remoteAddress = last.text
+            } else {
+                let text = remoteAddress(ip: address, port: port)
+                easy.lastRemoteAddress = (address, port, text)
+                values.remoteAddress = text
+            }
+        }
         return TransferMetrics(values)
     }
 
