@@ -27,13 +27,8 @@ struct CurlProxyEnvironment: Sendable, Equatable {
         CurlProxyEnvironment(environment: ProcessInfo.processInfo.environment)
     }
 
-    /// `CURLOPT_PROXY` for `url`: the proxy, or `""` for none.
-    func proxy(for url: URL) -> String {
-        proxy(forAbsoluteString: url.absoluteString)
-    }
-
-    /// `CURLOPT_PROXY` for an absolute http(s) URL given as its string: the proxy, or `""` for none.
-    func proxy(forAbsoluteString url: String) -> String {
+    /// `CURLOPT_PROXY` for an absolute http(s) URL, given as the string libcurl gets: the proxy, or `""` for none.
+    func proxy(for url: String) -> String {
         // ASCII letters fold to lower case with 0x20; ":" has that bit set already.
         let secure = url.utf8.prefix(6).lazy.map { $0 | 0x20 }.elementsEqual("https:".utf8)
         return (secure ? https : http) ?? ""

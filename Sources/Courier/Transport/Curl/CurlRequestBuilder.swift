@@ -104,7 +104,7 @@ enum CurlRequestBuilder {
         ccurl_easy_setopt_long(handle, CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
         ccurl_easy_setopt_ptr(handle, CCURLOPT_ERRORBUFFER, easy.errorBuffer)
-        defaults.proxies.proxy(forAbsoluteString: urlString).withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_PROXY, $0) }
+        defaults.proxies.proxy(for: urlString).withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_PROXY, $0) }
         (defaults.proxies.noProxy ?? "").withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_NOPROXY, $0) }
         if let caInfo = defaults.caInfoPath {
             caInfo.withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_CAINFO, $0) }
