@@ -10,17 +10,17 @@ public actor DataRequest: DataResponseRequest {
     /// The session that made it.
     public nonisolated let session: Session
     /// Courier's thread-safe part of the request.
-    public nonisolated let _shell: RequestShell
+    package nonisolated let shell: RequestShell
     /// Courier's machinery, isolated to the request.
-    public let _engine: RequestEngine
+    package let engine: RequestEngine
 
     /// The request's own serial executor, which transport events also enter.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { _shell.executor.asUnownedSerialExecutor() }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { shell.executor.asUnownedSerialExecutor() }
 
     init(session: Session, source: RequestSource) {
-        (id, _shell, _engine) = RequestShell.make(session: session, source: source, sink: MemoryBodySink())
+        (id, shell, engine) = RequestShell.make(session: session, source: source, sink: MemoryBodySink())
         self.session = session
-        _engine.owner = self
+        engine.owner = self
     }
 }
 
@@ -134,7 +134,7 @@ enum SerializedHandler {
         to request: any Request, _ serializer: Serializer, thenResume: Bool = false, deliver: @escaping @Sendable (Response) -> Void,
         makeResponse: @escaping @Sendable (RequestCompletion, Result<Serializer.SerializedObject, CourierError>, TimeInterval) -> Response
     ) {
-        request._engineAccess.perform { engine in
+        request.engineAccess.perform { engine in
             defer { if thenResume { engine.resume() } }
             engine.addResponseHandler { completion in
                 let start = ContinuousClock.now
@@ -171,9 +171,11 @@ enum SerializedHandler {
 
 extension Request {
     /// Starts the request once the chain expression that added a response handler has finished,
-    /// so every hook added in that expression is honoured.
+    /// so every hook added in that expression is honoured; a request the caller suspended or
+    /// cancelled meanwhile is left as it is (one lifecycle transition decides).
     nonisolated func startAfterChain() {
-        DispatchQueue.global().async { self.resume() }
+        let access = engineAccess
+        DispatchQueue.global().async { access.perform { $0.startAutomatically() } }
     }
 }
 
@@ -183,3 +185,5 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
+
+extension DataRequest: RequestInternals {}

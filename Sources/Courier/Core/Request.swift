@@ -9,20 +9,35 @@ import FoundationNetworking
 ///
 /// The chainable methods are `nonisolated` and return at once; what they register is applied on
 /// the request's serial executor in call order, before anything the network does afterwards.
+///
+/// Courier's request types (``DataRequest``, ``UploadRequest``, ``DownloadRequest``,
+/// ``DataStreamRequest``) adopt it; it is not meant to be adopted by other types, which would have
+/// no machinery behind the methods it provides.
 public protocol Request: Actor {
     /// The request's identity, stable across retries.
     nonisolated var id: UUID { get }
     /// The session that made the request.
     nonisolated var session: Session { get }
-    /// Courier's thread-safe part of the request (executor, hooks, progress); no public API.
-    nonisolated var _shell: RequestShell { get }
-    /// Courier's machinery behind the request, isolated to it; no public API.
-    var _engine: RequestEngine { get }
+}
+
+/// What Courier's own request types have behind ``Request``: the thread-safe shell and the engine
+/// isolated to the request. Package-only, so none of it shows in users' code completion.
+package protocol RequestInternals: Request {
+    /// The thread-safe part of the request (executor, hooks, progress).
+    nonisolated var shell: RequestShell { get }
+    /// The machinery behind the request, isolated to it.
+    var engine: RequestEngine { get }
+}
+
+extension RequestInternals {
+    /// Runs `work` with the engine; only ever called from the request's own executor.
+    nonisolated func runOnExecutor(_ work: @Sendable (RequestEngine) -> Void) {
+        assumeIsolated { work($0.engine) }
+    }
 }
 
 /// The thread-safe part of a request: its serial executor, hooks and progress channels.
-/// It has no public API; it exists so Courier's protocol extensions can reach them.
-public final class RequestShell: Sendable {
+package final class RequestShell: Sendable {
     let executor: RequestExecutor
     let shared = RequestSharedState()
 
@@ -41,41 +56,49 @@ public final class RequestShell: Sendable {
 
 extension Request {
     /// Where the request is in its life.
-    public var state: RequestState { _engine.lifecycle.publicState }
+    public var state: RequestState { withIsolatedEngine { $0.lifecycle.publicState } }
     /// How many times the request has been retried.
-    public var retryCount: Int { _engine.record.retryCount }
+    public var retryCount: Int { withIsolatedEngine { $0.record.retryCount } }
     /// The last `URLRequest` sent (after adapters and redirects).
-    public var lastRequest: URLRequest? { _engine.record.request }
+    public var lastRequest: URLRequest? { withIsolatedEngine { $0.record.request } }
     /// The last response head received.
-    public var response: HTTPURLResponse? { _engine.record.response?.httpResponse }
+    public var response: HTTPURLResponse? { withIsolatedEngine { $0.record.response?.httpResponse } }
     /// Timings and byte counts of the transfer so far.
-    public var metrics: TransferMetrics? { _engine.record.metrics }
+    public var metrics: TransferMetrics? { withIsolatedEngine { $0.record.metrics } }
     /// The error the request finished with, if it has finished with one.
-    public var error: CourierError? { _engine.lifecycle.completion?.error }
+    public var error: CourierError? { withIsolatedEngine { $0.lifecycle.completion?.error } }
+
+    /// Courier's machinery behind this request.
+    nonisolated var internals: any RequestInternals {
+        guard let internals = self as? any RequestInternals else {
+            preconditionFailure("Courier: only Courier's request types adopt `Request`; \(Self.self) has no machinery behind it")
+        }
+        return internals
+    }
 
     /// Access to the engine from any thread, through the request's executor.
-    nonisolated var _engineAccess: RequestEngineAccess { RequestEngineAccess(request: self) }
+    nonisolated var engineAccess: RequestEngineAccess { RequestEngineAccess(request: internals) }
 
-    /// Runs `work` with the engine; only ever called from the request's own executor.
-    nonisolated func _runOnExecutor(_ work: @Sendable (RequestEngine) -> Void) {
-        assumeIsolated { work($0._engine) }
+    /// Reads the engine from code isolated to this request.
+    func withIsolatedEngine<T: Sendable>(_ body: @Sendable (RequestEngine) -> T) -> T {
+        internals.assumeIsolated { body($0.engine) }
     }
 }
 
 /// A handle on a request's machinery usable from any thread.
 struct RequestEngineAccess: Sendable {
-    let request: any Request
+    let request: any RequestInternals
 
     /// The request's serial executor.
-    var executor: RequestExecutor { request._shell.executor }
+    var executor: RequestExecutor { request.shell.executor }
     /// The request's hooks and progress channels.
-    var shared: RequestSharedState { request._shell.shared }
+    var shared: RequestSharedState { request.shell.shared }
 
     /// Runs `work` on the request's executor, isolated to the request, after everything already
     /// queued; on the calling thread when the executor is idle.
     func perform(_ work: @escaping @Sendable (RequestEngine) -> Void) {
         let request = request
-        request._shell.executor.execute(inline: true) { request._runOnExecutor(work) }
+        request.shell.executor.execute(inline: true) { request.runOnExecutor(work) }
     }
 }
 
@@ -123,21 +146,21 @@ extension Request {
     /// Starts the request, or continues it after ``suspend()``. Idempotent.
     @discardableResult
     public nonisolated func resume() -> Self {
-        _engineAccess.perform { $0.resume() }
+        engineAccess.perform { $0.resume() }
         return self
     }
 
     /// Pauses the transfer without losing or repeating bytes. Idempotent.
     @discardableResult
     public nonisolated func suspend() -> Self {
-        _engineAccess.perform { $0.suspend() }
+        engineAccess.perform { $0.suspend() }
         return self
     }
 
     /// Cancels the request: the transfer stops and handlers receive a `.cancelled` error. Idempotent.
     @discardableResult
     public nonisolated func cancel() -> Self {
-        _engineAccess.perform { $0.cancel() }
+        engineAccess.perform { $0.cancel() }
         return self
     }
 
@@ -146,21 +169,21 @@ extension Request {
     /// Calls `hook` just before the request starts or continues, on the request's executor.
     @discardableResult
     public nonisolated func onWillResume(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
-        _engineAccess.shared.withHooks { $0.willResume.append { [self] in hook(self) } }
+        engineAccess.shared.withHooks { $0.willResume.append { [self] in hook(self) } }
         return self
     }
 
     /// Calls `hook` just before the request is suspended, on the request's executor.
     @discardableResult
     public nonisolated func onWillSuspend(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
-        _engineAccess.shared.withHooks { $0.willSuspend.append { [self] in hook(self) } }
+        engineAccess.shared.withHooks { $0.willSuspend.append { [self] in hook(self) } }
         return self
     }
 
     /// Calls `hook` just before the request is cancelled, on the request's executor.
     @discardableResult
     public nonisolated func onWillCancel(_ hook: @escaping @Sendable (Self) -> Void) -> Self {
-        _engineAccess.shared.withHooks { $0.willCancel.append { [self] in hook(self) } }
+        engineAccess.shared.withHooks { $0.willCancel.append { [self] in hook(self) } }
         return self
     }
 
@@ -169,7 +192,7 @@ extension Request {
     @discardableResult
     public nonisolated func onDownloadProgress(queue: DispatchQueue? = nil,
                                                _ handler: @escaping @Sendable (TransferProgress) -> Void) -> Self {
-        _engineAccess.shared.downloadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
+        engineAccess.shared.downloadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
         return self
     }
 
@@ -177,14 +200,14 @@ extension Request {
     @discardableResult
     public nonisolated func onUploadProgress(queue: DispatchQueue? = nil,
                                              _ handler: @escaping @Sendable (TransferProgress) -> Void) -> Self {
-        _engineAccess.shared.uploadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
+        engineAccess.shared.uploadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
         return self
     }
 
     /// Download progress as a stream: the current value first, then every change, ending with the
     /// request. Asking for the stream starts the request.
     public nonisolated var downloadProgress: AsyncStream<TransferProgress> {
-        let stream = _engineAccess.shared.downloadProgress.makeStream()
+        let stream = engineAccess.shared.downloadProgress.makeStream()
         resume()
         return stream
     }
@@ -192,7 +215,7 @@ extension Request {
     /// Upload progress as a stream: the current value first, then every change, ending with the
     /// request. Asking for the stream starts the request.
     public nonisolated var uploadProgress: AsyncStream<TransferProgress> {
-        let stream = _engineAccess.shared.uploadProgress.makeStream()
+        let stream = engineAccess.shared.uploadProgress.makeStream()
         resume()
         return stream
     }

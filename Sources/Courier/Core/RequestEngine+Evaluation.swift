@@ -4,25 +4,24 @@ import FoundationNetworking
 #endif
 
 extension RequestEngine {
-    /// Validates the attempt's outcome, then finishes or asks the retriers.
-    func evaluate(attempt: Int) {
-        var error = record.error
+    /// Validates the attempt's outcome (`failure` when it already failed), then finishes or asks the retriers.
+    func evaluate(attempt: Int, failure: CourierError?) {
+        var error = failure
         if error == nil, let response = record.response {
             if !sink.validatesAtHead { error = firstValidationFailure(response, body: sink.body) }
         } else if error == nil {
             error = CourierError(.invalidResponse, "The exchange ended without a response.", url: record.request?.url)
         }
-        record.error = error
         let retriers: [any RequestRetrier] = (session.interceptor.map { [$0] } ?? []) + interceptors
         guard let error, !error.isCancelled, !retriers.isEmpty, sink.allowsRetry, let owner else {
-            finish(attempt: attempt)
+            finish(attempt: attempt, error: error)
             return
         }
         let session = session
-        let access = owner._engineAccess
+        let access = owner.engineAccess
         Task {
             let decision = await Interceptor(retriers: retriers).retry(owner, for: session, dueTo: error)
-            access.perform { $0.decided(decision, attempt: attempt) }
+            access.perform { $0.decided(decision, attempt: attempt, error: error) }
         }
     }
 
@@ -38,23 +37,24 @@ extension RequestEngine {
         return nil
     }
 
-    private func decided(_ decision: RetryDecision, attempt: Int) {
+    private func decided(_ decision: RetryDecision, attempt: Int, error: CourierError) {
         guard let delay = decision.delay else {
+            var final = error
             if case .doNotRetryWithError(let replacement) = decision {
-                record.error = CourierError(wrapping: replacement, url: record.request?.url)
+                final = CourierError(wrapping: replacement, url: record.request?.url)
             }
-            finish(attempt: attempt)
+            finish(attempt: attempt, error: final)
             return
         }
         // A cancel may have landed while the retriers were deciding; the lifecycle ignores the decision then.
         guard lifecycle.currentPhase.map({ if case .evaluating = $0 { true } else { false } }) == true else { return }
         record.retryCount += 1
-        if let error = record.error { notifyMonitors { $0.request($1, willRetryAfter: delay, dueTo: error) } }
+        notifyMonitors { $0.request($1, willRetryAfter: delay, dueTo: error) }
         apply(lifecycle.retry(attempt: attempt, after: delay))
     }
 
     func scheduleRetry(attempt: Int, after delay: Duration) {
-        guard let access = owner?._engineAccess else { return }
+        guard let access = owner?.engineAccess else { return }
         guard delay > .zero else {
             access.perform { $0.apply($0.lifecycle.delayElapsed(attempt: attempt)) }
             return
@@ -69,26 +69,21 @@ extension RequestEngine {
         }
     }
 
-    /// Makes the body final and completes the request.
-    private func finish(attempt: Int) {
-        var error = record.error
-        var body = sink.body
-        if error == nil {
-            do {
-                body = try sink.finalize(response: record.response)
-            } catch {
-                let failure = CourierError(wrapping: error, url: record.request?.url)
-                record.error = failure
-                body = sink.body
-                sink.discard()
-                return apply(lifecycle.finish(attempt: attempt, completion(body: body, error: failure)))
-            }
-        } else {
+    /// Makes the body final and completes the request with `error`, or with the failure to make it final.
+    private func finish(attempt: Int, error: CourierError?) {
+        if let error {
             sink.discard()
-            body = sink.body
+            return apply(lifecycle.finish(attempt: attempt, completion(body: sink.body, error: error)))
         }
-        error = record.error
-        apply(lifecycle.finish(attempt: attempt, completion(body: body, error: error)))
+        do {
+            let body = try sink.finalize(response: record.response)
+            apply(lifecycle.finish(attempt: attempt, completion(body: body, error: nil)))
+        } catch {
+            let failure = CourierError(wrapping: error, url: record.request?.url)
+            let body = sink.body
+            sink.discard()
+            apply(lifecycle.finish(attempt: attempt, completion(body: body, error: failure)))
+        }
     }
 
     private func completion(body: RequestCompletion.Body, error: CourierError?) -> RequestCompletion {

@@ -9,7 +9,6 @@ extension RequestEngine {
     /// Builds the attempt's request (once) and runs adapters (every attempt).
     func prepare(attempt: Int) {
         redirectHistory = []
-        record.error = nil
         let base: URLRequest
         do {
             // Built again for every attempt, so a request modifier sees each retry too.
@@ -26,7 +25,7 @@ extension RequestEngine {
         }
         // Adapters are async; the result comes back through the executor like any other event.
         let session = session
-        let access = owner?._engineAccess
+        let access = owner?.engineAccess
         Task {
             let outcome: Result<URLRequest, CourierError>
             do {
@@ -53,9 +52,8 @@ extension RequestEngine {
     }
 
     func failPreparation(attempt: Int, _ error: CourierError) {
-        record.error = error
         notifyMonitors { $0.request($1, didFailToPrepareWith: error) }
-        apply(lifecycle.preparationFailed(attempt: attempt))
+        apply(lifecycle.preparationFailed(attempt: attempt, error))
     }
 
     // MARK: - Running an exchange
@@ -65,31 +63,27 @@ extension RequestEngine {
         record.bytesSent = 0
         let number = nextExchangeNumber
         nextExchangeNumber += 1
-        let transfer: any TransportTransfer
+        let transportRequest: TransportRequest
         do {
-            let transportRequest = try makeTransportRequest(request)
-            guard let owner else { return }
-            let relay = ExchangeRelay(request: owner, exchange: number)
-            session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) }
-            let policy = deduplicationPolicy ?? session.deduplicator.policy
-            if let stored = cacheHit(for: request) {
-                transfer = CacheReplayTransfer(stored, url: transportRequest.url, sink: relay)
-            } else if policy.applies(to: transportRequest.method), !(sink is StoreBodySink) {
-                // A resumable download's partial is locked to one request, so it never shares.
-                transfer = session.deduplicator.startTransfer(transportRequest, sink: relay, transport: session.transport)
-            } else {
-                transfer = session.transport.startTransfer(transportRequest, sink: relay)
-            }
+            transportRequest = try makeTransportRequest(request)
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.
-            transfer = InertTransfer()
-            let exchange = Exchange(number: number, request: request, transfer: transfer)
+            let exchange = Exchange(number: number, request: request, transfer: InertTransfer(), route: nil)
             apply(lifecycle.transferStarted(attempt: attempt, exchange))
-            record.error = CourierError(wrapping: error, url: request.url)
-            apply(lifecycle.transferEnded(attempt: attempt, redirect: nil))
+            apply(lifecycle.transferEnded(attempt: attempt, .failed(CourierError(wrapping: error, url: request.url))))
             return
         }
-        apply(lifecycle.transferStarted(attempt: attempt, Exchange(number: number, request: request, transfer: transfer)))
+        guard let owner else { return }
+        let relay = ExchangeRelay(request: owner, exchange: number)
+        session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) }
+        // Where the answer comes from is decided here, once, by the session's features.
+        let context = ExchangeContext(request: transportRequest, initialRequest: record.initialRequest,
+                                      hasUploadBody: source.upload != nil, bodyMayBeShared: sink.allowsSharing,
+                                      settings: featureSettings)
+        let routed = session.route(context, sink: relay)
+        record.origin = routed.origin
+        let exchange = Exchange(number: number, request: request, transfer: routed.transfer, route: (context, routed.origin))
+        apply(lifecycle.transferStarted(attempt: attempt, exchange))
     }
 
     private func makeTransportRequest(_ request: URLRequest) throws -> TransportRequest {
@@ -142,11 +136,14 @@ extension RequestEngine {
         case .completed(let error, let metrics):
             record.metrics = mergedMetrics(metrics)
             notifyMonitors { $0.request($1, didCompleteExchangeWith: metrics, error: error) }
-            // A cache hit says nothing about the server's health.
-            if !(exchange.transfer is CacheReplayTransfer) { session.serverPool?.record(exchange.request.url, error: error) }
-            if record.error == nil, let error { record.error = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode) }
-            if record.error == nil { checkTruncation(exchange) }
-            apply(lifecycle.transferEnded(attempt: attempt, redirect: record.error == nil ? exchange.redirect : nil))
+            if let route = exchange.route {
+                for feature in session.features { feature.exchangeDidComplete(route.context, origin: route.origin, error: error) }
+            }
+            if exchange.failure == nil, let error {
+                exchange.failure = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode)
+            }
+            if exchange.failure == nil { checkTruncation(exchange) }
+            apply(lifecycle.transferEnded(attempt: attempt, exchange.end))
         }
     }
 
@@ -161,7 +158,7 @@ extension RequestEngine {
                 notifyMonitors { $0.request($1, willRedirectTo: next, from: response.httpResponse) }
                 return
             case .failure(let error):
-                record.error = error
+                exchange.failure = error
                 exchange.transfer.cancel()
                 return
             }
@@ -170,7 +167,7 @@ extension RequestEngine {
         do {
             disposition = try sink.begin(head, method: exchange.request.method)
         } catch {
-            record.error = CourierError(wrapping: error, url: head.url)
+            exchange.failure = CourierError(wrapping: error, url: head.url)
             exchange.transfer.cancel()
             return
         }
@@ -193,20 +190,20 @@ extension RequestEngine {
         }
         if let response = record.response { notifyMonitors { $0.request($1, didReceiveResponse: response.httpResponse) } }
         if sink.validatesAtHead, let response = record.response, let failure = firstValidationFailure(response, body: .memory(nil)) {
-            record.error = failure
+            exchange.failure = failure
             exchange.transfer.cancel()
         }
     }
 
     private func receiveBody(_ data: Data, in exchange: Exchange) {
-        guard exchange.redirect == nil, record.error == nil, case .store(_, let total)? = exchange.disposition else {
+        guard exchange.redirect == nil, exchange.failure == nil, case .store(_, let total)? = exchange.disposition else {
             exchange.transfer.acknowledge(data.count)
             return
         }
         do {
             try sink.append(data, from: exchange.transfer)
         } catch {
-            record.error = CourierError(wrapping: error, url: exchange.head?.url)
+            exchange.failure = CourierError(wrapping: error, url: exchange.head?.url)
             exchange.transfer.cancel()
             return
         }
@@ -224,7 +221,7 @@ extension RequestEngine {
               !head.hasNoBody(for: exchange.request.method) else { return }
         let expected = head.expectedContentLength
         if expected >= 0, exchange.received < expected {
-            record.error = CourierError(.connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
+            exchange.failure = CourierError(.connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
                                         responseCode: head.statusCode, url: head.url)
         }
     }
@@ -248,13 +245,13 @@ extension RequestEngine {
 /// It holds the request strongly: a request nobody else references (a callback-style request, say)
 /// lives as long as the transport may still report to it.
 final class ExchangeRelay: TransportEventSink {
-    private let request: any Request
+    private let request: any RequestInternals
     private let executor: RequestExecutor
     private let exchange: Int
 
-    init(request: any Request, exchange: Int) {
+    init(request: any RequestInternals, exchange: Int) {
         self.request = request
-        executor = request._shell.executor
+        executor = request.shell.executor
         self.exchange = exchange
     }
 
@@ -266,7 +263,7 @@ final class ExchangeRelay: TransportEventSink {
     /// Hands `event`, and the events queued right behind it, to the engine; called by the
     /// executor's drain, isolated to the request.
     func handle(_ event: TransportEvent) {
-        request._runOnExecutor { [self] engine in
+        request.runOnExecutor { [self] engine in
             var current = event
             while true {
                 engine.handle(current, exchange: exchange)

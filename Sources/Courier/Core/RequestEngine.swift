@@ -5,8 +5,8 @@ import FoundationNetworking
 
 /// Courier's machinery behind a request: lifecycle, exchanges, body, validators and response
 /// handlers. It lives inside the request actor and is only ever used on that actor's executor.
-public final class RequestEngine {
-    typealias Lifecycle = RequestLifecycle<Exchange, RequestCompletion>
+package final class RequestEngine {
+    typealias Lifecycle = RequestLifecycle<Exchange, CourierError, RequestCompletion>
 
     let id: UUID
     let session: Session
@@ -14,7 +14,7 @@ public final class RequestEngine {
     let shared: RequestSharedState
     let sink: any ResponseBodySink
     /// The request actor that owns this engine; set once by the actor's initializer.
-    weak var owner: (any Request)?
+    weak var owner: (any RequestInternals)?
 
     var lifecycle = Lifecycle()
     /// Response handlers waiting for the completion, in the order they were added.
@@ -22,10 +22,8 @@ public final class RequestEngine {
     var validators: [Validator] = []
     /// The request's own redirect policy; the session's applies when `nil`.
     var redirectPolicy: RedirectPolicy?
-    /// The request's own deduplication policy; the session's applies when `nil`.
-    var deduplicationPolicy: DeduplicationPolicy?
-    /// How this request uses the response cache, if it does.
-    var cacheSettings: ResponseCacheSettings?
+    /// What the request asked of the session's features; the engine only carries it.
+    var featureSettings = RequestFeatureSettings()
     var interceptors: [any RequestInterceptor] = []
     /// What the request learned so far: the last request, response, metrics and error.
     var record = RequestRecord()
@@ -56,6 +54,15 @@ public final class RequestEngine {
             deadline = ContinuousClock.now + .seconds(session.configuration.resourceTimeout)
         }
         apply(lifecycle.resume())
+    }
+
+    /// The start that follows adding a response handler (see ``RequestLifecycle/startAutomatically()``).
+    func startAutomatically() {
+        let transition = lifecycle.startAutomatically()
+        if case .prepare = transition.action, deadline == nil {
+            deadline = ContinuousClock.now + .seconds(session.configuration.resourceTimeout)
+        }
+        apply(transition)
     }
 
     func suspend() {
@@ -92,8 +99,8 @@ public final class RequestEngine {
             exchange.transfer.suspend()
         case .resumeTransfer(let exchange):
             exchange.transfer.resume()
-        case .evaluate(let attempt):
-            evaluate(attempt: attempt)
+        case .evaluate(let attempt, let failure):
+            evaluate(attempt: attempt, failure: failure)
         case .scheduleRetry(let attempt, let delay):
             scheduleRetry(attempt: attempt, after: delay)
         case .cancel(let exchange, let completion):
@@ -138,7 +145,9 @@ public final class RequestEngine {
         if completion.error?.isCancelled == true { sink.discard() }
         preparedUpload?.discard()
         notifyMonitors { $0.request($1, didFinishWith: completion.response?.httpResponse, metrics: completion.metrics, error: completion.error) }
-        storeInCache(completion, servedFromCache: completion.metrics?.transport == "cache")
+        let ended = CompletedRequest(completion: completion, initialRequest: record.initialRequest,
+                                     hasUploadBody: source.upload != nil, origin: record.origin, settings: featureSettings)
+        for feature in session.features { feature.requestDidComplete(ended) }
         let handlers = pendingHandlers
         pendingHandlers = []
         handlers.forEach { $0(completion) }
@@ -161,8 +170,8 @@ struct RequestRecord {
     var response: LazyHTTPResponse?
     /// Metrics of the last exchange, with the whole request's total time.
     var metrics: TransferMetrics?
-    /// The error of the current attempt, if any.
-    var error: CourierError?
+    /// Where the answer of the last exchange came from; `nil` until an exchange started.
+    var origin: ExchangeOrigin?
     /// Retries so far.
     var retryCount = 0
     /// Body bytes received in the current response.
@@ -182,6 +191,11 @@ final class Exchange {
     let number: Int
     let request: URLRequest
     let transfer: any TransportTransfer
+    /// The exchange as the session's features saw it, and where its answer comes from; `nil` for
+    /// an exchange that failed before anything started.
+    let route: (context: ExchangeContext, origin: ExchangeOrigin)?
+    /// The first failure of this exchange, which ends it as failed.
+    var failure: CourierError?
     /// The response head, once it arrived.
     var head: ResponseHead?
     /// The next request, when this exchange's response is a redirect being followed (or a restart).
@@ -191,9 +205,18 @@ final class Exchange {
     /// Body bytes of this exchange stored so far.
     var received: Int64 = 0
 
-    init(number: Int, request: URLRequest, transfer: any TransportTransfer) {
+    init(number: Int, request: URLRequest, transfer: any TransportTransfer,
+         route: (context: ExchangeContext, origin: ExchangeOrigin)?) {
         self.number = number
         self.request = request
         self.transfer = transfer
+        self.route = route
+    }
+
+    /// How the exchange ended, once its transfer completed.
+    var end: RequestEngine.Lifecycle.ExchangeEnd {
+        if let failure { return .failed(failure) }
+        if let redirect { return .followed(redirect) }
+        return .answered
     }
 }

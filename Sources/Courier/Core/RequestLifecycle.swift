@@ -7,9 +7,12 @@ import FoundationNetworking
 /// outcome is an event here, and the caller performs the returned ``Transition`` afterwards.
 ///
 /// Pure value type, no I/O: the request engine owns one and acts on what it returns; the tests
-/// drive it as event → transition tables. `Transfer` is the handle of a running exchange and
-/// `Completion` the final outcome handed to response handlers.
-struct RequestLifecycle<Transfer: AnyObject, Completion> {
+/// drive it as event → transition tables. `Transfer` is the handle of a running exchange,
+/// `Failure` what makes an attempt fail, and `Completion` the final outcome handed to response
+/// handlers. An attempt's failure travels in the events and phases that follow it (`transferEnded`,
+/// `evaluating`, `evaluate`), and how the request ended is the `cancelled` or `finished` state's
+/// completion: nothing beside the machine records an outcome.
+struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
     /// What a running or suspended request is doing.
     enum Phase {
         /// The next attempt has not started (a request suspended before it began, or between attempts).
@@ -20,8 +23,8 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
         case ready(attempt: Int, URLRequest)
         /// An exchange is on the network.
         case transferring(attempt: Int, Transfer)
-        /// The exchange ended; validators and retriers are deciding.
-        case evaluating(attempt: Int)
+        /// The attempt ended, with `failure` unless it got a response; validators and retriers are deciding.
+        case evaluating(attempt: Int, failure: Failure?)
         /// Waiting before the next attempt.
         case delaying(attempt: Int)
     }
@@ -33,6 +36,16 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
         case suspended(Phase)
         case cancelled(Completion)
         case finished(Completion)
+    }
+
+    /// How an exchange ended, as the engine reports it in ``transferEnded(attempt:_:)``.
+    enum ExchangeEnd {
+        /// A response arrived and is the attempt's answer.
+        case answered
+        /// The response is a redirect (or a restart) to follow with this request.
+        case followed(URLRequest)
+        /// The exchange failed.
+        case failed(Failure)
     }
 
     /// A user hook to call before acting.
@@ -49,8 +62,9 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
         case startTransfer(attempt: Int, URLRequest)
         case suspendTransfer(Transfer)
         case resumeTransfer(Transfer)
-        /// Validate the outcome and ask retriers, then send ``Event/retry`` or ``Event/finish``.
-        case evaluate(attempt: Int)
+        /// Validate the outcome (`failure` when the attempt already failed) and ask retriers,
+        /// then send ``retry(attempt:after:)`` or ``finish(attempt:_:)``.
+        case evaluate(attempt: Int, failure: Failure?)
         /// Wait `delay`, then send ``Event/delayElapsed``.
         case scheduleRetry(attempt: Int, delay: Duration)
         /// Cancel the exchange (if any) and complete with the cancellation.
@@ -90,6 +104,15 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
     }
 
     // MARK: - User verbs
+
+    /// The automatic start that follows adding a response handler: it starts a request that is
+    /// still `initialized` and leaves alone one the caller already resumed, suspended or
+    /// cancelled. Start-or-not is decided here, in one transition, whatever order the caller's
+    /// verbs and the deferred start reach the request in.
+    mutating func startAutomatically() -> Transition {
+        guard case .initialized = state else { return .ignored }
+        return resume()
+    }
 
     mutating func resume() -> Transition {
         switch state {
@@ -166,14 +189,14 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
     }
 
     /// Building or adapting the request failed; the failure goes to evaluation like a transport error.
-    mutating func preparationFailed(attempt: Int) -> Transition {
+    mutating func preparationFailed(attempt: Int, _ failure: Failure) -> Transition {
         switch state {
         case .running(.preparing(let current)) where current == attempt:
-            state = .running(.evaluating(attempt: attempt))
-            return Transition(action: .evaluate(attempt: attempt))
+            state = .running(.evaluating(attempt: attempt, failure: failure))
+            return Transition(action: .evaluate(attempt: attempt, failure: failure))
         case .suspended(.preparing(let current)) where current == attempt:
-            state = .suspended(.evaluating(attempt: attempt))
-            return Transition(action: .evaluate(attempt: attempt))
+            state = .suspended(.evaluating(attempt: attempt, failure: failure))
+            return Transition(action: .evaluate(attempt: attempt, failure: failure))
         default:
             return .ignored
         }
@@ -192,23 +215,31 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
         }
     }
 
-    /// The exchange ended. `redirect` is the next request when a redirect is being followed.
-    mutating func transferEnded(attempt: Int, redirect: URLRequest?) -> Transition {
-        switch state {
-        case .running(.transferring(let current, _)) where current == attempt:
-            if let redirect {
+    /// The exchange ended as `end` says.
+    mutating func transferEnded(attempt: Int, _ end: ExchangeEnd) -> Transition {
+        let failure: Failure?
+        switch end {
+        case .answered: failure = nil
+        case .failed(let error): failure = error
+        case .followed(let redirect):
+            switch state {
+            case .running(.transferring(let current, _)) where current == attempt:
                 state = .running(.ready(attempt: attempt, redirect))
                 return Transition(action: .startTransfer(attempt: attempt, redirect))
-            }
-            state = .running(.evaluating(attempt: attempt))
-            return Transition(action: .evaluate(attempt: attempt))
-        case .suspended(.transferring(let current, _)) where current == attempt:
-            if let redirect {
+            case .suspended(.transferring(let current, _)) where current == attempt:
                 state = .suspended(.ready(attempt: attempt, redirect))
                 return .ignored
+            default:
+                return .ignored
             }
-            state = .suspended(.evaluating(attempt: attempt))
-            return Transition(action: .evaluate(attempt: attempt))
+        }
+        switch state {
+        case .running(.transferring(let current, _)) where current == attempt:
+            state = .running(.evaluating(attempt: attempt, failure: failure))
+            return Transition(action: .evaluate(attempt: attempt, failure: failure))
+        case .suspended(.transferring(let current, _)) where current == attempt:
+            state = .suspended(.evaluating(attempt: attempt, failure: failure))
+            return Transition(action: .evaluate(attempt: attempt, failure: failure))
         default:
             // Events of a cancelled exchange can still arrive; they are stale.
             return .ignored
@@ -218,10 +249,10 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
     /// Evaluation decided to try again after `delay`.
     mutating func retry(attempt: Int, after delay: Duration) -> Transition {
         switch state {
-        case .running(.evaluating(let current)) where current == attempt:
+        case .running(.evaluating(let current, _)) where current == attempt:
             state = .running(.delaying(attempt: attempt))
             return Transition(action: .scheduleRetry(attempt: attempt, delay: delay))
-        case .suspended(.evaluating(let current)) where current == attempt:
+        case .suspended(.evaluating(let current, _)) where current == attempt:
             state = .suspended(.delaying(attempt: attempt))
             return Transition(action: .scheduleRetry(attempt: attempt, delay: delay))
         default:
@@ -246,8 +277,8 @@ struct RequestLifecycle<Transfer: AnyObject, Completion> {
     /// Evaluation decided the request is complete.
     mutating func finish(attempt: Int, _ completion: Completion) -> Transition {
         switch state {
-        case .running(.evaluating(let current)) where current == attempt,
-             .suspended(.evaluating(let current)) where current == attempt:
+        case .running(.evaluating(let current, _)) where current == attempt,
+             .suspended(.evaluating(let current, _)) where current == attempt:
             state = .finished(completion)
             return Transition(action: .finish(completion))
         default:

@@ -69,12 +69,15 @@ protocol ResponseBodySink: AnyObject {
     var validatesAtHead: Bool { get }
     /// Whether a failed attempt may be retried (not once a stream handed bytes to its consumer).
     var allowsRetry: Bool { get }
+    /// Whether the body may come from a transfer shared with other requests (see ``ExchangeContext/bodyMayBeShared``).
+    var allowsSharing: Bool { get }
 }
 
 extension ResponseBodySink {
     func prepareExchange(_ request: URLRequest, headers: inout HTTPHeaders) throws {}
     var validatesAtHead: Bool { false }
     var allowsRetry: Bool { true }
+    var allowsSharing: Bool { true }
 }
 
 /// What a sink does with a response's body.

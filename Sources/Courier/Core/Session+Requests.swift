@@ -51,7 +51,7 @@ extension Session {
         register(request)
         guard !monitor.isEmpty else { return }
         // On the request's executor, like every later event, so monitors see them in order.
-        request._engineAccess.perform { [monitor] _ in monitor { $0.requestDidCreate(request) } }
+        request.engineAccess.perform { [monitor] _ in monitor { $0.requestDidCreate(request) } }
     }
 
     /// Builds the first `URLRequest`: URL resolved, session headers first, request headers on top.

@@ -35,6 +35,9 @@ public final class Session: Sendable {
 
     let monitor: CompositeEventMonitor
     let transport: any Transport
+    /// The capabilities every request of this session goes through, in the order they are asked
+    /// to route an exchange (see ``RequestFeature``).
+    let features: [any RequestFeature]
     private let registry = Locked([UUID: WeakRequest]())
 
     /// Creates a session.
@@ -97,6 +100,9 @@ public final class Session: Sendable {
         self.deduplicator = Deduplicator(policy: deduplication)
         self.responseCache = responseCache
         self.serverPool = serverPool
+        var features: [any RequestFeature] = [responseCache, deduplicator]
+        if let serverPool { features.append(serverPool) }
+        self.features = features
         self.monitor = CompositeEventMonitor(monitors: eventMonitors)
         let (transport, notice) = TransportFactory.makeTransport(for: configuration)
         self.transport = transport
@@ -112,6 +118,14 @@ public final class Session: Sendable {
 
     deinit {
         transport.shutdown()
+    }
+
+    /// Starts `exchange`: the first feature that takes it answers it, otherwise the transport does.
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink) -> RoutedTransfer {
+        for feature in features {
+            if let routed = feature.route(exchange, sink: sink, transport: transport) { return routed }
+        }
+        return RoutedTransfer(transfer: transport.startTransfer(exchange.request, sink: sink), origin: .network)
     }
 
     /// The transport carrying this session's requests: `"curl"` or `"urlSession"`.

@@ -86,7 +86,7 @@ struct AwaitableResponse<Response: Sendable>: Sendable {
          start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {
         self.request = request
         self.automaticallyCancelling = automaticallyCancelling
-        self.box = ResponseBox(executor: request._shell.executor, start: start)
+        self.box = ResponseBox(executor: request.internals.shell.executor, start: start)
     }
 
     func response() async -> Response {
@@ -135,6 +135,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
     func value() async -> Response {
         guard claimStart() else { return await waitForFulfilment() }
         start { [self] in fulfil($0) }
+        guard FastPaths.enabled else { return await waitForFulfilment() }
         while !isDone {
             switch await executor.awaitWork(unlessDone: { isDone }) {
             case .drain:

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// The request lifecycle as event → transition tables, without I/O.
 @Suite struct RequestLifecycleTests {
     final class FakeTransfer {}
-    typealias Lifecycle = RequestLifecycle<FakeTransfer, String>
+    typealias Lifecycle = RequestLifecycle<FakeTransfer, String, String>
 
     /// A readable summary of a transition, so tables compare plain strings.
     static func describe(_ transition: Lifecycle.Transition) -> String {
@@ -19,7 +19,7 @@ import FoundationNetworking
         case .startTransfer(let attempt, let request): return hook + "start(\(attempt), \(request.url?.path ?? ""))"
         case .suspendTransfer: return hook + "suspendTransfer"
         case .resumeTransfer: return hook + "resumeTransfer"
-        case .evaluate(let attempt): return hook + "evaluate(\(attempt))"
+        case .evaluate(let attempt, let failure): return hook + "evaluate(\(attempt)\(failure.map { ", \($0)" } ?? ""))"
         case .scheduleRetry(let attempt, let delay): return hook + "retry(\(attempt), \(delay))"
         case .cancel(let transfer, let completion): return hook + "cancel(\(transfer == nil ? "no transfer" : "transfer"), \(completion))"
         case .discardTransfer: return hook + "discard"
@@ -45,7 +45,7 @@ import FoundationNetworking
             { l, _ in l.resume() },
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
-            { l, _ in l.transferEnded(attempt: 1, redirect: nil) },
+            { l, _ in l.transferEnded(attempt: 1, .answered) },
             { l, _ in l.finish(attempt: 1, "ok") },
         ])
         #expect(steps == [
@@ -111,7 +111,7 @@ import FoundationNetworking
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
             { l, _ in l.cancel("cancelled") },
-            { l, _ in l.transferEnded(attempt: 1, redirect: nil) },
+            { l, _ in l.transferEnded(attempt: 1, .answered) },
             { l, _ in l.finish(attempt: 1, "late") },
             { l, _ in l.resume() },
         ])
@@ -139,9 +139,9 @@ import FoundationNetworking
             { l, _ in l.resume() },
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
-            { l, _ in l.transferEnded(attempt: 1, redirect: Self.redirect) },
+            { l, _ in l.transferEnded(attempt: 1, .followed(Self.redirect)) },
             { l, t in l.transferStarted(attempt: 1, t) },
-            { l, _ in l.transferEnded(attempt: 1, redirect: nil) },
+            { l, _ in l.transferEnded(attempt: 1, .answered) },
         ])
         #expect(steps.suffix(3) == ["start(1, /b) → resumed", "none → resumed", "evaluate(1) → resumed"])
     }
@@ -152,7 +152,7 @@ import FoundationNetworking
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
             { l, _ in l.suspend() },
-            { l, _ in l.transferEnded(attempt: 1, redirect: Self.redirect) },
+            { l, _ in l.transferEnded(attempt: 1, .followed(Self.redirect)) },
             { l, _ in l.resume() },
         ])
         #expect(steps.suffix(2) == ["none → suspended", "willResume + start(1, /b) → resumed"])
@@ -163,7 +163,7 @@ import FoundationNetworking
             { l, _ in l.resume() },
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
-            { l, _ in l.transferEnded(attempt: 1, redirect: nil) },
+            { l, _ in l.transferEnded(attempt: 1, .answered) },
             { l, _ in l.retry(attempt: 1, after: .milliseconds(5)) },
             { l, _ in l.delayElapsed(attempt: 1) },
             { l, _ in l.prepared(attempt: 2, Self.request) },
@@ -180,7 +180,7 @@ import FoundationNetworking
             { l, _ in l.resume() },
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
-            { l, _ in l.transferEnded(attempt: 1, redirect: nil) },
+            { l, _ in l.transferEnded(attempt: 1, .answered) },
             { l, _ in l.retry(attempt: 1, after: .zero) },
             { l, _ in l.suspend() },
             { l, _ in l.delayElapsed(attempt: 1) },
@@ -194,7 +194,7 @@ import FoundationNetworking
             { l, _ in l.resume() },
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
-            { l, _ in l.transferEnded(attempt: 2, redirect: nil) },
+            { l, _ in l.transferEnded(attempt: 2, .answered) },
             { l, _ in l.prepared(attempt: 3, Self.request) },
             { l, _ in l.finish(attempt: 1, "early") },
         ])
@@ -204,16 +204,69 @@ import FoundationNetworking
     @Test func preparationFailureIsEvaluatedLikeATransportError() {
         let steps = Self.run([
             { l, _ in l.resume() },
-            { l, _ in l.preparationFailed(attempt: 1) },
+            { l, _ in l.preparationFailed(attempt: 1, "invalid URL") },
             { l, _ in l.finish(attempt: 1, "invalid URL") },
         ])
-        #expect(steps.suffix(2) == ["evaluate(1) → resumed", "finish(invalid URL) → finished"])
+        #expect(steps.suffix(2) == ["evaluate(1, invalid URL) → resumed", "finish(invalid URL) → finished"])
+    }
+
+    @Test func anExchangeFailureTravelsToEvaluation() {
+        let steps = Self.run([
+            { l, _ in l.resume() },
+            { l, _ in l.prepared(attempt: 1, Self.request) },
+            { l, t in l.transferStarted(attempt: 1, t) },
+            { l, _ in l.transferEnded(attempt: 1, .failed("reset")) },
+            { l, _ in l.retry(attempt: 1, after: .seconds(1)) },
+            { l, _ in l.delayElapsed(attempt: 1) },
+            { l, _ in l.prepared(attempt: 2, Self.request) },
+            { l, t in l.transferStarted(attempt: 2, t) },
+            { l, _ in l.transferEnded(attempt: 2, .answered) },
+            { l, _ in l.finish(attempt: 2, "ok") },
+        ])
+        #expect(steps.suffix(7) == [
+            "evaluate(1, reset) → resumed", "retry(1, 1.0 seconds) → resumed", "prepare(2) → resumed",
+            "start(2, /a) → resumed", "none → resumed", "evaluate(2) → resumed", "finish(ok) → finished",
+        ])
+    }
+
+    @Test func aFailureWhileSuspendedIsEvaluatedAndARedirectWaits() {
+        let failed = Self.run([
+            { l, _ in l.resume() },
+            { l, _ in l.prepared(attempt: 1, Self.request) },
+            { l, t in l.transferStarted(attempt: 1, t) },
+            { l, _ in l.suspend() },
+            { l, _ in l.transferEnded(attempt: 1, .failed("timed out")) },
+        ])
+        #expect(failed.suffix(2) == ["willSuspend + suspendTransfer → suspended", "evaluate(1, timed out) → suspended"])
+        let redirected = Self.run([
+            { l, _ in l.resume() },
+            { l, _ in l.prepared(attempt: 1, Self.request) },
+            { l, t in l.transferStarted(attempt: 1, t) },
+            { l, _ in l.suspend() },
+            { l, _ in l.transferEnded(attempt: 1, .followed(Self.redirect)) },
+            { l, _ in l.resume() },
+        ])
+        #expect(redirected.suffix(2) == ["none → suspended", "willResume + start(1, /b) → resumed"])
+    }
+
+    /// The start that follows adding a response handler, against every verb the caller may send first.
+    @Test func theAutomaticStartNeverOverridesTheCaller() {
+        #expect(Self.run([{ l, _ in l.startAutomatically() }]) == ["willResume + prepare(1) → resumed"])
+        #expect(Self.run([{ l, _ in l.suspend() }, { l, _ in l.startAutomatically() }])
+                == ["willSuspend + none → suspended", "none → suspended"])
+        #expect(Self.run([{ l, _ in l.cancel("c") }, { l, _ in l.startAutomatically() }])
+                == ["willCancel + cancel(no transfer, c) → cancelled", "none → cancelled"])
+        #expect(Self.run([{ l, _ in l.resume() }, { l, _ in l.startAutomatically() }])
+                == ["willResume + prepare(1) → resumed", "none → resumed"])
+        // A caller's later resume still starts a request it suspended before the automatic start.
+        #expect(Self.run([{ l, _ in l.suspend() }, { l, _ in l.startAutomatically() }, { l, _ in l.resume() }]).last
+                == "willResume + prepare(1) → resumed")
     }
 
     @Test func finishedRequestsIgnoreEverything() {
         var lifecycle = Lifecycle()
         _ = lifecycle.resume()
-        _ = lifecycle.preparationFailed(attempt: 1)
+        _ = lifecycle.preparationFailed(attempt: 1, "invalid URL")
         _ = lifecycle.finish(attempt: 1, "done")
         let transitions = [lifecycle.resume(), lifecycle.suspend(), lifecycle.cancel("c"), lifecycle.delayElapsed(attempt: 1)]
         #expect(transitions.map(Self.describe) == ["none", "none", "none", "none"])

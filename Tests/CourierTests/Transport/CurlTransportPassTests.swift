@@ -6,7 +6,8 @@ import Testing
 /// Passes of a curl event loop that run away from the loop's own thread: a transfer started while
 /// the transport is idle goes out from the caller's thread, and the loop thread wakes only for its
 /// response.
-@Suite("Curl transport passes on the caller's thread", .timeLimit(.minutes(3)))
+@Suite("Curl transport passes on the caller's thread", .timeLimit(.minutes(3)),
+       .enabled(if: FastPaths.enabled, "SKIPPED: the caller-thread passes are off (COURIER_FAST_PATHS=0)"))
 struct CurlTransportPassTests {
     /// Calls `action` on `.completed`, on whatever thread delivers it, and records that thread.
     final class CompletionSink: TransportEventSink {

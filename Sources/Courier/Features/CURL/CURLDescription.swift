@@ -23,7 +23,10 @@ extension Request {
     /// Words are single-quoted for POSIX `sh`. Bodies that are not text (or start with `@`) are
     /// piped in through `printf '%b'`; file uploads are read with `--data-binary @path`.
     public func cURLDescription() async -> String {
-        let engine = _engine
+        withIsolatedEngine { Self.describe($0) }
+    }
+
+    private static func describe(_ engine: RequestEngine) -> String {
         if let sent = engine.record.request {
             return CURLCommand(request: sent, engine: engine).render()
         }

@@ -59,10 +59,31 @@ public final class Deduplicator: Sendable {
         return subscription
     }
 
+    /// In-flight shared transfers (finished ones are removed as they complete).
+    var transfersInFlight: Int { state.withLock { $0.inFlight.count } }
+
     private func remove(key: DeduplicationKey, _ transfer: SharedTransfer) {
         state.withLock { state in
             if state.inFlight[key] === transfer { state.inFlight[key] = nil }
         }
+    }
+}
+
+/// A request's own deduplication policy, set with `deduplication(_:)`; the session's applies when `nil`.
+enum DeduplicationSetting: RequestFeatureSetting {
+    static var defaultValue: DeduplicationPolicy? { nil }
+}
+
+extension Deduplicator: RequestFeature {
+    /// Starts a shared transfer, or joins one in flight, for an exchange the policy covers.
+    ///
+    /// Streams and resumable downloads never share (``ExchangeContext/bodyMayBeShared``): a
+    /// shared transfer runs at the pace of the network, not of the slowest caller, so it could not
+    /// honour a stream consumer's backpressure, and a resumable partial belongs to one request.
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer? {
+        let policy = exchange.settings[DeduplicationSetting.self] ?? policy
+        guard exchange.bodyMayBeShared, policy.applies(to: exchange.request.method) else { return nil }
+        return RoutedTransfer(transfer: startTransfer(exchange.request, sink: sink, transport: transport), origin: .shared)
     }
 }
 
@@ -71,7 +92,7 @@ extension Request {
     /// of its own, `.safeMethods` lets an identical GET or HEAD share one.
     @discardableResult
     public nonisolated func deduplication(_ policy: DeduplicationPolicy) -> Self {
-        _engineAccess.perform { $0.deduplicationPolicy = policy }
+        updateFeatureSetting(DeduplicationSetting.self) { $0 = policy }
         return self
     }
 }

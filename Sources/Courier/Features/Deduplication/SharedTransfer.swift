@@ -16,6 +16,17 @@ final class SharedTransfer: TransportEventSink, Sendable {
         var transfer: (any TransportTransfer)?
         /// Bytes received before `transfer` was known, still to acknowledge.
         var pendingAcknowledgement = 0
+
+        /// Drops what only a running transfer needs once its completion was delivered: the
+        /// transport's handle (which holds this object as its sink), the replay log, and every
+        /// caller that received the completion (each holds its request). Only suspended callers
+        /// stay, until they resume or cancel and take their held events.
+        mutating func releaseAfterCompletion() {
+            transfer = nil
+            log = []
+            replayable = false
+            subscribers = subscribers.filter { $0.value.held != nil }
+        }
     }
 
     private struct Subscriber {
@@ -49,7 +60,8 @@ final class SharedTransfer: TransportEventSink, Sendable {
         // Events can arrive from inside `startTransfer` (a transport that fails at once); they are handled by `receive`.
         let transfer = transport.startTransfer(request, sink: self)
         let (pending, orphaned) = state.withLock { state -> (Int, Bool) in
-            state.transfer = transfer
+            // A transfer that already completed is not kept: it holds this object as its sink.
+            if !state.completed { state.transfer = transfer }
             let pending = state.pendingAcknowledgement
             state.pendingAcknowledgement = 0
             return (pending, state.subscribers.isEmpty && !state.completed)
@@ -106,6 +118,7 @@ final class SharedTransfer: TransportEventSink, Sendable {
             for id in state.subscribers.keys {
                 deliver(event, to: id, in: &state)
             }
+            if state.completed { state.releaseAfterCompletion() }
             guard case .body(let data) = event else { return (nil, 0, state.completed) }
             if state.transfer == nil { state.pendingAcknowledgement += data.count }
             return (state.transfer, data.count, false)
@@ -140,7 +153,8 @@ final class SharedTransfer: TransportEventSink, Sendable {
             guard var subscriber = state.subscribers[id], let held = subscriber.held else { return }
             held.forEach(subscriber.sink.receive)
             subscriber.held = nil
-            state.subscribers[id] = subscriber
+            // After the completion nothing more comes: a caller that has it all is let go.
+            state.subscribers[id] = state.completed ? nil : subscriber
         }
     }
 

@@ -14,22 +14,22 @@ public actor DownloadRequest: Request {
     /// The session that made it.
     public nonisolated let session: Session
     /// Courier's thread-safe part of the request.
-    public nonisolated let _shell: RequestShell
+    package nonisolated let shell: RequestShell
     /// Courier's machinery, isolated to the request.
-    public let _engine: RequestEngine
+    package let engine: RequestEngine
 
     /// The request's own serial executor, which transport events also enter.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { _shell.executor.asUnownedSerialExecutor() }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { shell.executor.asUnownedSerialExecutor() }
 
     init(session: Session, source: RequestSource, sink: any ResponseBodySink) {
-        (id, _shell, _engine) = RequestShell.make(session: session, source: source, sink: sink)
+        (id, shell, engine) = RequestShell.make(session: session, source: source, sink: sink)
         self.session = session
-        _engine.owner = self
+        engine.owner = self
         (sink as? StoreBodySink)?.request = self
     }
 
     /// Where the file is once the download succeeded.
-    public var fileURL: URL? { _engine.lifecycle.completion?.fileURL }
+    public var fileURL: URL? { engine.lifecycle.completion?.fileURL }
 }
 
 extension Session {
@@ -195,3 +195,5 @@ public struct URLResponseSerializer: ResponseSerializer {
         return fileURL
     }
 }
+
+extension DownloadRequest: RequestInternals {}

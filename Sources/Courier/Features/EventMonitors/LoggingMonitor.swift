@@ -87,10 +87,13 @@ private struct LoggedRequest: Sendable {
     var elapsed: Duration
 
     init(_ request: isolated some Request) {
-        let engine = request._engine
+        self = request.withIsolatedEngine { LoggedRequest(engine: $0) }
+    }
+
+    private init(engine: RequestEngine) {
         let sent = engine.record.request ?? engine.record.initialRequest
         method = sent?.method.rawValue ?? "?"
-        url = sent?.url?.absoluteString ?? engine.record.error?.url?.absoluteString ?? "?"
+        url = sent?.url?.absoluteString ?? engine.lifecycle.completion?.error?.url?.absoluteString ?? "?"
         retryCount = engine.record.retryCount
         elapsed = ContinuousClock.now - engine.createdAt
     }

@@ -26,7 +26,7 @@ struct RetryContext: Sendable {
 extension Request {
     /// The request's retry-relevant state.
     func retryContext() -> RetryContext {
-        let record = _engine.record
+        let record = withIsolatedEngine { $0.record }
         return RetryContext(retryCount: record.retryCount, method: (record.initialRequest ?? record.request)?.method,
                             lastRequest: record.request, response: record.response?.httpResponse)
     }

@@ -32,7 +32,7 @@ extension Request {
     /// Uses `policy` for this request's redirects instead of the session's.
     @discardableResult
     public nonisolated func redirect(using policy: RedirectPolicy) -> Self {
-        _engineAccess.perform { $0.redirectPolicy = policy }
+        engineAccess.perform { $0.redirectPolicy = policy }
         return self
     }
 }

@@ -14,25 +14,33 @@ struct ResponseCacheSettings: Sendable, Hashable {
     var ignoresStoredResponse = false
 }
 
-extension RequestEngine {
-    /// A fresh stored response for `request`, if the request asked for caching and one exists.
-    func cacheHit(for request: URLRequest) -> CachedResponse? {
+extension ResponseCacheSettings: RequestFeatureSetting {
+    /// A request that did not call `cached(for:version:)` or `ignoringCache()` does not use the cache.
+    static var defaultValue: ResponseCacheSettings? { nil }
+}
+
+extension ResponseCache: RequestFeature {
+    /// Answers from a fresh stored response when the request asked for caching and one exists.
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer? {
         // Upload bodies are not part of the key, so uploads are never served from the cache.
-        guard let settings = cacheSettings, !settings.ignoresStoredResponse, source.upload == nil,
-              let key = record.initialRequest.map(ResponseCacheKey.init) else { return nil }
-        return session.responseCache.fresh(for: key, maximumAge: settings.maximumAge, version: settings.version)
+        guard let settings = exchange.settings[ResponseCacheSettings.self], !settings.ignoresStoredResponse,
+              !exchange.hasUploadBody, let key = exchange.initialRequest.map(ResponseCacheKey.init),
+              let stored = fresh(for: key, maximumAge: settings.maximumAge, version: settings.version) else { return nil }
+        return RoutedTransfer(transfer: CacheReplayTransfer(stored, url: exchange.request.url, sink: sink), origin: .local)
     }
 
-    /// Stores a successful response for a request that asked for caching.
-    func storeInCache(_ completion: RequestCompletion, servedFromCache: Bool) {
-        guard let settings = cacheSettings, !servedFromCache, source.upload == nil, completion.error == nil,
+    /// Stores a successful response for a request that asked for caching (not one it served itself).
+    func requestDidComplete(_ request: CompletedRequest) {
+        let completion = request.completion
+        guard let settings = request.settings[ResponseCacheSettings.self], request.origin?.reachedServer == true,
+              !request.hasUploadBody, completion.error == nil,
               let response = completion.response?.httpResponse, (200..<300).contains(response.statusCode),
-              let data = completion.data, let key = record.initialRequest.map(ResponseCacheKey.init) else { return }
+              let data = completion.data, let key = request.initialRequest.map(ResponseCacheKey.init) else { return }
         let headers = HTTPHeaders(response.allHeaderFields.compactMap { name, value in
             (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
         })
-        session.responseCache.store(CachedResponse(statusCode: response.statusCode, headers: headers, data: data,
-                                                   storedAt: session.responseCache.now(), version: settings.version), for: key)
+        store(CachedResponse(statusCode: response.statusCode, headers: headers, data: data,
+                             storedAt: now(), version: settings.version), for: key)
     }
 }
 
@@ -42,9 +50,9 @@ extension Request {
     /// everything stored by an older build or data model.
     @discardableResult
     public nonisolated func cached(for maximumAge: Duration, version: Int? = nil) -> Self {
-        _engineAccess.perform { engine in
-            let ignores = engine.cacheSettings?.ignoresStoredResponse ?? false
-            engine.cacheSettings = ResponseCacheSettings(maximumAge: maximumAge, version: version, ignoresStoredResponse: ignores)
+        updateFeatureSetting(ResponseCacheSettings.self) { settings in
+            let ignores = settings?.ignoresStoredResponse ?? false
+            settings = ResponseCacheSettings(maximumAge: maximumAge, version: version, ignoresStoredResponse: ignores)
         }
         return self
     }
@@ -54,10 +62,10 @@ extension Request {
     /// own it stores the result without a version.
     @discardableResult
     public nonisolated func ignoringCache(_ ignoring: Bool = true) -> Self {
-        _engineAccess.perform { engine in
-            var settings = engine.cacheSettings ?? ResponseCacheSettings(maximumAge: .zero, version: nil)
-            settings.ignoresStoredResponse = ignoring
-            engine.cacheSettings = settings
+        updateFeatureSetting(ResponseCacheSettings.self) { settings in
+            var updated = settings ?? ResponseCacheSettings(maximumAge: .zero, version: nil)
+            updated.ignoresStoredResponse = ignoring
+            settings = updated
         }
         return self
     }
@@ -65,7 +73,7 @@ extension Request {
     /// The last stored response for this request, even if it is stale: show it at once, then
     /// refresh. `nil` when nothing was stored (or the request cannot be built).
     public func cachedResponse() async -> DataResponse<Data, CourierError>? {
-        guard let request = try? _engine.source.makeRequest(session),
+        guard let request = try? withIsolatedEngine({ $0.source }).makeRequest(session),
               let stored = session.responseCache.latest(for: ResponseCacheKey(request)), let url = request.url else { return nil }
         let head = ResponseHead(statusCode: stored.statusCode, fields: stored.headers.map { (name: $0.name, value: $0.value) },
                                 url: url, httpVersion: "HTTP/1.1")

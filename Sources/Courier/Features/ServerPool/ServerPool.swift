@@ -225,3 +225,11 @@ public struct ServerURL: URLConvertible, CustomStringConvertible {
         (try? asURL().absoluteString) ?? "\(path) on unknown server \"\(name)\""
     }
 }
+
+extension ServerPool: RequestFeature {
+    /// Counts an exchange's outcome towards its server's health; a locally answered one says nothing about it.
+    func exchangeDidComplete(_ exchange: ExchangeContext, origin: ExchangeOrigin, error: CourierError?) {
+        guard origin.reachedServer else { return }
+        record(exchange.request.url, error: error)
+    }
+}

@@ -14,21 +14,21 @@ public actor DataStreamRequest: Request {
     /// The session that made it.
     public nonisolated let session: Session
     /// Courier's thread-safe part of the request.
-    public nonisolated let _shell: RequestShell
+    package nonisolated let shell: RequestShell
     /// Courier's machinery, isolated to the request.
-    public let _engine: RequestEngine
+    package let engine: RequestEngine
     nonisolated let buffer: StreamBuffer
 
     /// The request's own serial executor, which transport events also enter.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { _shell.executor.asUnownedSerialExecutor() }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { shell.executor.asUnownedSerialExecutor() }
 
     init(session: Session, source: RequestSource) {
         let buffer = StreamBuffer()
-        (id, _shell, _engine) = RequestShell.make(session: session, source: source, sink: StreamBodySink(buffer: buffer))
+        (id, shell, engine) = RequestShell.make(session: session, source: source, sink: StreamBodySink(buffer: buffer))
         self.buffer = buffer
         self.session = session
-        _engine.addResponseHandler { [buffer] completion in buffer.finish(completion) }
-        _engine.owner = self
+        engine.addResponseHandler { [buffer] completion in buffer.finish(completion) }
+        engine.owner = self
     }
 
     /// The body as an asynchronous sequence of chunks; iterating it starts the request. A stream has
@@ -157,3 +157,5 @@ extension Session {
         return request
     }
 }
+
+extension DataStreamRequest: RequestInternals {}

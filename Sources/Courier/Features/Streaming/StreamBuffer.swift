@@ -117,4 +117,6 @@ final class StreamBodySink: ResponseBodySink {
     var flowControlWindow: Int { 1 << 20 }
     var validatesAtHead: Bool { true }
     var allowsRetry: Bool { !buffer.hasDelivered }
+    /// A stream's consumer sets the pace of its transfer; a shared transfer could not follow it.
+    var allowsSharing: Bool { false }
 }

@@ -11,17 +11,17 @@ public actor UploadRequest: DataResponseRequest {
     /// The session that made it.
     public nonisolated let session: Session
     /// Courier's thread-safe part of the request.
-    public nonisolated let _shell: RequestShell
+    package nonisolated let shell: RequestShell
     /// Courier's machinery, isolated to the request.
-    public let _engine: RequestEngine
+    package let engine: RequestEngine
 
     /// The request's own serial executor, which transport events also enter.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { _shell.executor.asUnownedSerialExecutor() }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { shell.executor.asUnownedSerialExecutor() }
 
     init(session: Session, source: RequestSource) {
-        (id, _shell, _engine) = RequestShell.make(session: session, source: source, sink: MemoryBodySink())
+        (id, shell, engine) = RequestShell.make(session: session, source: source, sink: MemoryBodySink())
         self.session = session
-        _engine.owner = self
+        engine.owner = self
     }
 }
 
@@ -73,3 +73,5 @@ extension Session {
         return request
     }
 }
+
+extension UploadRequest: RequestInternals {}

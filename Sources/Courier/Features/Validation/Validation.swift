@@ -130,7 +130,7 @@ extension Request {
     }
 
     nonisolated func addValidator(_ validate: @escaping @Sendable (ValidationInput) -> CourierError?) -> Self {
-        _engineAccess.perform { $0.validators.append(Validator(validate: validate)) }
+        engineAccess.perform { $0.validators.append(Validator(validate: validate)) }
         return self
     }
 

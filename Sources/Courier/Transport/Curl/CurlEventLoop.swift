@@ -94,8 +94,8 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Runs until a `.shutdown` command, then finishes every transfer and cleans up. Loop thread only.
     func run() {
         // Every event delivered during one pass reaches its request in one drain (see DeliveryBatch).
-        let batch = DeliveryBatch.begin()
-        defer { batch.end() }
+        let batch = FastPaths.enabled ? DeliveryBatch.begin() : nil
+        defer { batch?.end() }
         passLock.lock()
         while true {
             clock.tick()
@@ -106,7 +106,7 @@ final class CurlEventLoop: @unchecked Sendable {
             // What the last sleep's sockets finished is delivered here too, after the commands:
             // a cancel that raced a transfer's end still wins (see `apply`).
             finishPass()
-            batch.flush()
+            batch?.flush()
             releaseFinished()
             if mailbox.prepareToWait(idle: exchanges.isEmpty) {
                 let milliseconds = ccurl_reactor_prepare_wait(reactor, waitTimeout())

@@ -47,7 +47,7 @@ import Foundation
     /// under concurrent load that thread alone would cap the transport.
     public convenience init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
         try self.init(configuration: configuration, receiveBufferSize: receiveBufferSize,
-                      responseWaitLimit: CurlResponseWait.defaultLimit, proxies: .current())
+                      responseWaitLimit: FastPaths.enabled ? CurlResponseWait.defaultLimit : .zero, proxies: .current())
     }
 
     /// Like ``init(configuration:receiveBufferSize:)``, with the longest a pass on a caller's thread
@@ -108,7 +108,7 @@ import Foundation
         let handle = CurlTransferHandle(request: request, sink: sink, mailbox: loop.mailbox, origin: origin)
         // Only the transport's one transfer is sent from this thread: under concurrent load the
         // callers' threads are the busy ones, and the loops send in batches on threads of their own.
-        switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone) {
+        switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone && FastPaths.enabled) {
         case .rejected:
             // Shutdown won the race after the loop was chosen.
             loop.mailbox.transferEnded(origin: origin)

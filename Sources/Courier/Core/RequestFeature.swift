@@ -1,0 +1,104 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A capability that plugs into every request of a session without the request engine knowing
+/// its type: it may answer an exchange instead of the network (the response cache, a shared
+/// transfer of the deduplicator) and it may watch how exchanges and requests end (the server
+/// pool's health, the cache's stores).
+///
+/// The session asks its features in order, once per exchange; the first that routes the exchange
+/// decides where its answer comes from, and that decision (``ExchangeOrigin``) travels with the
+/// exchange to the features' observers. Every method has a default that does nothing.
+protocol RequestFeature: Sendable {
+    /// A transfer answering `exchange`, or `nil` to leave it to the next feature and in the end
+    /// to the session's transport. `sink` receives the transfer's events.
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer?
+    /// An exchange of a request of the session ended, with `error` unless it succeeded.
+    func exchangeDidComplete(_ exchange: ExchangeContext, origin: ExchangeOrigin, error: CourierError?)
+    /// A request of the session ended (finished or cancelled); `origin` is where the answer of its
+    /// last exchange came from, `nil` when no exchange started.
+    func requestDidComplete(_ request: CompletedRequest)
+}
+
+extension RequestFeature {
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer? { nil }
+    func exchangeDidComplete(_ exchange: ExchangeContext, origin: ExchangeOrigin, error: CourierError?) {}
+    func requestDidComplete(_ request: CompletedRequest) {}
+}
+
+/// Where the answer to one exchange comes from, decided once as the exchange starts.
+enum ExchangeOrigin: Sendable, Hashable {
+    /// A transfer of the request's own on the network.
+    case network
+    /// A network transfer shared with identical requests in flight.
+    case shared
+    /// A feature answered from what it keeps (a stored response): no server was asked.
+    case local
+
+    /// Whether a server answered (the outcome says something about its health).
+    var reachedServer: Bool { self != .local }
+}
+
+/// A transfer a feature took on, and where its answer comes from.
+struct RoutedTransfer {
+    let transfer: any TransportTransfer
+    let origin: ExchangeOrigin
+}
+
+/// One exchange as features see it when routing it or when it ends.
+struct ExchangeContext {
+    /// The exchange as it goes on the wire.
+    let request: TransportRequest
+    /// The request as its source built it, before adapters (what the response cache keys on).
+    let initialRequest: URLRequest?
+    /// Whether the request sends an upload body (file, data or multipart).
+    let hasUploadBody: Bool
+    /// Whether the response body may be handed to other requests too: not for a stream (whose
+    /// consumer's pace is its backpressure) nor for a resumable download (whose partial file
+    /// belongs to one request).
+    let bodyMayBeShared: Bool
+    /// What the request asked of features (`cached(for:)`, `deduplication(_:)`...).
+    let settings: RequestFeatureSettings
+}
+
+/// A request that ended, as features see it.
+struct CompletedRequest {
+    let completion: RequestCompletion
+    /// The request as its source built it, before adapters.
+    let initialRequest: URLRequest?
+    /// Whether the request sent an upload body.
+    let hasUploadBody: Bool
+    /// Where the answer of the last exchange came from; `nil` when no exchange started.
+    let origin: ExchangeOrigin?
+    /// What the request asked of features.
+    let settings: RequestFeatureSettings
+}
+
+/// A value a feature keeps per request: its type is its key, `defaultValue` is what a request
+/// that set nothing has.
+protocol RequestFeatureSetting {
+    associatedtype Value: Sendable
+    static var defaultValue: Value { get }
+}
+
+/// The feature settings of one request, keyed by setting type; the engine carries them without
+/// knowing what they are.
+struct RequestFeatureSettings: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    subscript<Setting: RequestFeatureSetting>(_ setting: Setting.Type) -> Setting.Value {
+        get { values[ObjectIdentifier(setting)] as? Setting.Value ?? Setting.defaultValue }
+        set { values[ObjectIdentifier(setting)] = newValue }
+    }
+}
+
+extension Request {
+    /// Changes one of the request's feature settings, on its executor, in call order.
+    nonisolated func updateFeatureSetting<Setting: RequestFeatureSetting>(
+        _ setting: Setting.Type, _ update: @escaping @Sendable (inout Setting.Value) -> Void
+    ) {
+        engineAccess.perform { update(&$0.featureSettings[setting]) }
+    }
+}
