@@ -12,7 +12,8 @@ import Testing
     }
 
     /// 16 MiB in 16 KiB chunks: the buffer moves only when it grows (geometrically), so the bytes
-    /// moved stay within a few times the body; copying it per chunk would move about 8 GiB.
+    /// moved stay within a few times the body (8 times allows any growth factor from 8/7); copying it
+    /// per chunk would move about 8 GiB, 512 times the body.
     @Test func collectingMovesTheBufferOnlyWhenItGrows() {
         let chunkSize = 16 << 10
         let count = BodyPrinter.formattingLimit / chunkSize
@@ -37,7 +38,7 @@ import Testing
         }
         let total = count * chunkSize
         print("[streamed-body] collecting \(total) bytes in \(count) chunks: buffer moved \(moves) times, \(moved) bytes")
-        #expect(moved <= 4 * total, "bytes moved \(moved) for a \(total)-byte body in \(count) chunks")
+        #expect(moved <= 8 * total, "bytes moved \(moved) for a \(total)-byte body in \(count) chunks")
         #expect(moves < count / 8, "the buffer moved \(moves) times in \(count) appends")
         let collected = body.finish()
         #expect(collected?.count == total)
