@@ -7,33 +7,21 @@ import FoundationNetworking
 extension FetchCommand {
     /// No body and no `-o`: streams the response to standard output as it arrives.
     ///
-    /// Piped output is written chunk by chunk, so a slow reader holds the transfer back
-    /// (Courier's backpressure) and memory stays bounded. On a terminal the body is collected to be
-    /// formatted, up to ``BodyPrinter/formattingLimit``; beyond that it is written as it is.
+    /// Piped or redirected output is written chunk by chunk, so a slow reader holds the transfer
+    /// back (Courier's backpressure) and memory stays bounded whatever the body's size. On a
+    /// terminal the body is collected (appended in place, see ``StreamedBody``) to be formatted, up
+    /// to ``BodyPrinter/formattingLimit``; a larger body is written as it is, as it arrives.
     func printBody(session: Session) async -> ExitCode {
         let request = session.streamRequest(options.url, method: method, headers: requestHeaders())
         if options.failOnHTTPError { request.validate(statusCode: 0..<400) }
         cancelOnInterrupt(request)
-        let printer = BodyPrinter(console: console)
-        var collected: Data? = console.stdoutIsTerminal ? Data() : nil
+        let console = console
+        var body = StreamedBody(collecting: console.stdoutIsTerminal, limit: BodyPrinter.formattingLimit) { console.out($0) }
         var iterator = request.streamingData().makeAsyncIterator()
         var failure: CourierError?
-        var writeFailed = false
         do throws(CourierError) {
             while let chunk = try await iterator.next() {
-                if var buffer = collected {
-                    buffer.append(chunk)
-                    if Int64(buffer.count) > BodyPrinter.formattingLimit {
-                        // Too big to format: everything so far and everything after goes out as it is.
-                        collected = nil
-                        writeFailed = writeFailed || !console.out(buffer)
-                    } else {
-                        collected = buffer
-                    }
-                } else {
-                    writeFailed = writeFailed || !console.out(chunk)
-                }
-                if writeFailed {
+                if !body.consume(chunk) {
                     request.cancel()
                     break
                 }
@@ -44,9 +32,10 @@ extension FetchCommand {
         interrupts.clearHandler()
         reportMetrics(await request.metrics)
         if let failure { return fail(with: failure) }
-        if writeFailed { return .failure }
-        if let collected {
-            return printer.print(data: collected, contentType: await request.response?.value(forHTTPHeaderField: "Content-Type"))
+        if body.writeFailed { return .failure }
+        if let collected = body.finish() {
+            let contentType = await request.response?.value(forHTTPHeaderField: "Content-Type")
+            return BodyPrinter(console: console).print(data: collected, contentType: contentType)
         }
         return .success
     }

@@ -9,8 +9,10 @@ import FoundationNetworking
 /// Three paths, chosen by the options:
 /// - a request body (`-d`, `--json`, `-F`): an upload; the response arrives in memory;
 /// - `-o FILE`: a download streamed to disk (resumable with `-C`), with progress on stderr;
-/// - otherwise: a download to a temporary file, then copied to standard output, so memory
-///   stays bounded whatever the body's size.
+/// - otherwise: a streamed request whose chunks are written to standard output as they arrive,
+///   so memory stays bounded whatever the body's size; on a terminal, bodies up to
+///   ``BodyPrinter/formattingLimit`` are collected (in place, linearly) to be formatted
+///   (see ``StreamedBody``).
 struct FetchCommand {
     let options: FetchOptions
     let interrupts: Interrupts

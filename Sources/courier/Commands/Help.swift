@@ -48,10 +48,14 @@ enum Help {
         Usage: courier [METHOD] URL [options]
 
         Makes one HTTP request. METHOD is GET, or POST when a body is given. A URL without a
-        scheme gets http://. The response body goes to standard output: JSON is pretty-printed
-        and coloured on a terminal (set NO_COLOR to turn colours off); bytes are copied as they
-        are when output is piped. With -o the body is streamed to a file with a progress bar on
-        a terminal (plain progress lines otherwise). With -C the download is resumable: its bytes
+        scheme gets http://. The response body goes to standard output. Piped or redirected, it
+        is written as it arrives, chunk by chunk, so memory stays bounded whatever its size. On
+        a terminal, a body of up to \(Units.bytes(Int64(BodyPrinter.formattingLimit))) is collected and formatted: JSON pretty-printed
+        and coloured (set NO_COLOR to turn colours off), text ended with a newline, binary
+        withheld; a larger body is written as it is, as it arrives. The response to a request
+        with a body (-d, --json, -F) is held in memory before it is written. With -o the body
+        is streamed to a file with a progress bar on a terminal (plain progress lines
+        otherwise). With -C the download is resumable: its bytes
         are kept in the download store (default \(DownloadStore.defaultDirectory.path)), and running
         the same command again, after Ctrl-C, a crash or a lost connection, continues from them.
 

@@ -3,15 +3,18 @@ import Foundation
 /// Writes a response body to standard output: the raw bytes when standard output is not a
 /// terminal; on a terminal, JSON pretty-printed (and coloured unless `NO_COLOR` is set), text as
 /// it is with a final newline, and binary data not at all (a note on stderr says so).
+///
+/// Formatting needs the whole body in memory, so it is done only for bodies of at most
+/// ``formattingLimit`` bytes; larger ones are written as they are (see ``StreamedBody``).
 struct BodyPrinter {
-    /// Bodies larger than this are never loaded to be formatted; they are copied as they are.
-    static let formattingLimit: Int64 = 16 << 20
+    /// Bodies larger than this are never held to be formatted; they are copied as they are.
+    static let formattingLimit = 16 << 20
 
     let console: Console
 
     /// Prints a body held in memory.
     func print(data: Data, contentType: String?) -> ExitCode {
-        guard console.stdoutIsTerminal, Int64(data.count) <= Self.formattingLimit else {
+        guard console.stdoutIsTerminal, data.count <= Self.formattingLimit else {
             return console.out(data) ? .success : .failure
         }
         return printForTerminal(data, contentType: contentType)
@@ -21,16 +24,16 @@ struct BodyPrinter {
     private func printForTerminal(_ data: Data, contentType: String?) -> ExitCode {
         if data.isEmpty { return .success }
         if JSONColouring.isJSONContentType(contentType) || Self.looksLikeJSON(data),
-           let formatted = JSONColouring.format(data, palette: console.stdoutUsesColour ? .ansi : .none) {
+           let formatted = JSONColouring.formattedBytes(data, palette: console.stdoutUsesColour ? .ansi : .none) {
             return console.out(formatted) ? .success : .failure
         }
         if data.contains(0) {
             console.message("courier: not printing \(data.count) bytes of binary data to a terminal; use -o FILE or a pipe")
             return .success
         }
-        var text = data
-        if text.last != UInt8(ascii: "\n") { text.append(UInt8(ascii: "\n")) }
-        return console.out(text) ? .success : .failure
+        guard console.out(data) else { return .failure }
+        if data.last != UInt8(ascii: "\n"), !console.out(Data([UInt8(ascii: "\n")])) { return .failure }
+        return .success
     }
 
     /// Whether the first non-space byte opens an object or an array.

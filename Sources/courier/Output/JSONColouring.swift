@@ -24,8 +24,14 @@ enum JSONColouring {
 
     /// The formatted text (ending with a newline), or nil if `data` is not JSON.
     static func format(_ data: Data, palette: Palette = .none, indentWidth: Int = 2) -> String? {
+        formattedBytes(data, palette: palette, indentWidth: indentWidth).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The formatted text as UTF-8 bytes (ending with a newline), or nil if `data` is not JSON.
+    /// What a terminal gets: no `String` in between, so the body is held about twice, not four times.
+    static func formattedBytes(_ data: Data, palette: Palette = .none, indentWidth: Int = 2) -> [UInt8]? {
         guard (try? JSON(parsing: data)) != nil else { return nil }
-        return reindent(Array(data), palette: palette, indentWidth: indentWidth)
+        return reindentedBytes(Array(data), palette: palette, indentWidth: indentWidth)
     }
 
     /// Whether a `Content-Type` value names JSON (`application/json`, `application/problem+json`, ...).
@@ -36,8 +42,8 @@ enum JSONColouring {
         return type == "application/json" || type.hasSuffix("+json") || type == "text/json"
     }
 
-    /// Re-indents already-valid JSON bytes.
-    static func reindent(_ bytes: [UInt8], palette: Palette, indentWidth: Int) -> String {
+    /// Re-indents already-valid JSON bytes, as UTF-8 bytes.
+    static func reindentedBytes(_ bytes: [UInt8], palette: Palette, indentWidth: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
         var depth = 0
@@ -45,7 +51,7 @@ enum JSONColouring {
         var expectingKey = false
         var index = 0
 
-        func emit(_ text: String) { out.append(contentsOf: Array(text.utf8)) }
+        func emit(_ text: String) { out.append(contentsOf: text.utf8) }
         func newline() {
             out.append(0x0A)
             out.append(contentsOf: repeatElement(0x20, count: depth * indentWidth))
@@ -112,7 +118,7 @@ enum JSONColouring {
             }
         }
         out.append(0x0A)
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool {

@@ -57,6 +57,18 @@ final class Console: Sendable {
         }
     }
 
+    /// Writes bytes to standard output; returns false once standard output is broken.
+    @discardableResult
+    func out(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            state.withLock { state in
+                guard !state.stdoutBroken else { return false }
+                if !Console.writeAll(STDOUT_FILENO, buffer) { state.stdoutBroken = true }
+                return !state.stdoutBroken
+            }
+        }
+    }
+
     /// Writes text to standard output.
     @discardableResult
     func out(_ text: String) -> Bool {
@@ -109,19 +121,22 @@ final class Console: Sendable {
     /// Writes every byte of `data` to `descriptor`, retrying after `EINTR` and short writes.
     @discardableResult
     static func writeAll(_ descriptor: Int32, _ data: Data) -> Bool {
-        data.withUnsafeBytes { buffer -> Bool in
-            guard var pointer = buffer.baseAddress else { return true }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = write(descriptor, pointer, remaining)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                remaining -= written
-                pointer += written
+        data.withUnsafeBytes { writeAll(descriptor, $0) }
+    }
+
+    /// Writes every byte of `buffer` to `descriptor`, retrying after `EINTR` and short writes.
+    static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+        guard var pointer = buffer.baseAddress else { return true }
+        var remaining = buffer.count
+        while remaining > 0 {
+            let written = write(descriptor, pointer, remaining)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
             }
-            return true
+            remaining -= written
+            pointer += written
         }
+        return true
     }
 }
