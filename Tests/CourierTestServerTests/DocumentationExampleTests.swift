@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import CourierTestSupport
 
 extension CourierTestServerTests {
     /// Runs the example from docs/testing-with-courier-test-server.md, and checks the document
@@ -11,7 +12,7 @@ extension CourierTestServerTests {
     @Suite struct DocumentationExample {
         @Test func fetchesTheGreeting() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.json(#"{"greeting":"hello"}"#).header("Cache-Control", "no-store"))
 
             let url = server.url("/greeting?lang=en")

@@ -1,12 +1,13 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 extension CourierTestServerTests {
     @Suite struct Scripting {
         @Test func queuedResponsesAreServedInOrder() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.ok("first"))
             server.enqueue(MockResponse.status(201).header("X-Second", "yes"))
             server.enqueue(.json(#"{"n":3}"#))
@@ -35,6 +36,10 @@ extension CourierTestServerTests {
             let report = server.shutdown()
             #expect(report.unexpectedRequests.map(\.path) == ["/x"])
             #expect(!report.isClean)
+            #expect(report.problems == ["1 unexpected requests (expected 0): GET /x?y=1 HTTP/1.1"])
+            #expect(report.problems(unexpectedRequests: 1) == [])
+            #expect(report.problems(unexpectedRequests: 2).count == 1)
+            expectClean(report, unexpectedRequests: 1)
         }
 
         @Test func shutdownReportListsUnconsumedResponsesAndIsIdempotent() throws {
@@ -49,6 +54,10 @@ extension CourierTestServerTests {
             #expect(report.unconsumedResponses.map(\.status) == [503, 200])
             #expect(report.unconsumedResponses.last?.body == .text("never"))
             #expect(report.unexpectedRequests.isEmpty)
+            #expect(report.problems.count == 1)
+            #expect(report.problems.first?.hasPrefix("2 unconsumed responses (expected 0): MockResponse(503") == true)
+            #expect(report.problems(unconsumedResponses: 2) == [])
+            expectClean(report, unconsumedResponses: 2)
             let again = server.shutdown()
             #expect(again.unconsumedResponses.count == 2)
             #expect(server.isShutDown)
@@ -56,7 +65,7 @@ extension CourierTestServerTests {
 
         @Test func routesMatchExactPathAndMethodLatestFirstBeforeTheQueue() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.ok("from queue"))
             server.route("/users/42") { _ in .json(#"{"id":42}"#) }
             server.route("/users/42", method: .post) { _ in .status(201) }
@@ -78,7 +87,7 @@ extension CourierTestServerTests {
 
         @Test func dispatcherRunsWhenNoRouteMatchesBeforeTheQueue() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.ok("queued"))
             server.route("/r") { _ in .ok("route") }
             server.dispatcher = { request in .text("dispatched \(request.path)") }
@@ -92,7 +101,7 @@ extension CourierTestServerTests {
 
         @Test func echoDescribesTheRequestAsJSON() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.route("/echo", method: .any) { request in .echo(request) }
 
             let client = try RawClient(port: server.port)
@@ -117,7 +126,7 @@ extension CourierTestServerTests {
 
         @Test func recordedRequestCarriesTheParsedRequest() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.ok("a"))
             let client = try RawClient(port: server.port)
             try client.sendRequest("PUT", "/p/a%2Fb?x=1&x=2&flag&e=%E2%82%AC", headers: ["X-Case: Value", "x-case: second"], body: "payload")
@@ -142,7 +151,7 @@ extension CourierTestServerTests {
 
         @Test func takeRequestTimesOutThenReturnsInArrivalOrder() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             await #expect(throws: TestServerError.timeout) {
                 try await server.takeRequest(timeout: .milliseconds(50))
             }
@@ -167,20 +176,20 @@ extension CourierTestServerTests {
             let waiting = Task { try await server.takeRequest(timeout: .seconds(30)) }
             // Give the waiter a chance to register; the assertion holds either way.
             await Task.yield()
-            server.shutdown()
+            expectClean(server.shutdown())
             await #expect(throws: TestServerError.shutdown) { try await waiting.value }
             await #expect(throws: TestServerError.shutdown) { try await server.takeRequest() }
 
             let second = try TestServer()
             second.enqueue(.ok("x"))
             _ = try RawClient(port: second.port).get("/kept")
-            second.shutdown()
+            expectClean(second.shutdown())
             #expect(try await second.takeRequest().path == "/kept")
         }
 
         @Test func takeRequestHonoursTaskCancellation() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let task = Task { try await server.takeRequest(timeout: .seconds(30)) }
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
@@ -188,7 +197,7 @@ extension CourierTestServerTests {
 
         @Test func urlHelpersPointAtTheServer() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             #expect(server.port > 0)
             #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
             #expect(server.url("/path?x=1").absoluteString == "http://127.0.0.1:\(server.port)/path?x=1")
@@ -206,7 +215,7 @@ extension CourierTestServerTests {
 
         @Test func redirectAndFactoryResponses() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.redirect(to: "/elsewhere", status: 307))
             server.enqueue(.ok(Data([1, 2, 3])))
             server.enqueue(MockResponse.text("nope", status: 404).reason("Nowhere").removingHeader("Content-Type"))
