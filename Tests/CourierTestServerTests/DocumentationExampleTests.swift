@@ -4,7 +4,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-import CourierTestSupport
 
 extension CourierTestServerTests {
     /// Runs the example from docs/testing-with-courier-test-server.md, and checks the document
@@ -12,7 +11,7 @@ extension CourierTestServerTests {
     @Suite struct DocumentationExample {
         @Test func fetchesTheGreeting() async throws {
             let server = try TestServer()
-            defer { expectClean(server.shutdown()) }
+            defer { #expect(server.shutdown().problems == []) }
             server.enqueue(.json(#"{"greeting":"hello"}"#).header("Cache-Control", "no-store"))
 
             let url = server.url("/greeting?lang=en")

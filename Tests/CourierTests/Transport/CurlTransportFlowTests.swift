@@ -172,7 +172,8 @@ struct CurlTransportFlowTests {
     @Test("an already-passed deadline fails without a response")
     func pastDeadline() async throws {
         let server = try TestServer()
-        defer { expectClean(server.shutdown()) }
+        // The response is a trap: a request whose deadline has passed must not reach the server.
+        defer { expectClean(server.shutdown(), unconsumedResponses: 1) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.ok("never needed"))
