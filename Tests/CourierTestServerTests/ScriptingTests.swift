@@ -2,6 +2,7 @@ import CourierTestServer
 import Foundation
 import Testing
 import CourierTestSupport
+import XCTest
 
 extension CourierTestServerTests {
     @Suite struct Scripting {
@@ -40,6 +41,7 @@ extension CourierTestServerTests {
             #expect(report.problems(unexpectedRequests: 1) == [])
             #expect(report.problems(unexpectedRequests: 2).count == 1)
             expectClean(report, unexpectedRequests: 1)
+            withKnownIssue("expectClean records the unexpected request") { expectClean(report) }
         }
 
         @Test func shutdownReportListsUnconsumedResponsesAndIsIdempotent() throws {
@@ -228,5 +230,20 @@ extension CourierTestServerTests {
             let missing = try client.get("/")
             #expect(missing.status == 404 && missing.reason == "Nowhere" && missing.headers["Content-Type"] == nil)
         }
+    }
+}
+
+/// XCTest code checks reports with `XCTAssertClean` from CourierTestSupport.
+final class ShutdownReportXCTests: XCTestCase {
+    func testXCTAssertCleanAcceptsCleanAndExactlyExpectedLeftovers() throws {
+        let server = try TestServer()
+        server.enqueue(.ok("used"))
+        server.enqueue(.ok("left over"))
+        let client = try RawClient(port: server.port)
+        XCTAssertEqual(try client.get("/").text, "used")
+        let report = server.shutdown()
+        XCTAssertEqual(report.problems(unconsumedResponses: 1), [])
+        XCTAssertClean(report, unconsumedResponses: 1)
+        XCTAssertClean(try TestServer().shutdown())
     }
 }
