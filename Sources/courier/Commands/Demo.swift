@@ -71,7 +71,7 @@ struct Demo {
         let report = server.shutdown()
         if !report.isClean {
             say("")
-            say("!! the embedded server saw requests it did not expect: \(report.problems.joined(separator: "; "))")
+            say("!! the embedded server was left with: \(report.problems.joined(separator: "; "))")
         }
         let elapsed = (ContinuousClock.now - started).seconds
         say("")
