@@ -22,8 +22,9 @@ let package = Package(
         .target(name: "CourierTestServer", swiftSettings: swiftSettings),
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport"], swiftSettings: swiftSettings),
-        // Helpers shared by the test targets (child processes); not a product.
-        .target(name: "CourierTestSupport", path: "Tests/CourierTestSupport", swiftSettings: swiftSettings),
+        // Helpers shared by the test targets (child processes, shutdown-report checks); not a product.
+        .target(name: "CourierTestSupport", dependencies: ["CourierTestServer"], path: "Tests/CourierTestSupport",
+                swiftSettings: swiftSettings),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport"],
                     swiftSettings: swiftSettings),

@@ -1,5 +1,15 @@
 /// What ``TestServer/shutdown()`` found left over: evidence that a test scripted more, or
 /// received more, than it expected.
+///
+/// A report is *clean* when every response put on the queue with `enqueue` was served
+/// and no request found nothing scripted (which the server answered with the fail-fast
+/// 599). Those are the two things the server records; routes, resources and the dispatcher answer
+/// any number of requests, so they cannot be left over.
+///
+/// Check every report: `shutdown()` is not `@discardableResult`. Tests use ``isClean`` and
+/// ``problems`` directly (`#expect(report.problems == [])`, `XCTAssertEqual(report.problems, [])`),
+/// or ``problems(unconsumedResponses:unexpectedRequests:)`` when leaving something over is the
+/// point of the test.
 public struct ShutdownReport: Sendable, CustomStringConvertible {
     /// Responses that were enqueued but never served, in queue order.
     public let unconsumedResponses: [MockResponse]
@@ -9,6 +19,33 @@ public struct ShutdownReport: Sendable, CustomStringConvertible {
     /// True when every scripted response was used and no request was unexpected.
     public var isClean: Bool {
         unconsumedResponses.isEmpty && unexpectedRequests.isEmpty
+    }
+
+    /// One line for each kind of leftover, naming what was left over; empty exactly when
+    /// ``isClean``.
+    public var problems: [String] {
+        problems(unconsumedResponses: 0, unexpectedRequests: 0)
+    }
+
+    /// One line for each way this report differs from a shutdown that left exactly
+    /// `unconsumedResponses` scripted responses unserved and answered exactly `unexpectedRequests`
+    /// requests with the fail-fast 599; empty when it matches.
+    ///
+    /// For tests whose point is a leftover, e.g. a client that gives up before its second request:
+    /// `#expect(server.shutdown().problems(unconsumedResponses: 1) == [])`. Counts are exact, so a
+    /// test that leaves over more (or less) than it says still fails.
+    public func problems(unconsumedResponses expectedUnconsumed: Int = 0,
+                         unexpectedRequests expectedUnexpected: Int = 0) -> [String] {
+        var problems: [String] = []
+        if unconsumedResponses.count != expectedUnconsumed {
+            problems.append("\(unconsumedResponses.count) unconsumed responses (expected \(expectedUnconsumed)): "
+                + unconsumedResponses.map(\.description).joined(separator: "; "))
+        }
+        if unexpectedRequests.count != expectedUnexpected {
+            problems.append("\(unexpectedRequests.count) unexpected requests (expected \(expectedUnexpected)): "
+                + unexpectedRequests.map(\.requestLine).joined(separator: "; "))
+        }
+        return problems
     }
 
     /// A summary of what was left over.

@@ -5,14 +5,14 @@ import Foundation
 ///
 /// ```swift
 /// let server = try TestServer()
-/// defer { server.shutdown() }
+/// defer { #expect(server.shutdown().problems == []) }
 /// server.enqueue(.ok("hello"))
 /// // … make a request to server.url("/greeting") …
 /// let request = try await server.takeRequest()
 /// ```
 /// Each connection is served by its own thread with blocking I/O, so nothing runs on Swift's
-/// cooperative pool. Call ``shutdown()`` when done; deinitialising an unstopped server shuts
-/// it down too.
+/// cooperative pool. Call ``shutdown()`` when done and check the ``ShutdownReport`` it returns;
+/// deinitialising an unstopped server shuts it down too, but nobody sees that report.
 public final class TestServer: Sendable {
     /// Options for starting a server.
     public struct Configuration: Sendable {
@@ -127,7 +127,11 @@ public final class TestServer: Sendable {
     /// Stops the server: closes the listener and every connection, opens every gate a response
     /// is held on, wakes waiting `takeRequest` calls (they throw ``TestServerError/shutdown``),
     /// and joins all threads. Idempotent; later calls return the first report.
-    @discardableResult
+    ///
+    /// The report is not discardable: a test that scripted a response it never used, or sent a
+    /// request nothing was scripted for, should fail. Check it with ``ShutdownReport/problems``
+    /// (or ``ShutdownReport/problems(unconsumedResponses:unexpectedRequests:)`` when a leftover is
+    /// intended), or write `_ = server.shutdown()` where it truly does not matter.
     public func shutdown() -> ShutdownReport {
         core.shutdown()
     }

@@ -11,7 +11,7 @@ import Testing
 struct BackpressureTests {
     @Test func aSlowReaderKeepsCourierUnder64MiB() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let size: Int64 = 500 << 20
         server.route("/big", Resource(pattern: size, seed: 91))
         guard let executable = CourierExecutable.url else {

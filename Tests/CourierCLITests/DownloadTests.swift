@@ -1,6 +1,7 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,7 @@ import Glibc
 @Suite struct DownloadTests {
     @Test func outputFileIsByteExactWithPlainProgressWhenNotATerminal() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("download")
         defer { directory.remove() }
         let size: Int64 = 20_000_000
@@ -29,7 +30,7 @@ import Glibc
 
     @Test func plainProgressLinesAreRateLimited() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("plain")
         defer { directory.remove() }
         let size: Int64 = 6 << 20
@@ -48,7 +49,7 @@ import Glibc
 
     @Test func progressBarInAPseudoTerminalEndsWithASaneLine() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("pty")
         defer { directory.remove() }
         let size: Int64 = 8 << 20
@@ -78,7 +79,7 @@ import Glibc
 
     @Test func jsonIsPrettyPrintedAndColouredOnATerminal() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/user") { _ in .json(#"{"nick":"ada","level":7}"#) }
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         let command = [executable.path, server.url("/user").absoluteString].map(shellQuoted).joined(separator: " ")
@@ -93,7 +94,7 @@ import Glibc
 
     @Test func ctrlCKeepsThePartialAndTheNextRunResumesIt() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("sigint")
         defer { directory.remove() }
         let size: Int64 = 3 << 20
@@ -128,7 +129,7 @@ import Glibc
 
     @Test func sigtermInterruptsAHeldRequest() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let gate = Gate()
         server.route("/held") { _ in .ok("late").waiting(for: gate) }
         let process = try CLIProcess([server.url("/held").absoluteString])
@@ -145,7 +146,7 @@ import Glibc
 extension DownloadTests {
     @Test func noColorTurnsColoursOff() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/user") { _ in .json(#"{"nick":"ada"}"#) }
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         let command = [executable.path, server.url("/user").absoluteString].map(shellQuoted).joined(separator: " ")

@@ -7,7 +7,7 @@ import Testing
 @Suite struct ExitCodeTests {
     @Test func failTurnsAnErrorStatusIntoExitCode5AndPrintsNoBody() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/missing") { _ in .json(#"{"error":"not here"}"#, status: 404) }
         let failing = try await runCLI(["--fail", server.url("/missing").absoluteString])
         #expect(failing.status == 5, "\(failing)")
@@ -20,7 +20,7 @@ import Testing
 
     @Test func failWithAnUploadAndWithADownload() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("fail")
         defer { directory.remove() }
         server.route("/denied") { _ in .text("no", status: 403) }
@@ -67,7 +67,7 @@ import Testing
 
     @Test func idleTimeoutExits4() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let gate = Gate()
         server.route("/held") { _ in .ok("late").waiting(for: gate) }
         // The response is held until the process has exited, so only the timeout can have ended it.
@@ -79,7 +79,7 @@ import Testing
 
     @Test func outputIntoAMissingDirectoryExits6() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/f") { _ in .ok("data") }
         let directory = try TemporaryDirectory("missing")
         defer { directory.remove() }

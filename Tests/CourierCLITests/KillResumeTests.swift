@@ -1,6 +1,7 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,7 @@ struct KillResumeTests {
 
     private func killAndResume(kills: Int, bytesPerPeriod: Int, period: Duration, seed: UInt64) async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("kill")
         defer { directory.remove() }
         let path = "/big.bin"

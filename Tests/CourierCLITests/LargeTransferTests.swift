@@ -19,7 +19,7 @@ struct LargeTransferTests {
     @Test func upload256MiBFromAFile() async throws {
         try await PeakMemoryGate.shared.run {
             let (server, directory, file) = try Self.uploadFixture(seed: 51)
-            defer { server.shutdown(); directory.remove() }
+            defer { expectClean(server.shutdown()); directory.remove() }
             server.route("/upload", method: .post) { request in
                 guard request.bodySize == Self.uploadSize else { return .text("size \(request.bodySize)", status: 422) }
                 if let offset = PatternFile.firstMismatch(in: request.body, range: 0..<Int(Self.uploadSize), patternOffset: 0, seed: 51) {
@@ -39,7 +39,7 @@ struct LargeTransferTests {
     @Test func upload256MiBAsAMultipartFilePart() async throws {
         try await PeakMemoryGate.shared.run {
             let (server, directory, file) = try Self.uploadFixture(seed: 52)
-            defer { server.shutdown(); directory.remove() }
+            defer { expectClean(server.shutdown()); directory.remove() }
             server.route("/form", method: .post) { request in
                 guard let boundary = Multipart.boundary(of: request.headers["Content-Type"]),
                       let parts = Multipart.parts(of: request.body, boundary: boundary), parts.count == 2 else {
@@ -63,7 +63,7 @@ struct LargeTransferTests {
 
     @Test func download1GiBToAFile() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("large-download")
         defer { directory.remove() }
         server.route("/huge.bin", Resource(pattern: Self.downloadSize, seed: 53, etag: "\"huge\""))

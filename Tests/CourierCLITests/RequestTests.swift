@@ -1,13 +1,14 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 /// GET, POST, headers and bodies round trips: the built executable against CourierTestServer,
 /// checked by what the server recorded.
 @Suite struct RequestTests {
     @Test func getSendsHeadersAndPrintsTheRawBodyWhenPiped() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let body = #"{"greeting":"hello","n":[1,2]}"#
         server.route("/greet") { _ in .json(body) }
         let result = try await runCLI(["-H", "X-Token: abc", "-H", "Accept: application/json", server.url("/greet?lang=en").absoluteString])
@@ -25,7 +26,7 @@ import Testing
 
     @Test func dataImpliesPostWithAFormContentType() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/form") { request in .text("got \(request.bodySize) bytes", status: 201) }
         let result = try await runCLI(["-d", "a=1&b=two", server.url("/form").absoluteString])
         #expect(result.status == 0, "\(result)")
@@ -38,7 +39,7 @@ import Testing
 
     @Test func jsonBodyWithAnExplicitMethod() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/users/42") { request in .echo(request) }
         let json = #"{"nick":"ada","level":7}"#
         let result = try await runCLI(["PUT", server.url("/users/42").absoluteString, "--json", json])
@@ -53,7 +54,7 @@ import Testing
 
     @Test func methodOptionAndUserContentTypeWin() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/items/1") { _ in .status(204) }
         let deleted = try await runCLI(["-X", "DELETE", server.url("/items/1").absoluteString])
         #expect(deleted.status == 0, "\(deleted)")
@@ -67,7 +68,7 @@ import Testing
 
     @Test func dataFromAFileIsStreamedByteExact() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("upload")
         defer { directory.remove() }
         let size: Int64 = 5_000_000
@@ -86,7 +87,7 @@ import Testing
 
     @Test func multipartFormWithAFilePart() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("form")
         defer { directory.remove() }
         let size: Int64 = 300_000
@@ -112,7 +113,7 @@ import Testing
 
     @Test func redirectsAreFollowedUnlessMaxRedirectsIsZero() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/old") { _ in .redirect(to: "/new") }
         server.route("/new") { _ in .text("arrived") }
         let followed = try await runCLI([server.url("/old").absoluteString])
@@ -126,7 +127,7 @@ import Testing
 
     @Test func verbosePrintsHeadsAndMetricsWithPeakMemory() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/v") { _ in .text("ok").header("X-Served-By", "test") }
         let result = try await runCLI(["-v", "-H", "X-Req: 1", server.url("/v").absoluteString])
         #expect(result.status == 0, "\(result)")
@@ -143,7 +144,7 @@ import Testing
     @Test(arguments: ["curl", "urlsession"])
     func bothTransports(transport: String) async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.route("/t") { request in .text("via \(request.method)") }
         let result = try await runCLI(["--transport", transport, "-v", server.url("/t").absoluteString])
         #expect(result.status == 0, "\(result)")

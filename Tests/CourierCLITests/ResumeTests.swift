@@ -1,6 +1,7 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,7 @@ import Glibc
 @Suite struct ResumeTests {
     @Test func aChangedResourceStartsOverAndTheResultIsTheNewContent() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("changed")
         defer { directory.remove() }
         let size: Int64 = 2 << 20
@@ -41,7 +42,7 @@ import Glibc
 
     @Test func aSecondProcessCannotResumeTheSameDownloadAtTheSameTime() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let directory = try TemporaryDirectory("locked")
         defer { directory.remove() }
         let gate = Gate()

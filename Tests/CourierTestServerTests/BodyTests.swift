@@ -7,7 +7,7 @@ extension CourierTestServerTests {
     @Suite struct Bodies {
         @Test func gzipProducesAValidStoredStream() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(MockResponse.ok("123456789").gzip())
             server.enqueue(MockResponse(body: .pattern(count: 200_000, seed: 11)).gzip())
             server.enqueue(MockResponse.ok("").gzip())
@@ -33,7 +33,7 @@ extension CourierTestServerTests {
 
         @Test func deflateProducesAValidZlibStream() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(MockResponse.ok("Wikipedia").deflate())
             server.enqueue(MockResponse(body: .pattern(count: 70_000, seed: 12)).deflate().chunked(chunkSize: 4096))
             let client = try RawClient(port: server.port)
@@ -67,7 +67,7 @@ extension CourierTestServerTests {
         @Test func patternBodyOfAGibibyteStreamsWithoutBeingHeldInMemory() async throws {
             try await PeakMemoryGate.shared.run {
                 let server = try TestServer()
-                defer { server.shutdown() }
+                defer { expectClean(server.shutdown()) }
                 // ThreadSanitizer instruments every 8-byte store of the generator, which makes a full
                 // gibibyte take half a minute; a quarter of it exercises the same streaming path.
                 let size: Int64 = isRunningUnderThreadSanitizer ? 1 << 28 : 1 << 30

@@ -11,7 +11,7 @@ extension CourierTestServerTests {
     @Suite struct DocumentationExample {
         @Test func fetchesTheGreeting() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { #expect(server.shutdown().problems == []) }
             server.enqueue(.json(#"{"greeting":"hello"}"#).header("Cache-Control", "no-store"))
 
             let url = server.url("/greeting?lang=en")

@@ -1,13 +1,14 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 extension CourierTestServerTests {
     @Suite struct Faults {
         /// Sends `GET /f` for `response` and reads whatever comes back, with a 300 ms read timeout.
         static func exchange(_ response: MockResponse) throws -> (head: (status: Int, headers: HeaderFields)?, bodyBytes: [UInt8], end: RawClient.ReadEnd) {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(response)
             let client = try RawClient(port: server.port, receiveTimeout: .milliseconds(300))
             try client.sendRequest("GET", "/f")
@@ -77,7 +78,7 @@ extension CourierTestServerTests {
 
         @Test func resetPartWayThroughALargeBody() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(MockResponse(body: .pattern(count: 1_000_000, seed: 5)).effect(.reset, at: .responseBody(afterBytes: 300_000)))
             let client = try RawClient(port: server.port)
             try client.sendRequest("GET", "/big")
@@ -93,7 +94,7 @@ extension CourierTestServerTests {
         @Test(arguments: [(10_000, 10), (25_000, 50)])
         func throttleKeepsTheConfiguredRate(bytesPerPeriod: Int, periodMilliseconds: Int) throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let total = 200_000
             server.enqueue(MockResponse(body: .pattern(count: Int64(total), seed: 2))
                 .throttle(bytes: bytesPerPeriod, every: .milliseconds(periodMilliseconds)))
@@ -121,7 +122,7 @@ extension CourierTestServerTests {
 
         @Test func headersAndBodyDelaysHoldTheResponse() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(MockResponse.ok("late").headersDelay(.milliseconds(100)).bodyDelay(.milliseconds(100)))
             let client = try RawClient(port: server.port)
             let start = ContinuousClock.now
@@ -135,7 +136,7 @@ extension CourierTestServerTests {
 
         @Test func gateHoldsResponsesUntilOpened() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let gate = Gate()
             server.route("/held") { _ in MockResponse.ok("released").waiting(for: gate) }
             let port = server.port
@@ -159,7 +160,8 @@ extension CourierTestServerTests {
             let port = server.port
             let client = Task { try await onThread { try RawClient(port: port).readAfterGet("/x") } }
             #expect(await gate.waitUntilWaiting(count: 1))
-            server.shutdown()
+            // The held response was taken off the queue when the request arrived, so nothing is left over.
+            expectClean(server.shutdown())
             #expect(gate.isOpen)
             let (count, end) = try await client.value
             #expect(count == 0 && end == .eof)
@@ -167,7 +169,7 @@ extension CourierTestServerTests {
 
         @Test func clientDisconnectIsNoticedWhileAResponseIsHeldOrStreaming() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let gate = Gate()
             server.route("/held") { _ in MockResponse.ok("x").waiting(for: gate) }
             server.route("/stalled") { _ in MockResponse.ok("x").effect(.stall, at: .responseStart) }
@@ -210,7 +212,7 @@ extension RawClient {
 extension CourierTestServerTests.Faults {
     @Test func aBodyPauseHoldsTheRestUntilTheGateOpens() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let gate = Gate()
         server.enqueue(MockResponse(status: 200).body(.pattern(count: 100_000, seed: 2)).pausing(afterBytes: 30_000, until: gate))
         let client = try RawClient(port: server.port)

@@ -1,6 +1,7 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 extension CourierTestServerTests {
     @Suite struct ResourceRanges {
@@ -21,7 +22,7 @@ extension CourierTestServerTests {
 
         @Test func fullGetCarriesValidators() throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let response = try Self.get(server, [])
             #expect(response.status == 200)
             #expect(Data(response.body) == Self.content)
@@ -43,7 +44,7 @@ extension CourierTestServerTests {
         ])
         func satisfiableRangeGets206(range: String, first: Int, last: Int) throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let response = try Self.get(server, ["Range: \(range)"])
             #expect(response.status == 206)
             #expect(response.headers["Content-Range"] == "bytes \(first)-\(last)/1000")
@@ -56,7 +57,7 @@ extension CourierTestServerTests {
         @Test(arguments: ["bytes=1000-", "bytes=1000-2000", "bytes=-0", "bytes=5000-5001, 2000-"])
         func unsatisfiableRangeGets416(range: String) throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let response = try Self.get(server, ["Range: \(range)"])
             #expect(response.status == 416)
             #expect(response.headers["Content-Range"] == "bytes */1000")
@@ -67,7 +68,7 @@ extension CourierTestServerTests {
         @Test(arguments: ["bytes=0-9,20-29", "bytes=5-4", "bytes=abc", "items=0-9", "bytes=", "bytes=1-2-3"])
         func multipleOrInvalidRangesGet200WithTheFullBody(range: String) throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let response = try Self.get(server, ["Range: \(range)"])
             #expect(response.status == 200)
             #expect(Data(response.body) == Self.content)
@@ -76,7 +77,7 @@ extension CourierTestServerTests {
 
         @Test func ifRangeWithMatchingOrStaleValidators() throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let cases: [(String, Int)] = [
                 ("\"v1\"", 206),
                 ("\"v0\"", 200),
@@ -96,7 +97,7 @@ extension CourierTestServerTests {
 
         @Test func weakEtagNeverMatchesIfRange() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.route("/weak", Resource(data: Self.content, etag: "W/\"w\""))
             let response = try RawClient(port: server.port).get("/weak", headers: ["Range: bytes=0-0", "If-Range: W/\"w\""])
             #expect(response.status == 200)
@@ -106,7 +107,7 @@ extension CourierTestServerTests {
 
         @Test func conditionalRequestsGet304WithoutBody() throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let cases: [([String], Int)] = [
                 (["If-None-Match: \"v1\""], 304),
                 (["If-None-Match: \"a\", W/\"v1\""], 304),
@@ -129,7 +130,7 @@ extension CourierTestServerTests {
 
         @Test func headAndOtherMethods() throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let client = try RawClient(port: server.port)
             try client.sendRequest("HEAD", "/file", headers: ["Range: bytes=0-9"])
             let head = try client.readResponse(isHead: true)
@@ -142,7 +143,7 @@ extension CourierTestServerTests {
 
         @Test func ignoresRangeAlwaysSendsTheFullBody() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.route("/plain", Resource(data: Self.content, etag: "\"v1\"", ignoresRange: true))
             let response = try RawClient(port: server.port).get("/plain", headers: ["Range: bytes=0-9"])
             #expect(response.status == 200 && response.body.count == 1000)
@@ -151,7 +152,7 @@ extension CourierTestServerTests {
 
         @Test func replacingTheResourceInvalidatesTheOldValidators() throws {
             let server = try Self.makeServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             #expect(try Self.get(server, ["Range: bytes=0-9", "If-Range: \"v1\""]).status == 206)
             server.replace(Resource(data: Data("changed".utf8), etag: "\"v2\""), at: "/file")
             let stale = try Self.get(server, ["Range: bytes=0-9", "If-Range: \"v1\""])
@@ -161,7 +162,7 @@ extension CourierTestServerTests {
 
         @Test func patternResourceServesAnyRangeOfAGibibyteWithoutMaterialisingIt() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let size: Int64 = 1 << 30
             server.route("/big", Resource(pattern: size, seed: 42, etag: "\"big\""))
             let client = try RawClient(port: server.port)
@@ -178,7 +179,7 @@ extension CourierTestServerTests {
 
         @Test func resourceModifiersApplyPerResponse() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let resource = Resource(pattern: 10_000, seed: 9, etag: "\"p\"")
                 .header("X-Served-By", "resource")
                 .effect(.reset, at: .responseBody(afterBytes: 3000), forFirst: 1)

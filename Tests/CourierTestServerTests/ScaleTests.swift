@@ -1,12 +1,13 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 extension CourierTestServerTests {
     @Suite struct Scale {
         @Test func twoHundredConcurrentConnectionsOfTwentyRequestsEachAreByteExact() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             // Every request names its own seed and size, so each body is distinct and checkable.
             server.dispatcher = { request in
                 let seed = UInt64(request.query["seed"] ?? "") ?? 0
@@ -57,11 +58,11 @@ extension CourierTestServerTests {
                 _ = try client.get("/")
                 // Half the servers are stopped with the client still connected, half after it left.
                 if index.isMultiple(of: 2) {
-                    server.shutdown()
+                    expectClean(server.shutdown())
                     withExtendedLifetime(client) {}
                 } else {
                     withExtendedLifetime(client) {}
-                    server.shutdown()
+                    expectClean(server.shutdown())
                 }
                 return server.port
             }
@@ -76,7 +77,7 @@ extension CourierTestServerTests {
                 if index == 250 {
                     let server = try TestServer(configuration: configuration)
                     sawServerThreads = ProcessResources.threadCount(named: label) == 1
-                    server.shutdown()
+                    expectClean(server.shutdown())
                 }
                 ports.insert(try cycle(index))
             }

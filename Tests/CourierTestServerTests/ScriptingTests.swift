@@ -1,12 +1,14 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
+import XCTest
 
 extension CourierTestServerTests {
     @Suite struct Scripting {
         @Test func queuedResponsesAreServedInOrder() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.ok("first"))
             server.enqueue(MockResponse.status(201).header("X-Second", "yes"))
             server.enqueue(.json(#"{"n":3}"#))
@@ -35,6 +37,11 @@ extension CourierTestServerTests {
             let report = server.shutdown()
             #expect(report.unexpectedRequests.map(\.path) == ["/x"])
             #expect(!report.isClean)
+            #expect(report.problems == ["1 unexpected requests (expected 0): GET /x?y=1 HTTP/1.1"])
+            #expect(report.problems(unexpectedRequests: 1) == [])
+            #expect(report.problems(unexpectedRequests: 2).count == 1)
+            expectClean(report, unexpectedRequests: 1)
+            withKnownIssue("expectClean records the unexpected request") { expectClean(report) }
         }
 
         @Test func shutdownReportListsUnconsumedResponsesAndIsIdempotent() throws {
@@ -49,6 +56,10 @@ extension CourierTestServerTests {
             #expect(report.unconsumedResponses.map(\.status) == [503, 200])
             #expect(report.unconsumedResponses.last?.body == .text("never"))
             #expect(report.unexpectedRequests.isEmpty)
+            #expect(report.problems.count == 1)
+            #expect(report.problems.first?.hasPrefix("2 unconsumed responses (expected 0): MockResponse(503") == true)
+            #expect(report.problems(unconsumedResponses: 2) == [])
+            expectClean(report, unconsumedResponses: 2)
             let again = server.shutdown()
             #expect(again.unconsumedResponses.count == 2)
             #expect(server.isShutDown)
@@ -56,7 +67,8 @@ extension CourierTestServerTests {
 
         @Test func routesMatchExactPathAndMethodLatestFirstBeforeTheQueue() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            // The last GET /later, after its routes are removed, gets the fail-fast 599 on purpose.
+            defer { expectClean(server.shutdown(), unexpectedRequests: 1) }
             server.enqueue(.ok("from queue"))
             server.route("/users/42") { _ in .json(#"{"id":42}"#) }
             server.route("/users/42", method: .post) { _ in .status(201) }
@@ -78,7 +90,7 @@ extension CourierTestServerTests {
 
         @Test func dispatcherRunsWhenNoRouteMatchesBeforeTheQueue() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.ok("queued"))
             server.route("/r") { _ in .ok("route") }
             server.dispatcher = { request in .text("dispatched \(request.path)") }
@@ -92,7 +104,7 @@ extension CourierTestServerTests {
 
         @Test func echoDescribesTheRequestAsJSON() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.route("/echo", method: .any) { request in .echo(request) }
 
             let client = try RawClient(port: server.port)
@@ -117,7 +129,7 @@ extension CourierTestServerTests {
 
         @Test func recordedRequestCarriesTheParsedRequest() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.ok("a"))
             let client = try RawClient(port: server.port)
             try client.sendRequest("PUT", "/p/a%2Fb?x=1&x=2&flag&e=%E2%82%AC", headers: ["X-Case: Value", "x-case: second"], body: "payload")
@@ -142,7 +154,7 @@ extension CourierTestServerTests {
 
         @Test func takeRequestTimesOutThenReturnsInArrivalOrder() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             await #expect(throws: TestServerError.timeout) {
                 try await server.takeRequest(timeout: .milliseconds(50))
             }
@@ -167,20 +179,20 @@ extension CourierTestServerTests {
             let waiting = Task { try await server.takeRequest(timeout: .seconds(30)) }
             // Give the waiter a chance to register; the assertion holds either way.
             await Task.yield()
-            server.shutdown()
+            expectClean(server.shutdown())
             await #expect(throws: TestServerError.shutdown) { try await waiting.value }
             await #expect(throws: TestServerError.shutdown) { try await server.takeRequest() }
 
             let second = try TestServer()
             second.enqueue(.ok("x"))
             _ = try RawClient(port: second.port).get("/kept")
-            second.shutdown()
+            expectClean(second.shutdown())
             #expect(try await second.takeRequest().path == "/kept")
         }
 
         @Test func takeRequestHonoursTaskCancellation() async throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             let task = Task { try await server.takeRequest(timeout: .seconds(30)) }
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
@@ -188,7 +200,7 @@ extension CourierTestServerTests {
 
         @Test func urlHelpersPointAtTheServer() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             #expect(server.port > 0)
             #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
             #expect(server.url("/path?x=1").absoluteString == "http://127.0.0.1:\(server.port)/path?x=1")
@@ -206,7 +218,7 @@ extension CourierTestServerTests {
 
         @Test func redirectAndFactoryResponses() throws {
             let server = try TestServer()
-            defer { server.shutdown() }
+            defer { expectClean(server.shutdown()) }
             server.enqueue(.redirect(to: "/elsewhere", status: 307))
             server.enqueue(.ok(Data([1, 2, 3])))
             server.enqueue(MockResponse.text("nope", status: 404).reason("Nowhere").removingHeader("Content-Type"))
@@ -218,5 +230,20 @@ extension CourierTestServerTests {
             let missing = try client.get("/")
             #expect(missing.status == 404 && missing.reason == "Nowhere" && missing.headers["Content-Type"] == nil)
         }
+    }
+}
+
+/// XCTest code checks reports with `XCTAssertClean` from CourierTestSupport.
+final class ShutdownReportXCTests: XCTestCase {
+    func testXCTAssertCleanAcceptsCleanAndExactlyExpectedLeftovers() throws {
+        let server = try TestServer()
+        server.enqueue(.ok("used"))
+        server.enqueue(.ok("left over"))
+        let client = try RawClient(port: server.port)
+        XCTAssertEqual(try client.get("/").text, "used")
+        let report = server.shutdown()
+        XCTAssertEqual(report.problems(unconsumedResponses: 1), [])
+        XCTAssertClean(report, unconsumedResponses: 1)
+        XCTAssertClean(try TestServer().shutdown())
     }
 }

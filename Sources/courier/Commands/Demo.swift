@@ -31,21 +31,21 @@ struct Demo {
         do {
             try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
         } catch {
-            server.shutdown()
+            _ = server.shutdown() // nothing was asked of it yet
             console.message("courier: demo: could not create \(workspace.path): \(error.localizedDescription)")
             return .fileSystem
         }
         let console = console
         interrupts.onInterrupt {
             console.keepProgress()
-            server.shutdown()
+            _ = server.shutdown() // interrupted: what the steps left over does not matter
             try? FileManager.default.removeItem(at: workspace)
             console.message("courier: demo interrupted; temporary files removed")
             exit(ExitCode.interrupted.rawValue)
         }
         defer {
             interrupts.clearHandler()
-            server.shutdown()
+            _ = server.shutdown() // idempotent: run() shuts it down and checks the report before returning
             try? FileManager.default.removeItem(at: workspace)
         }
 
@@ -67,13 +67,19 @@ struct Demo {
                 say("   !! this step did not behave as described")
             }
         }
+        // The steps only route, so any request the server did not expect is a step gone wrong.
+        let report = server.shutdown()
+        if !report.isClean {
+            say("")
+            say("!! the embedded server was left with: \(report.problems.joined(separator: "; "))")
+        }
         let elapsed = (ContinuousClock.now - started).seconds
         say("")
         try? FileManager.default.removeItem(at: workspace)
         let removed = !FileManager.default.fileExists(atPath: workspace.path)
         say("\(passed) of \(steps.count) steps behaved as described, in \(Units.elapsed(elapsed)); "
             + (removed ? "temporary files removed." : "could not remove \(workspace.path)."))
-        return passed == steps.count && removed ? .success : .failure
+        return passed == steps.count && removed && report.isClean ? .success : .failure
     }
 
     private func say(_ line: String) {

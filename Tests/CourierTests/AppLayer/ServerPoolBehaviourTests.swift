@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 @_spi(Locking) @testable import Courier
 import CourierTestServer
+import CourierTestSupport
 
 extension AppLayer {
     /// `Session(servers:)` with real requests: failover, recovery, manual switching, per-request servers.
@@ -26,7 +27,8 @@ extension AppLayer {
                 set { isDown.withLock { $0 = newValue } }
             }
 
-            deinit { _ = server.shutdown() }
+            /// Shuts the server down; see ``TestServer/shutdown()``.
+            func shutdown() -> ShutdownReport { server.shutdown() }
         }
 
         @Test(arguments: TransportUnderTest.available)
@@ -56,6 +58,10 @@ extension AppLayer {
         @Test(arguments: TransportUnderTest.available)
         func thePoolReturnsToThePrimaryWhenItRecovers(transport: TransportUnderTest) async throws {
             let primary = try Backend(name: "primary"), backup = try Backend(name: "backup")
+            defer {
+                expectClean(primary.shutdown())
+                expectClean(backup.shutdown())
+            }
             let time = TestInstant()
             let servers = ServerPool([.init(name: "primary", baseURL: primary.server.baseURL),
                                       .init(name: "backup", baseURL: backup.server.baseURL)],
@@ -105,6 +111,11 @@ extension AppLayer {
         @Test(arguments: TransportUnderTest.available)
         func manualSwitchesAndPerRequestServers(transport: TransportUnderTest) async throws {
             let production = try Backend(name: "production"), staging = try Backend(name: "staging"), cdn = try Backend(name: "cdn")
+            defer {
+                expectClean(production.shutdown())
+                expectClean(staging.shutdown())
+                expectClean(cdn.shutdown())
+            }
             let servers = ServerPool([.init(name: "production", baseURL: production.server.baseURL),
                                       .init(name: "staging", baseURL: staging.server.baseURL)],
                                      auxiliary: [.init(name: "cdn", baseURL: cdn.server.baseURL)])

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 @_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierTestSupport
 
 /// Courier follows redirects itself, identically on every transport.
 @Suite struct RedirectTests {
@@ -50,7 +51,7 @@ import CourierTestServer
     func credentialsAreNotSentToAnotherOrigin(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
             let other = try TestServer()
-            defer { _ = other.shutdown() }
+            defer { expectClean(other.shutdown()) }
             server.enqueue(.redirect(to: "/same", status: 302))
             server.enqueue(.redirect(to: other.url("/elsewhere").absoluteString, status: 302))
             other.enqueue(.ok("there"))

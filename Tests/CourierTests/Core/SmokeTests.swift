@@ -2,11 +2,12 @@ import Testing
 import Foundation
 @_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierTestSupport
 
 @Suite struct SmokeTests {
     @Test func getThroughURLSession() async throws {
         let server = try TestServer()
-        defer { _ = server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.enqueue(MockResponse.json(#"{"nick":"bob","level":3}"#))
         var configuration = SessionConfiguration()
         configuration.transport = .urlSession(.ephemeral)

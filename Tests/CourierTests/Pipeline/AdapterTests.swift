@@ -70,7 +70,8 @@ extension Pipeline {
 
         @Test(arguments: TransportUnderTest.available)
         func adapterErrorDuringARetryStillCompletesEveryHandler(transport: TransportUnderTest) async throws {
-            try await withServer { server async throws in
+            // "unreachable" stays queued: the adapter fails the retry before it is sent.
+            try await withServer(unconsumedResponses: 1) { server async throws in
                 server.enqueue([.status(503), .ok("unreachable")])
                 let calls = Atomic(0)
                 let failsSecondTime = ClosureAdapter { request, _ in

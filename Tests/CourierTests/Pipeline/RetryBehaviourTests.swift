@@ -27,7 +27,8 @@ extension Pipeline {
 
         @Test(arguments: TransportUnderTest.available)
         func givesUpAtTheLimitWithTheLastError(transport: TransportUnderTest) async throws {
-            try await withServer { server async throws in
+            // "not reached" stays queued: the retry limit stops the request first.
+            try await withServer(unconsumedResponses: 1) { server async throws in
                 server.enqueue([.status(500), .status(500), .ok("not reached")])
                 let clock = FrozenClock()
                 let session = makeSession(transport, server: server, clock: clock,
@@ -106,7 +107,8 @@ extension Pipeline {
 
         @Test(arguments: TransportUnderTest.available)
         func postIsNotRetriedByDefault(transport: TransportUnderTest) async throws {
-            try await withServer { server async throws in
+            // "not reached" stays queued: a POST is not retried.
+            try await withServer(unconsumedResponses: 1) { server async throws in
                 server.enqueue([.status(503), .ok("not reached")])
                 let clock = FrozenClock()
                 let session = makeSession(transport, server: server, clock: clock, interceptor: RetryPolicy())
@@ -198,7 +200,8 @@ extension Pipeline {
 
         @Test(arguments: TransportUnderTest.available)
         func aCancelDuringTheDelayEndsTheRequest(transport: TransportUnderTest) async throws {
-            try await withServer { server async throws in
+            // "not reached" stays queued: the cancel ends the retry delay before the second attempt.
+            try await withServer(unconsumedResponses: 1) { server async throws in
                 server.enqueue([.status(503), .ok("not reached")])
                 let decided = CountdownLatch(target: 1)
                 let slow = ClosureRetrier { _, _, _ in

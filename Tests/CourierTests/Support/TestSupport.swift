@@ -50,10 +50,16 @@ func makeSession(_ transport: TransportUnderTest, server: TestServer? = nil, hea
                    eventMonitors: monitors, callbackQueue: testCallbackQueue)
 }
 
-/// Runs `body` with a fresh server and shuts it down afterwards.
-func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
+/// Runs `body` with a fresh server, shuts it down afterwards and expects its report clean (see
+/// `expectClean`), or with exactly the leftovers given; issues point at the caller.
+func withServer<T>(unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
+                   sourceLocation: SourceLocation = #_sourceLocation,
+                   _ body: (TestServer) async throws -> T) async throws -> T {
     let server = try TestServer()
-    defer { _ = server.shutdown() }
+    defer {
+        expectClean(server.shutdown(), unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests,
+                    sourceLocation: sourceLocation)
+    }
     return try await body(server)
 }
 

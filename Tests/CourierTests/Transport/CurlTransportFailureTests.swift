@@ -3,6 +3,7 @@ import CourierTestServer
 import Foundation
 import Synchronization
 import Testing
+import CourierTestSupport
 
 /// Network failures, cancellation and shutdown of CurlTransport.
 @Suite("Curl transport failures and cancellation")
@@ -33,7 +34,7 @@ struct CurlTransportFailureTests {
     @Test("a reset mid-body and a truncated body are .connectionLost after the head")
     func brokenBodies() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue([
@@ -54,7 +55,7 @@ struct CurlTransportFailureTests {
     @Test("a connection closed before any response is .connectionLost")
     func emptyReply() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.ok("never").effect(.close, at: .afterRequest))
@@ -67,7 +68,7 @@ struct CurlTransportFailureTests {
     @Test("cancel right after start completes once with .cancelled")
     func cancelImmediately() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let gate = Gate()
@@ -90,7 +91,7 @@ struct CurlTransportFailureTests {
     @Test("cancel mid-body stops the transfer and closes its connection")
     func cancelMidBody() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let gate = Gate()
@@ -116,7 +117,7 @@ struct CurlTransportFailureTests {
     @Test("cancel racing completion: a storm of tiny requests each completes exactly once")
     func cancellationStorm() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.dispatcher = { _ in MockResponse.ok("tiny") }
@@ -192,7 +193,7 @@ struct CurlTransportFailureTests {
     @Test("shutdown with transfers in flight completes each once and rejects later requests")
     func shutdownInFlight() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         let gate = Gate()
         server.enqueue(Array(repeating: MockResponse.ok("held").waiting(for: gate), count: 4))
@@ -225,7 +226,7 @@ struct CurlTransportFailureTests {
     @Test("500 transports created and shut down leak no threads or file descriptors")
     func noLeaks() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         server.dispatcher = { _ in MockResponse.ok("leak check") }
         func count(_ directory: String) -> Int { (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? -1 }
         func loopThreads() -> Int {

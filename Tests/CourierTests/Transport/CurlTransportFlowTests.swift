@@ -2,6 +2,7 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 /// Pausing, backpressure and timeouts of CurlTransport.
 @Suite("Curl transport flow control and timeouts")
@@ -9,7 +10,7 @@ struct CurlTransportFlowTests {
     @Test("suspend stops delivery on the same connection; resume finishes byte-exact")
     func suspendResume() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let size: Int64 = 3_000_000
@@ -41,7 +42,7 @@ struct CurlTransportFlowTests {
     @Test("suspend before the transfer starts holds it until resume")
     func suspendEarly() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.ok("later"))
@@ -57,7 +58,7 @@ struct CurlTransportFlowTests {
     @Test("a sink that stops acknowledging stops receiving at the window; acknowledging continues")
     func backpressure() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let size: Int64 = 32 << 20
@@ -107,7 +108,7 @@ struct CurlTransportFlowTests {
     @Test("a window smaller than one chunk still makes progress, one chunk at a time")
     func tinyWindow() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.status(200).body(.pattern(count: 200_000, seed: 8)))
@@ -120,7 +121,7 @@ struct CurlTransportFlowTests {
     @Test("idle timeout of 100 ms fires on a stalled server and names itself")
     func idleTimeout() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.status(200).body(.pattern(count: 1_000_000, seed: 1))
@@ -140,7 +141,7 @@ struct CurlTransportFlowTests {
     @Test("idle timeout counts while waiting for the response head")
     func idleTimeoutBeforeHead() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.ok("late").effect(.stall, at: .afterRequest))
@@ -153,7 +154,7 @@ struct CurlTransportFlowTests {
     @Test("the deadline fires on an active but slow transfer")
     func deadline() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.status(200).body(.pattern(count: 10_000_000, seed: 2)).throttle(bytes: 10_000, every: .milliseconds(10)))
@@ -171,7 +172,8 @@ struct CurlTransportFlowTests {
     @Test("an already-passed deadline fails without a response")
     func pastDeadline() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        // The response is a trap: a request whose deadline has passed must not reach the server.
+        defer { expectClean(server.shutdown(), unconsumedResponses: 1) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.ok("never needed"))

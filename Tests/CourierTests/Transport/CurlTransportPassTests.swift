@@ -2,6 +2,7 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 /// Passes of a curl event loop that run away from the loop's own thread: a transfer started while
 /// the transport is idle goes out from the caller's thread, and the loop thread wakes only for its
@@ -64,7 +65,7 @@ struct CurlTransportPassTests {
     @Test("a sink may shut the transport down from the loop's thread")
     func shutdownFromTheLoopThread() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let gate = Gate()
         server.enqueue(MockResponse.ok("held").waiting(for: gate))
         let transport = try CurlTestSupport.transport()
@@ -87,7 +88,7 @@ struct CurlTransportPassTests {
     @Test("a short idle timeout fires on time for a transfer started while the loop slept")
     func aSoonerDeadlineWakesTheSleepingLoop() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let gate = Gate()
         server.enqueue(MockResponse.ok("first"))
         server.enqueue(MockResponse.ok("never").waiting(for: gate))
@@ -114,7 +115,7 @@ struct CurlTransportPassTests {
     func fastAnswersAreHandledOnTheCallersThread(waits: Bool) async throws {
         guard Self.passesRunOnCallers else { return }
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         // Answered after 5 ms: never before the pass that sent the request has returned, unless it waits.
         server.dispatcher = { _ in MockResponse.ok("quick").headersDelay(.milliseconds(5)) }
         // A generous limit: the wait still ends as soon as the answer is there. Zero: never waits.
@@ -149,7 +150,7 @@ struct CurlTransportPassTests {
     @Test("a kept-alive connection the server closes while idle does not keep waking the loop")
     func anIdleConnectionClosedByTheServerLeavesTheWaitSet() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         // No `Connection: close`: the client keeps the connection, then reads its end while idle.
         server.enqueue(MockResponse.ok("first").effect(.close, at: .responseEnd))
         server.enqueue(MockResponse.ok("second"))

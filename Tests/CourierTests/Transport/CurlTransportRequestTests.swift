@@ -2,6 +2,7 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 /// CurlTransport against the in-process test server: methods, bodies, headers, connections, codings.
 @Suite("Curl transport requests")
@@ -9,7 +10,7 @@ struct CurlTransportRequestTests {
     @Test("GET delivers head, body and metrics")
     func get() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.ok("hello courier").header("X-Test", "1"))
@@ -38,7 +39,7 @@ struct CurlTransportRequestTests {
     @Test("HEAD receives the head and no body")
     func head() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.ok("not sent"))
@@ -55,7 +56,7 @@ struct CurlTransportRequestTests {
     @Test("POST and PUT send data bodies byte-exact with Content-Length and no Expect")
     func dataBodies() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         for method in [HTTPMethod.post, .put, "REPORT"] {
@@ -83,7 +84,7 @@ struct CurlTransportRequestTests {
     @Test("a file body is streamed byte-exact and its progress ends at the total")
     func fileBody() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let contents = PatternBody.data(offset: 0, count: 3_000_001, seed: 11)
@@ -107,7 +108,9 @@ struct CurlTransportRequestTests {
     @Test("a missing or short body file fails with .fileSystem")
     func fileBodyErrors() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        // The short file ends the second upload mid-body on purpose; the server records a request
+        // whose body broke off without answering it, so its scripted response stays queued.
+        defer { expectClean(server.shutdown(), unconsumedResponses: 1) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let missing = URL(fileURLWithPath: "/nonexistent/courier-\(UUID().uuidString)")
@@ -130,7 +133,7 @@ struct CurlTransportRequestTests {
     @Test("methods without a body: DELETE sends no length, an empty POST sends Content-Length 0")
     func bodilessMethods() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue([MockResponse.status(204), MockResponse.status(200)])
@@ -148,7 +151,7 @@ struct CurlTransportRequestTests {
     @Test("headers go out exactly as given, in order; the caller's Accept replaces curl's")
     func headersInOrder() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.status(200))
@@ -165,7 +168,7 @@ struct CurlTransportRequestTests {
     @Test("Expect: 100-continue is sent only when the caller asks, and the body still arrives")
     func expectContinue() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let body = Data(repeating: 0x42, count: 100_000)
@@ -183,7 +186,7 @@ struct CurlTransportRequestTests {
     @Test("sequential requests reuse one connection")
     func keepAlive() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         for index in 0..<5 {
@@ -203,7 +206,7 @@ struct CurlTransportRequestTests {
     @Test("maximumConnectionsPerHost caps concurrent connections")
     func connectionLimit() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport(maximumConnectionsPerHost: 2)
         defer { transport.shutdown() }
         let gate = Gate()
@@ -227,7 +230,7 @@ struct CurlTransportRequestTests {
     @Test("transfers to one origin overlap up to the limit, whichever loops carry them", arguments: [2, 3, 5])
     func overlappingTransfersUseEveryAllowedConnection(limit: Int) async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport(maximumConnectionsPerHost: limit)
         defer { transport.shutdown() }
         let gate = Gate()
@@ -249,7 +252,7 @@ struct CurlTransportRequestTests {
     @Test("chunked responses are reassembled byte-exact")
     func chunked() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.status(200).body(.pattern(count: 1_000_003, seed: 5)).chunked(chunkSize: 7_000))
@@ -264,7 +267,7 @@ struct CurlTransportRequestTests {
     @Test("gzip bodies are decoded, and the caller's Accept-Encoding is sent as given")
     func gzip() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let original = PatternBody.data(offset: 0, count: 300_000, seed: 9)
@@ -290,7 +293,7 @@ struct CurlTransportRequestTests {
     @Test("with decompression off nothing is advertised and encoded bytes arrive as sent")
     func decompressionOff() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let original = Data("courier ".utf8.flatMap { Array(repeating: $0, count: 50) })
@@ -306,7 +309,7 @@ struct CurlTransportRequestTests {
     @Test("non-2xx statuses, redirects included, are delivered as responses, not errors or followed")
     func statuses() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue([MockResponse.status(404).body(.text("missing")), MockResponse.redirect(to: "/elsewhere", status: 302)])
@@ -342,9 +345,9 @@ struct CurlTransportRequestTests {
     @Test("requests go through the proxy the environment names, except to no_proxy hosts")
     func proxiedRequests() async throws {
         let proxy = try TestServer()
-        defer { proxy.shutdown() }
+        defer { expectClean(proxy.shutdown()) }
         let origin = try TestServer()
-        defer { origin.shutdown() }
+        defer { expectClean(origin.shutdown()) }
         let transport = try CurlTestSupport.transport(proxies: CurlProxyEnvironment(
             environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "localhost"]))
         defer { transport.shutdown() }
