@@ -18,15 +18,17 @@ let package = Package(
     ],
     targets: [
         .target(name: "CCurl"),
-        .target(name: "Courier", dependencies: ["CCurl"], swiftSettings: swiftSettings),
-        .target(name: "CourierTestServer", swiftSettings: swiftSettings),
-        .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport"], swiftSettings: swiftSettings),
+        // The one lock type shared by the targets below; package-only, not a product.
+        .target(name: "CourierLocking", swiftSettings: swiftSettings),
+        .target(name: "Courier", dependencies: ["CCurl", "CourierLocking"], swiftSettings: swiftSettings),
+        .target(name: "CourierTestServer", dependencies: ["CourierLocking"], swiftSettings: swiftSettings),
+        .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking"], swiftSettings: swiftSettings),
+        .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
         // Helpers shared by the test targets (child processes, shutdown-report checks); not a product.
-        .target(name: "CourierTestSupport", dependencies: ["CourierTestServer"], path: "Tests/CourierTestSupport",
+        .target(name: "CourierTestSupport", dependencies: ["CourierTestServer", "CourierLocking"], path: "Tests/CourierTestSupport",
                 swiftSettings: swiftSettings),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport"],
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
+        .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -1,3 +1,5 @@
+import CourierLocking
+
 /// Holds responses until it is opened, so a test can line up concurrent requests (dedupe,
 /// cancellation races) before any of them is answered.
 ///

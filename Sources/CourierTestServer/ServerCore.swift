@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CourierLocking
 
 /// The engine behind ``TestServer``: the listener, the accept thread, per-connection threads,
 /// and the shared state. Threads hold the core, never the public `TestServer`, so dropping the

@@ -1,4 +1,5 @@
 import Dispatch
+import CourierLocking
 
 /// A one-shot rendezvous between one waiter (async or blocking) and whoever completes it first:
 /// a delivered value, a timeout, a cancellation or a shutdown.

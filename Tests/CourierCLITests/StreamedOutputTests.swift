@@ -16,7 +16,7 @@ struct StreamedOutputTests {
 
     @Test func a256MiBBodyToDevNullKeepsMemoryBounded() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let size: Int64 = 256 << 20
         server.route("/big", Resource(pattern: size, seed: 25))
         let baseline = try await Self.peakRSS(server: server, size: 1024, viaTerminal: false)
@@ -34,7 +34,7 @@ struct StreamedOutputTests {
     /// copies alive at each chunk, about 50 MiB over the baseline, and took five times as long).
     @Test func a64MiBBodyToATerminalFallsBackToStreaming() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let size: Int64 = 64 << 20
         server.route("/big", Resource(pattern: size, seed: 26))
         let baseline = try await Self.peakRSS(server: server, size: 1024, viaTerminal: true)
@@ -49,7 +49,7 @@ struct StreamedOutputTests {
     /// is copied byte for byte to a pipe and printed intact on a terminal.
     @Test func utf8SplitBetweenReadsIsNotCorrupted() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
+        defer { expectClean(server.shutdown()) }
         let text = String(repeating: "héllo wörld — 日本語 🎉 ça va\n", count: 8)
         server.route("/text") { _ in MockResponse.text(text).throttle(bytes: 5, every: .milliseconds(1)) }
         let piped = try await runCLI([server.url("/text").absoluteString])

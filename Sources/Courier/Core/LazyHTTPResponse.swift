@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// A response head whose `HTTPURLResponse` is built only when someone asks for it.
 ///

@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// What every Courier request is: an actor with an identity, a lifecycle you can control, and
 /// chainable hooks and validators.

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CourierLocking
 
 /// The serial executor each request actor runs on: a FIFO of work drained by one thread at a time.
 ///

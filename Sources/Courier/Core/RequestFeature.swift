@@ -78,7 +78,7 @@ struct CompletedRequest {
 
 /// A value a feature keeps per request: its type is its key, `defaultValue` is what a request
 /// that set nothing has.
-protocol RequestFeatureSetting {
+protocol RequestFeatureSetting: Sendable {
     associatedtype Value: Sendable
     static var defaultValue: Value { get }
 }
@@ -99,6 +99,6 @@ extension Request {
     nonisolated func updateFeatureSetting<Setting: RequestFeatureSetting>(
         _ setting: Setting.Type, _ update: @escaping @Sendable (inout Setting.Value) -> Void
     ) {
-        engineAccess.perform { update(&$0.featureSettings[setting]) }
+        engineAccess.perform { engine in update(&engine.featureSettings[Setting.self]) }
     }
 }

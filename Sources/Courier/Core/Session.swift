@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// Makes requests: holds the configuration, base URL, default headers, interceptor, monitors
 /// and transport that its requests share.

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// An awaitable response of a ``DataResponseRequest``: `.value`, `.result` or `.response`.
 /// Made by `serializingData()` and friends.

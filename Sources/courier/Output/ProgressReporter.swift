@@ -1,5 +1,6 @@
-@_spi(Locking) import Courier
+import Courier
 import Foundation
+import CourierLocking
 
 /// Shows a transfer's progress on standard error: a bar redrawn in place (at most ten times a
 /// second) when standard error is a terminal, otherwise a plain line at most once a second.

@@ -1,10 +1,11 @@
-@_spi(Locking) import Courier
+import Courier
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CourierLocking
 
 /// The process's standard streams: unbuffered writes that survive `EINTR`, terminal detection,
 /// and one lock for standard error so that messages and the progress bar never interleave.

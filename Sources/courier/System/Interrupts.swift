@@ -1,4 +1,4 @@
-@_spi(Locking) import Courier
+import Courier
 import Dispatch
 import Foundation
 #if canImport(Glibc)
@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CourierLocking
 
 /// Turns SIGINT (Ctrl-C) and SIGTERM into an orderly stop.
 ///

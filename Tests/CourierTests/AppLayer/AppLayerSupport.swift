@@ -3,8 +3,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Locking) @testable import Courier
+@testable import Courier
 import CourierTestServer
+import CourierLocking
 
 /// The namespace for the app-layer features (response cache, server pool, URL filters, request
 /// groups, envelopes), so `swift test --filter AppLayer` runs exactly these.

@@ -3,9 +3,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Locking) @testable import Courier
+@testable import Courier
 import CourierTestServer
 import CourierTestSupport
+import CourierLocking
 
 extension AppLayer {
     /// `Session(servers:)` with real requests: failover, recovery, manual switching, per-request servers.

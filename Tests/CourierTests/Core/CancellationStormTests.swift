@@ -3,11 +3,12 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 #if canImport(Glibc)
 import Glibc
 #endif
+import CourierLocking
 
 /// Cancels racing everything a request does, at every moment, through the public API.
 @Suite struct CancellationStormTests {

@@ -3,8 +3,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierLocking
 
 /// The request lifecycle as users observe it: hooks, monitor events, state, cancellation.
 @Suite struct LifecycleBehaviourTests {

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
+import CourierLocking
 
 /// The request executor under contention: one item at a time, in order per submitter, isolation
 /// checks that hold, and Swift jobs mixed in.

@@ -3,8 +3,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierLocking
 
 /// Identical in-flight requests share one transfer, with reference-counted cancellation.
 @Suite struct DeduplicationTests {

@@ -3,7 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
+import CourierLocking
 
 /// Resumable downloads against nginx: `Range` + `If-Range` with a strong ETag and with
 /// Last-Modified, and a stale validator that must start over.

@@ -3,9 +3,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 import CourierTestSupport
+import CourierLocking
 
 /// The namespace for interceptor, retry, authentication, monitor and cURL tests, so
 /// `swift test --filter Pipeline` runs exactly these.

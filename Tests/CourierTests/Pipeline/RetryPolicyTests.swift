@@ -3,8 +3,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierLocking
 
 extension Pipeline {
     /// `RetryPolicy`'s decisions, without a network.

@@ -7,8 +7,9 @@ import Glibc
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierLocking
 
 /// The transports every behaviour test runs on.
 enum TransportUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {

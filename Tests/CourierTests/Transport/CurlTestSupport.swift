@@ -1,8 +1,9 @@
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 import Foundation
 import Synchronization
 import Testing
+import CourierLocking
 
 /// Records a transfer's events, checks the transport contract on every event, and lets a test
 /// await states ("head received", "N body bytes", "completed") without sleeping.

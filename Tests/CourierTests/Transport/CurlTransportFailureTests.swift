@@ -1,9 +1,10 @@
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 import Foundation
 import Synchronization
 import Testing
 import CourierTestSupport
+import CourierLocking
 
 /// Network failures, cancellation and shutdown of CurlTransport.
 @Suite("Curl transport failures and cancellation")

@@ -1,4 +1,4 @@
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 import Foundation
 import Testing

@@ -1,8 +1,9 @@
-@_spi(Transport) @_spi(Locking) @testable import Courier
+@_spi(Transport) @testable import Courier
 import CourierTestServer
 import Foundation
 import Testing
 import CourierTestSupport
+import CourierLocking
 
 /// Passes of a curl event loop that run away from the loop's own thread: a transfer started while
 /// the transport is idle goes out from the caller's thread, and the loop thread wakes only for its

@@ -1,4 +1,5 @@
 import Foundation
+import CourierLocking
 
 /// Collapses identical requests in flight into one transfer (see ``DeduplicationPolicy``).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import CourierLocking
 
 /// One real transfer feeding any number of callers.
 ///

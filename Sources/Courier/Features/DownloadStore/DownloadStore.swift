@@ -1,4 +1,5 @@
 import Foundation
+import CourierLocking
 
 /// Keeps partial downloads on disk so that they continue after a cancel, a failure or the death
 /// of the process: the session's request-cache manager for downloads.

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// Puts a credential on every request and refreshes it when the server rejects it, exactly once
 /// for any number of requests that fail at the same time.

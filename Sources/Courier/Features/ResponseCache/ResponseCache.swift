@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// A stored response: status, headers, body, when it was stored and with which version.
 public struct CachedResponse: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Foundation
+import CourierLocking
 
 /// Named base URLs for a session: environments to switch between, backups to fail over to when
 /// transport failures pile up, and extra servers (a CDN) for single requests.

@@ -1,4 +1,5 @@
 import Foundation
+import CourierLocking
 
 /// A `multipart/form-data` body (RFC 7578) built from data, text and file parts.
 ///

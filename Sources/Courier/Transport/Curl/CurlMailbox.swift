@@ -1,4 +1,5 @@
 import CCurl
+import CourierLocking
 
 /// A request for the event loop, sent from any thread.
 enum CurlCommand: Sendable {

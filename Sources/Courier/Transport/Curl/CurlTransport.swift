@@ -1,4 +1,5 @@
 import Foundation
+import CourierLocking
 
 /// Courier's libcurl transport, the default on Linux: libcurl's multi interface driven by
 /// dedicated event-loop threads (one, and more under concurrent load), with libcurl loaded at run time.

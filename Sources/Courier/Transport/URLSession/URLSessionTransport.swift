@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// A ``Transport`` on Foundation's URLSession: one session and one session-level delegate per
 /// Courier session, events routed to transfers by task identifier.

@@ -4,22 +4,22 @@ import Glibc
 import Darwin
 #endif
 
-/// A value guarded by a POSIX mutex: Courier's one lock type (also used by the `courier` tool,
-/// through the `Locking` SPI).
+/// A value guarded by a POSIX mutex: the one lock type of Courier, CourierTestServer and the
+/// `courier` tool (package-only: it is not part of any product's API).
 ///
 /// Not `Synchronization.Mutex`: on Linux that is built on futexes ThreadSanitizer cannot see, so
 /// every contended access is reported as a race and real races would drown in the noise.
 /// `pthread_mutex_t` is understood by ThreadSanitizer and costs the same when uncontended.
-@_spi(Locking) public struct Locked<State> {
+package struct Locked<State> {
     private let storage: LockedStorage<State>
 
     /// Creates the lock holding `state`.
-    public init(_ state: State) {
+    package init(_ state: State) {
         storage = LockedStorage.make(state)
     }
 
     /// Runs `body` with exclusive access to the state. `body` must not block or take this lock again.
-    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, mutex in
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
@@ -29,7 +29,7 @@ import Darwin
 }
 
 // The mutex guards every access to `state`, so the box is as sendable as the state it holds.
-@_spi(Locking) extension Locked: @unchecked Sendable where State: Sendable {}
+extension Locked: @unchecked Sendable where State: Sendable {}
 
 /// The state and its mutex in one allocation: the state is the buffer's header, the mutex its one
 /// element (a tail-allocated element has a stable address, which a mutex needs).
