@@ -51,6 +51,8 @@ struct ccurl_reactor {
     /// until the loop takes them with ccurl_reactor_next_refused and fails them.
     ccurl_easy *refused[CCURL_REACTOR_REFUSED];
     int refused_count;
+    /// Set by ccurl_reactor_refuse_next_socket (any thread), cleared by the socket callback it affects.
+    _Atomic int refuse_next;
 #ifdef CCURL_REACTOR_EPOLL
     int epoll;
     int wake;               // an eventfd in the epoll set
@@ -144,6 +146,18 @@ static int refuse(ccurl_reactor *reactor, ccurl_easy *easy) {
     return 0;
 }
 
+// Whether the socket callback must refuse `socket` outright: a negative descriptor, or the one a
+// test asked to refuse.
+static int refuses_this_socket(ccurl_reactor *reactor, int socket) {
+    if (socket < 0) return 1;
+    return atomic_load_explicit(&reactor->refuse_next, memory_order_relaxed)
+        && atomic_exchange_explicit(&reactor->refuse_next, 0, memory_order_relaxed);
+}
+
+void ccurl_reactor_refuse_next_socket(ccurl_reactor *reactor) {
+    atomic_store_explicit(&reactor->refuse_next, 1, memory_order_relaxed);
+}
+
 int ccurl_reactor_next_refused(ccurl_reactor *reactor, ccurl_easy **easy) {
     if (reactor->refused_count == 0) return 0;
     *easy = reactor->refused[0];
@@ -235,7 +249,8 @@ static int is_bad_descriptor(int failure) {
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
     (void)socketp;
     ccurl_reactor *reactor = userp;
-    if (socket < 0) return what == CCURL_POLL_REMOVE ? 0 : refuse(reactor, easy);
+    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, socket)) return refuse(reactor, easy);
+    if (socket < 0) return 0;
     uint8_t state = watch_state(reactor, socket);
     if (what == CCURL_POLL_REMOVE) {
         if (state & WATCH_PENDING) {
@@ -283,10 +298,15 @@ static int on_close(void *clientp, int socket) {
     return close(socket);
 }
 
-int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy) {
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy, const char **failed_option) {
     int code = ccurl_easy_setopt_ptr(easy, CCURLOPT_CLOSESOCKETDATA, reactor);
-    if (code != 0) return code;
-    return ccurl_easy_setopt_func_close(easy, CCURLOPT_CLOSESOCKETFUNCTION, on_close);
+    if (code != 0) {
+        *failed_option = "CURLOPT_CLOSESOCKETDATA";
+        return code;
+    }
+    code = ccurl_easy_setopt_func_close(easy, CCURLOPT_CLOSESOCKETFUNCTION, on_close);
+    if (code != 0) *failed_option = "CURLOPT_CLOSESOCKETFUNCTION";
+    return code;
 }
 
 void ccurl_reactor_begin_foreign_pass(ccurl_reactor *reactor) {
@@ -348,6 +368,7 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
     reactor->multi = multi;
     atomic_init(&reactor->deadline, -1);
     atomic_init(&reactor->sleep_until, INT64_MAX);
+    atomic_init(&reactor->refuse_next, 0);
     reactor->epoll = epoll_create1(EPOLL_CLOEXEC);
     reactor->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event event = {0};
@@ -433,7 +454,8 @@ static size_t find(ccurl_reactor *reactor, int socket) {
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
     (void)socketp;
     ccurl_reactor *reactor = userp;
-    if (socket < 0) return what == CCURL_POLL_REMOVE ? 0 : refuse(reactor, easy);
+    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, socket)) return refuse(reactor, easy);
+    if (socket < 0) return 0;
     size_t index = find(reactor, socket);
     if (what == CCURL_POLL_REMOVE) {
         if (index != 0) reactor->fds[index] = reactor->fds[--reactor->count];
@@ -464,6 +486,7 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
     reactor->multi = multi;
     atomic_init(&reactor->deadline, -1);
     atomic_init(&reactor->sleep_until, INT64_MAX);
+    atomic_init(&reactor->refuse_next, 0);
     int pipe_fds[2];
     reactor->capacity = 16;
     reactor->fds = calloc(reactor->capacity, sizeof *reactor->fds);
@@ -503,9 +526,10 @@ void ccurl_reactor_wakeup(ccurl_reactor *reactor) {
 
 int ccurl_reactor_supports_foreign_passes(void) { return 0; }
 
-int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy) {
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy, const char **failed_option) {
     (void)reactor;
     (void)easy;
+    (void)failed_option;
     return 0;
 }
 

@@ -44,6 +44,10 @@ int ccurl_reactor_next_refused(ccurl_reactor *reactor, ccurl_easy **easy);
 /// Forgets a refusal for `easy`; call before the easy handle serves another transfer.
 void ccurl_reactor_forget_easy(ccurl_reactor *reactor, ccurl_easy *easy);
 
+/// For tests (thread-safe): the next socket libcurl asks the reactor to watch is refused as if its
+/// descriptor were negative.
+void ccurl_reactor_refuse_next_socket(ccurl_reactor *reactor);
+
 /// For tests: runs the reactor's socket callback as libcurl would (`what` is a CCURL_POLL_ value)
 /// and returns what it would return to libcurl (0, or -1 to fail the multi handle).
 int ccurl_reactor_socket_event(ccurl_reactor *reactor, ccurl_easy *easy, int socket, int what);
@@ -55,8 +59,9 @@ void ccurl_reactor_destroy(ccurl_reactor *reactor);
 void ccurl_reactor_wakeup(ccurl_reactor *reactor);
 
 /// Prepares an easy handle (after curl_easy_reset, before curl_multi_add_handle) so the reactor
-/// learns when libcurl closes the connections it opens. Returns a CURLcode.
-int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy);
+/// learns when libcurl closes the connections it opens. Returns a CURLcode: 0, or the refusal, with
+/// the refused option's name ("CURLOPT_CLOSESOCKETFUNCTION") in `*failed_option`.
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy, const char **failed_option);
 
 /// Around a pass on a thread other than the loop's (a foreign pass): sockets libcurl asks for in
 /// between stay out of the epoll set until the pass ends, so that a response the pass reads itself

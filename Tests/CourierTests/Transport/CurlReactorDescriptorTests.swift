@@ -1,5 +1,6 @@
 @_spi(Transport) @testable import Courier
 import CCurl
+import CourierTestServer
 import Foundation
 import Testing
 
@@ -113,5 +114,26 @@ struct CurlReactorDescriptorTests {
         guard added != nil else { return }
         ccurl_reactor_forget_easy(handles.reactor, handles.easy)
         #expect(Self.refused(by: handles.reactor).isEmpty)
+    }
+
+    @Test("the event loop fails the transfer whose socket the reactor refused, and goes on with the next one")
+    func loopFailsTheRefusedTransfer() async throws {
+        let server = try TestServer()
+        defer { server.shutdown() }
+        server.enqueue([MockResponse.ok("never sent"), MockResponse.ok("second")])
+        let transport = try CurlTestSupport.transport(maximumConnectionsPerHost: 1)
+        defer { transport.shutdown() }
+
+        transport.refuseNextSocket()
+        let refused = try await CurlTestSupport.run(TransportRequest(url: server.url("/refused")), on: transport)
+        CurlTestSupport.expectContract(refused)
+        #expect(refused.error?.kind == .transportFailed)
+        #expect(refused.error?.message.contains("socket descriptor") == true, "\(String(describing: refused.error))")
+        #expect(refused.head == nil)
+
+        let next = try await CurlTestSupport.run(TransportRequest(url: server.url("/next")), on: transport)
+        CurlTestSupport.expectContract(next)
+        #expect(next.error == nil)
+        #expect(next.head?.statusCode == 200)
     }
 }

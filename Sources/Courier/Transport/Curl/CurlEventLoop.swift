@@ -187,6 +187,10 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// For tests (any thread): the next socket libcurl asks this loop to watch is refused as if its
+    /// descriptor were negative, so the transfer it belongs to fails.
+    func refuseNextSocket() { ccurl_reactor_refuse_next_socket(reactor) }
+
     /// How many times the loop thread woke from its sleep so far.
     var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
 
@@ -292,10 +296,10 @@ final class CurlEventLoop: @unchecked Sendable {
             exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
             try exchange.installCallbacks(on: easy)
             // The reactor keeps reused connections in its wait set between transfers; it must see them closed.
-            let attached = ccurl_reactor_attach_easy(reactor, easy.pointer)
+            var refusedOption: UnsafePointer<CChar>?
+            let attached = ccurl_reactor_attach_easy(reactor, easy.pointer, &refusedOption)
             guard attached == CCURLE_OK else {
-                throw CourierError(.transportFailed, "libcurl refused the close-socket callback: \(CurlError(code: attached).text)",
-                                   url: request.url)
+                throw CourierError(refusedOption: refusedOption.map { String(cString: $0) } ?? "the close-socket callback", code: attached)
             }
             exchange.startDate = Date()
             exchange.lastActivity = clock.now

@@ -54,8 +54,13 @@ extension CourierError {
     /// `.transportFailed` for an easy option libcurl refused with `code`:
     /// "libcurl refused CURLOPT_CUSTOMREQUEST (error 43: A libcurl function was given a bad argument)".
     init(refused option: CurlOption, code: Int32) {
+        self.init(refusedOption: "\(option.name)", code: code)
+    }
+
+    /// `.transportFailed` for an easy option (named `name`) libcurl refused with `code`.
+    init(refusedOption name: String, code: Int32) {
         let error = CurlError(code: code)
-        self.init(.transportFailed, "libcurl refused \(option.name) (error \(code): \(error.text))", underlyingError: error)
+        self.init(.transportFailed, "libcurl refused \(name) (error \(code): \(error.text))", underlyingError: error)
     }
 
     /// `.transportFailed` for a multi option (named `name`) libcurl refused with the `CURLMcode` `code`.
