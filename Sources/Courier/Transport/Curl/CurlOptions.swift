@@ -7,35 +7,64 @@ struct CurlOption: Sendable {
     /// The option number.
     let number: Int32
 
+    /// `CURLOPT_PROTOCOLS`.
     static let protocols = CurlOption(name: "CURLOPT_PROTOCOLS", number: CCURLOPT_PROTOCOLS)
+    /// `CURLOPT_NOSIGNAL`.
     static let noSignal = CurlOption(name: "CURLOPT_NOSIGNAL", number: CCURLOPT_NOSIGNAL)
+    /// `CURLOPT_TCP_NODELAY`.
     static let tcpNoDelay = CurlOption(name: "CURLOPT_TCP_NODELAY", number: CCURLOPT_TCP_NODELAY)
+    /// `CURLOPT_FOLLOWLOCATION`.
     static let followLocation = CurlOption(name: "CURLOPT_FOLLOWLOCATION", number: CCURLOPT_FOLLOWLOCATION)
+    /// `CURLOPT_SUPPRESS_CONNECT_HEADERS`.
     static let suppressConnectHeaders = CurlOption(name: "CURLOPT_SUPPRESS_CONNECT_HEADERS",
                                                    number: CCURLOPT_SUPPRESS_CONNECT_HEADERS)
+    /// `CURLOPT_BUFFERSIZE`.
     static let bufferSize = CurlOption(name: "CURLOPT_BUFFERSIZE", number: CCURLOPT_BUFFERSIZE)
+    /// `CURLOPT_ERRORBUFFER`.
     static let errorBuffer = CurlOption(name: "CURLOPT_ERRORBUFFER", number: CCURLOPT_ERRORBUFFER)
+    /// `CURLOPT_PROXY`.
     static let proxy = CurlOption(name: "CURLOPT_PROXY", number: CCURLOPT_PROXY)
+    /// `CURLOPT_NOPROXY`.
     static let noProxy = CurlOption(name: "CURLOPT_NOPROXY", number: CCURLOPT_NOPROXY)
+    /// `CURLOPT_CAINFO`.
     static let caInfo = CurlOption(name: "CURLOPT_CAINFO", number: CCURLOPT_CAINFO)
+    /// `CURLOPT_NOBODY`.
     static let noBody = CurlOption(name: "CURLOPT_NOBODY", number: CCURLOPT_NOBODY)
+    /// `CURLOPT_UPLOAD`.
     static let upload = CurlOption(name: "CURLOPT_UPLOAD", number: CCURLOPT_UPLOAD)
+    /// `CURLOPT_INFILESIZE_LARGE`.
     static let inFileSizeLarge = CurlOption(name: "CURLOPT_INFILESIZE_LARGE", number: CCURLOPT_INFILESIZE_LARGE)
+    /// `CURLOPT_CUSTOMREQUEST`.
     static let customRequest = CurlOption(name: "CURLOPT_CUSTOMREQUEST", number: CCURLOPT_CUSTOMREQUEST)
+    /// `CURLOPT_ACCEPT_ENCODING`.
     static let acceptEncoding = CurlOption(name: "CURLOPT_ACCEPT_ENCODING", number: CCURLOPT_ACCEPT_ENCODING)
+    /// `CURLOPT_HTTP_CONTENT_DECODING`.
     static let httpContentDecoding = CurlOption(name: "CURLOPT_HTTP_CONTENT_DECODING", number: CCURLOPT_HTTP_CONTENT_DECODING)
+    /// `CURLOPT_HTTPHEADER`.
     static let httpHeader = CurlOption(name: "CURLOPT_HTTPHEADER", number: CCURLOPT_HTTPHEADER)
+    /// `CURLOPT_PRIVATE`.
     static let `private` = CurlOption(name: "CURLOPT_PRIVATE", number: CCURLOPT_PRIVATE)
+    /// `CURLOPT_HEADERFUNCTION`.
     static let headerFunction = CurlOption(name: "CURLOPT_HEADERFUNCTION", number: CCURLOPT_HEADERFUNCTION)
+    /// `CURLOPT_HEADERDATA`.
     static let headerData = CurlOption(name: "CURLOPT_HEADERDATA", number: CCURLOPT_HEADERDATA)
+    /// `CURLOPT_WRITEFUNCTION`.
     static let writeFunction = CurlOption(name: "CURLOPT_WRITEFUNCTION", number: CCURLOPT_WRITEFUNCTION)
+    /// `CURLOPT_WRITEDATA`.
     static let writeData = CurlOption(name: "CURLOPT_WRITEDATA", number: CCURLOPT_WRITEDATA)
+    /// `CURLOPT_READFUNCTION`.
     static let readFunction = CurlOption(name: "CURLOPT_READFUNCTION", number: CCURLOPT_READFUNCTION)
+    /// `CURLOPT_READDATA`.
     static let readData = CurlOption(name: "CURLOPT_READDATA", number: CCURLOPT_READDATA)
+    /// `CURLOPT_SEEKFUNCTION`.
     static let seekFunction = CurlOption(name: "CURLOPT_SEEKFUNCTION", number: CCURLOPT_SEEKFUNCTION)
+    /// `CURLOPT_SEEKDATA`.
     static let seekData = CurlOption(name: "CURLOPT_SEEKDATA", number: CCURLOPT_SEEKDATA)
+    /// `CURLOPT_NOPROGRESS`.
     static let noProgress = CurlOption(name: "CURLOPT_NOPROGRESS", number: CCURLOPT_NOPROGRESS)
+    /// `CURLOPT_XFERINFOFUNCTION`.
     static let xferInfoFunction = CurlOption(name: "CURLOPT_XFERINFOFUNCTION", number: CCURLOPT_XFERINFOFUNCTION)
+    /// `CURLOPT_XFERINFODATA`.
     static let xferInfoData = CurlOption(name: "CURLOPT_XFERINFODATA", number: CCURLOPT_XFERINFODATA)
 }
 
@@ -46,7 +75,9 @@ struct CurlMultiOption: Sendable {
     /// The option number.
     let number: Int32
 
+    /// `CURLMOPT_MAX_HOST_CONNECTIONS`.
     static let maxHostConnections = CurlMultiOption(name: "CURLMOPT_MAX_HOST_CONNECTIONS", number: CCURLMOPT_MAX_HOST_CONNECTIONS)
+    /// `CURLMOPT_MAXCONNECTS`.
     static let maxConnects = CurlMultiOption(name: "CURLMOPT_MAXCONNECTS", number: CCURLMOPT_MAXCONNECTS)
 }
 

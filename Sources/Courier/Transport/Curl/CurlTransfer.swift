@@ -60,10 +60,12 @@ struct CurlLoopFailure: Sendable, Hashable {
     /// The error the transfer completes with (the loop adds the request's URL).
     let error: CourierError
 
+    /// Same kind and message.
     static func == (lhs: CurlLoopFailure, rhs: CurlLoopFailure) -> Bool {
         lhs.error.kind == rhs.error.kind && lhs.error.message == rhs.error.message
     }
 
+    /// Hashes the kind and message.
     func hash(into hasher: inout Hasher) {
         hasher.combine(error.kind)
         hasher.combine(error.message)
