@@ -35,6 +35,8 @@
 #define CCURL_REACTOR_BATCH 64
 /// The most sockets a foreign pass keeps out of the epoll set; any more are registered at once.
 #define CCURL_REACTOR_PENDING 8
+/// The most transfers whose socket was refused that wait for the loop to fail them.
+#define CCURL_REACTOR_REFUSED 16
 
 struct ccurl_reactor {
     ccurl_multi *multi;
@@ -45,6 +47,12 @@ struct ccurl_reactor {
     /// When the current or next wait ends at the latest, in CLOCK_MONOTONIC nanoseconds
     /// (INT64_MAX: no limit); set by ccurl_reactor_prepare_wait.
     _Atomic int64_t sleep_until;
+    /// Transfers whose socket could not be watched (a negative or unusable descriptor), in order,
+    /// until the loop takes them with ccurl_reactor_next_refused and fails them.
+    ccurl_easy *refused[CCURL_REACTOR_REFUSED];
+    int refused_count;
+    /// Set by ccurl_reactor_refuse_next_socket (any thread), cleared by the socket callback it affects.
+    _Atomic int refuse_next;
 #ifdef CCURL_REACTOR_EPOLL
     int epoll;
     int wake;               // an eventfd in the epoll set
@@ -56,6 +64,8 @@ struct ccurl_reactor {
     int foreign;
     /// Sockets whose registration a foreign pass deferred (WATCH_PENDING), in order.
     int pending[CCURL_REACTOR_PENDING];
+    /// The transfer that last asked for each pending socket, to fail if it cannot be registered.
+    ccurl_easy *pending_easy[CCURL_REACTOR_PENDING];
     int pending_count;
     struct epoll_event ready[CCURL_REACTOR_BATCH];  // what the last poll found, for dispatch
     int ready_count;
@@ -121,6 +131,49 @@ int ccurl_reactor_run_timers(ccurl_reactor *reactor) {
     return ccurl_multi_socket_action(reactor->multi, CCURL_SOCKET_TIMEOUT, 0, &running);
 }
 
+// Remembers that the socket libcurl gave `easy` cannot be watched, so that the loop fails that
+// transfer (ccurl_reactor_next_refused) instead of waiting for events that never come; the
+// descriptor itself stays out of the wait set, which therefore still sleeps until its timeout.
+// Returns 0, or -1 when too many refusals are waiting already: libcurl then fails the multi
+// handle, which the loop reports for every transfer.
+static int refuse(ccurl_reactor *reactor, ccurl_easy *easy) {
+    if (easy == NULL) return 0;  // no transfer to fail; nothing was registered either
+    for (int i = 0; i < reactor->refused_count; i++) {
+        if (reactor->refused[i] == easy) return 0;
+    }
+    if (reactor->refused_count == CCURL_REACTOR_REFUSED) return -1;
+    reactor->refused[reactor->refused_count++] = easy;
+    return 0;
+}
+
+// Whether the socket callback must refuse `socket` outright: a negative descriptor, or the one a
+// test asked to refuse.
+static int refuses_this_socket(ccurl_reactor *reactor, int socket) {
+    if (socket < 0) return 1;
+    return atomic_load_explicit(&reactor->refuse_next, memory_order_relaxed)
+        && atomic_exchange_explicit(&reactor->refuse_next, 0, memory_order_relaxed);
+}
+
+void ccurl_reactor_refuse_next_socket(ccurl_reactor *reactor) {
+    atomic_store_explicit(&reactor->refuse_next, 1, memory_order_relaxed);
+}
+
+int ccurl_reactor_next_refused(ccurl_reactor *reactor, ccurl_easy **easy) {
+    if (reactor->refused_count == 0) return 0;
+    *easy = reactor->refused[0];
+    reactor->refused_count--;
+    for (int i = 0; i < reactor->refused_count; i++) reactor->refused[i] = reactor->refused[i + 1];
+    return 1;
+}
+
+void ccurl_reactor_forget_easy(ccurl_reactor *reactor, ccurl_easy *easy) {
+    int kept = 0;
+    for (int i = 0; i < reactor->refused_count; i++) {
+        if (reactor->refused[i] != easy) reactor->refused[kept++] = reactor->refused[i];
+    }
+    reactor->refused_count = kept;
+}
+
 // Hands one ready socket to libcurl; returns a CURLMcode. An error or hang-up is reported as
 // readable and writable so that libcurl's own recv/send or connect check finds the real cause.
 static int act_on_socket(ccurl_reactor *reactor, int socket, int readable, int writable, int failed) {
@@ -150,6 +203,9 @@ static int act_on_socket(ccurl_reactor *reactor, int socket, int readable, int w
 enum { WATCH_IN = 1, WATCH_OUT = 2, WATCH_WANTED = 4, WATCH_REGISTERED = 8, WATCH_PENDING = 16 };
 
 static int ensure_watch_capacity(ccurl_reactor *reactor, int socket) {
+    // A negative descriptor, cast to size_t, would double the capacity until it wrapped to 0 and
+    // then forever.
+    if (socket < 0) return -1;
     if ((size_t)socket < reactor->watch_capacity) return 0;
     size_t capacity = reactor->watch_capacity ? reactor->watch_capacity : 64;
     while (capacity <= (size_t)socket) capacity *= 2;
@@ -166,7 +222,7 @@ static uint8_t watch_state(ccurl_reactor *reactor, int socket) {
 }
 
 // Puts `socket` in the epoll set for `events` (WATCH_IN/WATCH_OUT) and records it as registered
-// and wanted; returns -1, forgetting the socket, when the kernel refuses.
+// and wanted; returns 0, or the errno value, forgetting the socket, when the kernel refuses.
 static int watch_socket(ccurl_reactor *reactor, int socket, uint8_t events, int registered) {
     struct epoll_event event = {0};
     event.events = ((events & WATCH_IN) ? EPOLLIN : 0) | ((events & WATCH_OUT) ? EPOLLOUT : 0);
@@ -178,15 +234,23 @@ static int watch_socket(ccurl_reactor *reactor, int socket, uint8_t events, int 
     if (!ok && (errno == ENOENT || errno == EEXIST)) {
         ok = epoll_ctl(reactor->epoll, first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, socket, &event) == 0;
     }
+    int failure = ok ? 0 : errno;
     reactor->watch[socket] = ok ? (uint8_t)(WATCH_REGISTERED | WATCH_WANTED | events) : 0;
-    return ok ? 0 : -1;
+    return failure;
+}
+
+// Whether epoll_ctl's `failure` says the descriptor itself is unusable (not open, or not something
+// epoll can watch) rather than that the kernel ran out of memory or watches.
+static int is_bad_descriptor(int failure) {
+    return failure == EBADF || failure == EPERM;
 }
 
 // libcurl's socket callback: mirror its interest in the epoll set.
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
-    (void)easy;
     (void)socketp;
     ccurl_reactor *reactor = userp;
+    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, socket)) return refuse(reactor, easy);
+    if (socket < 0) return 0;
     uint8_t state = watch_state(reactor, socket);
     if (what == CCURL_POLL_REMOVE) {
         if (state & WATCH_PENDING) {
@@ -205,7 +269,10 @@ static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *
     if (ensure_watch_capacity(reactor, socket) != 0) return -1;
     if (reactor->foreign && ((state & WATCH_PENDING) || reactor->pending_count < CCURL_REACTOR_PENDING)) {
         if (state & WATCH_REGISTERED) epoll_ctl(reactor->epoll, EPOLL_CTL_DEL, socket, NULL);
-        if (!(state & WATCH_PENDING)) reactor->pending[reactor->pending_count++] = socket;
+        int slot = 0;
+        while (slot < reactor->pending_count && reactor->pending[slot] != socket) slot++;
+        if (slot == reactor->pending_count) reactor->pending[reactor->pending_count++] = socket;
+        reactor->pending_easy[slot] = easy;
         reactor->watch[socket] = (uint8_t)(WATCH_PENDING | WATCH_WANTED | events);
         return 0;
     }
@@ -214,9 +281,12 @@ static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *
         reactor->watch[socket] = state | WATCH_WANTED;
         return 0;
     }
-    // The kernel refused to watch the socket (out of memory or watches): failing the multi
-    // handle is loud, where ignoring it would leave the transfer hanging until its timeout.
-    return watch_socket(reactor, socket, events, state & WATCH_REGISTERED);
+    // The kernel refused to watch the socket. A bad descriptor fails its transfer; out of memory
+    // or watches fails the multi handle, which is loud, where ignoring it would leave the transfer
+    // hanging until its timeout.
+    int failure = watch_socket(reactor, socket, events, state & WATCH_REGISTERED);
+    if (failure == 0) return 0;
+    return is_bad_descriptor(failure) ? refuse(reactor, easy) : -1;
 }
 
 // libcurl's close-socket callback (every easy handle of the loop): the descriptor leaves the set
@@ -228,10 +298,15 @@ static int on_close(void *clientp, int socket) {
     return close(socket);
 }
 
-int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy) {
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy, const char **failed_option) {
     int code = ccurl_easy_setopt_ptr(easy, CCURLOPT_CLOSESOCKETDATA, reactor);
-    if (code != 0) return code;
-    return ccurl_easy_setopt_func_close(easy, CCURLOPT_CLOSESOCKETFUNCTION, on_close);
+    if (code != 0) {
+        *failed_option = "CURLOPT_CLOSESOCKETDATA";
+        return code;
+    }
+    code = ccurl_easy_setopt_func_close(easy, CCURLOPT_CLOSESOCKETFUNCTION, on_close);
+    if (code != 0) *failed_option = "CURLOPT_CLOSESOCKETFUNCTION";
+    return code;
 }
 
 void ccurl_reactor_begin_foreign_pass(ccurl_reactor *reactor) {
@@ -246,9 +321,10 @@ int ccurl_reactor_end_foreign_pass(ccurl_reactor *reactor) {
         int socket = reactor->pending[i];
         uint8_t state = watch_state(reactor, socket);
         if (!(state & WATCH_PENDING)) continue;  // removed or closed during the pass
-        if (watch_socket(reactor, socket, state & (WATCH_IN | WATCH_OUT), 0) != 0 && result == CCURLM_OK) {
-            result = CCURLM_INTERNAL_ERROR;
-        }
+        int failure = watch_socket(reactor, socket, state & (WATCH_IN | WATCH_OUT), 0);
+        if (failure == 0) continue;
+        int refused = is_bad_descriptor(failure) && refuse(reactor, reactor->pending_easy[i]) == 0;
+        if (!refused && result == CCURLM_OK) result = CCURLM_INTERNAL_ERROR;
     }
     reactor->pending_count = 0;
     return result;
@@ -292,6 +368,7 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
     reactor->multi = multi;
     atomic_init(&reactor->deadline, -1);
     atomic_init(&reactor->sleep_until, INT64_MAX);
+    atomic_init(&reactor->refuse_next, 0);
     reactor->epoll = epoll_create1(EPOLL_CLOEXEC);
     reactor->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event event = {0};
@@ -306,10 +383,6 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
         errno = saved;
         return NULL;
     }
-    ccurl_multi_setopt_func_socket(multi, CCURLMOPT_SOCKETFUNCTION, on_socket);
-    ccurl_multi_setopt_ptr(multi, CCURLMOPT_SOCKETDATA, reactor);
-    ccurl_multi_setopt_func_timer(multi, CCURLMOPT_TIMERFUNCTION, on_timer);
-    ccurl_multi_setopt_ptr(multi, CCURLMOPT_TIMERDATA, reactor);
     return reactor;
 }
 
@@ -379,9 +452,10 @@ static size_t find(ccurl_reactor *reactor, int socket) {
 }
 
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
-    (void)easy;
     (void)socketp;
     ccurl_reactor *reactor = userp;
+    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, socket)) return refuse(reactor, easy);
+    if (socket < 0) return 0;
     size_t index = find(reactor, socket);
     if (what == CCURL_POLL_REMOVE) {
         if (index != 0) reactor->fds[index] = reactor->fds[--reactor->count];
@@ -389,6 +463,8 @@ static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *
     }
     short events = (short)(((what & CCURL_POLL_IN) ? POLLIN : 0) | ((what & CCURL_POLL_OUT) ? POLLOUT : 0));
     if (index == 0) {
+        // poll(2) reports a descriptor that is not open as POLLNVAL on every call: never watch one.
+        if (fcntl(socket, F_GETFD) == -1) return refuse(reactor, easy);
         if (reactor->count == reactor->capacity) {
             size_t capacity = reactor->capacity * 2;
             struct pollfd *grown = realloc(reactor->fds, capacity * sizeof *grown);
@@ -410,6 +486,7 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
     reactor->multi = multi;
     atomic_init(&reactor->deadline, -1);
     atomic_init(&reactor->sleep_until, INT64_MAX);
+    atomic_init(&reactor->refuse_next, 0);
     int pipe_fds[2];
     reactor->capacity = 16;
     reactor->fds = calloc(reactor->capacity, sizeof *reactor->fds);
@@ -429,10 +506,6 @@ ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi) {
     reactor->fds[0].fd = reactor->wake_read;
     reactor->fds[0].events = POLLIN;
     reactor->count = 1;
-    ccurl_multi_setopt_func_socket(multi, CCURLMOPT_SOCKETFUNCTION, on_socket);
-    ccurl_multi_setopt_ptr(multi, CCURLMOPT_SOCKETDATA, reactor);
-    ccurl_multi_setopt_func_timer(multi, CCURLMOPT_TIMERFUNCTION, on_timer);
-    ccurl_multi_setopt_ptr(multi, CCURLMOPT_TIMERDATA, reactor);
     return reactor;
 }
 
@@ -453,9 +526,10 @@ void ccurl_reactor_wakeup(ccurl_reactor *reactor) {
 
 int ccurl_reactor_supports_foreign_passes(void) { return 0; }
 
-int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy) {
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy, const char **failed_option) {
     (void)reactor;
     (void)easy;
+    (void)failed_option;
     return 0;
 }
 
@@ -500,3 +574,29 @@ int ccurl_reactor_dispatch(ccurl_reactor *reactor) {
 }
 
 #endif
+
+int ccurl_reactor_install(ccurl_reactor *reactor, const char **failed_option) {
+    ccurl_multi *multi = reactor->multi;
+    int code = ccurl_multi_setopt_ptr(multi, CCURLMOPT_SOCKETDATA, reactor);
+    if (code != CCURLM_OK) {
+        *failed_option = "CURLMOPT_SOCKETDATA";
+        return code;
+    }
+    code = ccurl_multi_setopt_func_socket(multi, CCURLMOPT_SOCKETFUNCTION, on_socket);
+    if (code != CCURLM_OK) {
+        *failed_option = "CURLMOPT_SOCKETFUNCTION";
+        return code;
+    }
+    code = ccurl_multi_setopt_ptr(multi, CCURLMOPT_TIMERDATA, reactor);
+    if (code != CCURLM_OK) {
+        *failed_option = "CURLMOPT_TIMERDATA";
+        return code;
+    }
+    code = ccurl_multi_setopt_func_timer(multi, CCURLMOPT_TIMERFUNCTION, on_timer);
+    if (code != CCURLM_OK) *failed_option = "CURLMOPT_TIMERFUNCTION";
+    return code;
+}
+
+int ccurl_reactor_socket_event(ccurl_reactor *reactor, ccurl_easy *easy, int socket, int what) {
+    return on_socket(easy, socket, what, reactor, NULL);
+}

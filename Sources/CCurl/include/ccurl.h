@@ -159,6 +159,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLE_PARTIAL_FILE 18                  // 7.1
 #define CCURLE_WRITE_ERROR 23                   // 7.1
 #define CCURLE_READ_ERROR 26                    // 7.1
+#define CCURLE_BAD_FUNCTION_ARGUMENT 43         // 7.1
 #define CCURLE_OUT_OF_MEMORY 27                 // 7.1
 #define CCURLE_OPERATION_TIMEDOUT 28            // 7.10.2
 #define CCURLE_SSL_CONNECT_ERROR 35             // 7.1

@@ -26,9 +26,31 @@ extern "C" {
 /// A wait set bound to one multi handle.
 typedef struct ccurl_reactor ccurl_reactor;
 
-/// Creates the wait set for `multi` and installs libcurl's socket and timer callbacks on it.
+/// Creates the wait set for `multi`; ccurl_reactor_install() then connects libcurl to it.
 /// Returns NULL (and sets errno) when the system refuses a descriptor or memory.
 ccurl_reactor *ccurl_reactor_create(ccurl_multi *multi);
+
+/// Installs libcurl's socket and timer callbacks (and their data) on the multi handle. Returns a
+/// CURLMcode: 0, or the first refusal, with the refused option's name ("CURLMOPT_SOCKETFUNCTION")
+/// in `*failed_option`.
+int ccurl_reactor_install(ccurl_reactor *reactor, const char **failed_option);
+
+/// Takes the next transfer whose socket the reactor refused to watch (libcurl gave it a negative
+/// descriptor, or one the system cannot watch), oldest first: returns 1 and fills `easy`, or 0.
+/// Such a descriptor never enters the wait set, so the loop still sleeps until its timeout; the
+/// caller must fail the transfer, which would otherwise wait for events that never come.
+int ccurl_reactor_next_refused(ccurl_reactor *reactor, ccurl_easy **easy);
+
+/// Forgets a refusal for `easy`; call before the easy handle serves another transfer.
+void ccurl_reactor_forget_easy(ccurl_reactor *reactor, ccurl_easy *easy);
+
+/// For tests (thread-safe): the next socket libcurl asks the reactor to watch is refused as if its
+/// descriptor were negative.
+void ccurl_reactor_refuse_next_socket(ccurl_reactor *reactor);
+
+/// For tests: runs the reactor's socket callback as libcurl would (`what` is a CCURL_POLL_ value)
+/// and returns what it would return to libcurl (0, or -1 to fail the multi handle).
+int ccurl_reactor_socket_event(ccurl_reactor *reactor, ccurl_easy *easy, int socket, int what);
 
 /// Closes the wait set. Call after curl_multi_cleanup(), which may still report sockets to it.
 void ccurl_reactor_destroy(ccurl_reactor *reactor);
@@ -37,8 +59,9 @@ void ccurl_reactor_destroy(ccurl_reactor *reactor);
 void ccurl_reactor_wakeup(ccurl_reactor *reactor);
 
 /// Prepares an easy handle (after curl_easy_reset, before curl_multi_add_handle) so the reactor
-/// learns when libcurl closes the connections it opens. Returns a CURLcode.
-int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy);
+/// learns when libcurl closes the connections it opens. Returns a CURLcode: 0, or the refusal, with
+/// the refused option's name ("CURLOPT_CLOSESOCKETFUNCTION") in `*failed_option`.
+int ccurl_reactor_attach_easy(ccurl_reactor *reactor, ccurl_easy *easy, const char **failed_option);
 
 /// Around a pass on a thread other than the loop's (a foreign pass): sockets libcurl asks for in
 /// between stay out of the epoll set until the pass ends, so that a response the pass reads itself

@@ -15,6 +15,9 @@ struct CurlTransferStateTests {
         return (actions, state)
     }
 
+    /// A failure the loop reports itself.
+    private static let failure = CurlLoopFailure(error: CourierError(.transportFailed, "libcurl refused CURLOPT_URL"))
+
     private func running(_ reasons: CurlPauseReasons = [], applied: CurlPauseMask = []) -> State.Phase {
         .running(reasons: reasons, applied: applied)
     }
@@ -49,7 +52,8 @@ struct CurlTransferStateTests {
             (.curlDone(0), .finish(.curl(0), detach: true)),
             (.curlDone(7), .finish(.curl(7), detach: true)),
             (.shutdown, .finish(.shutDown, detach: true)),
-            (.attachFailed, .finish(.setupFailed, detach: false)),
+            (.attachFailed(Self.failure), .finish(.setupFailed(Self.failure), detach: false)),
+            (.failed(Self.failure), .finish(.failed(Self.failure), detach: true)),
         ]
         for (event, expected) in cases {
             let (actions, state) = run([.start(suspended: false), event])
@@ -62,7 +66,7 @@ struct CurlTransferStateTests {
     func finishedIgnoresEverything() {
         let later: [Event] = [.cancel, .curlDone(0), .timedOut(.idle(.seconds(1))), .shutdown, .start(suspended: false),
                               .pauseRequested(suspended: true), .pauseRequested(suspended: false), .windowFull,
-                              .windowReopened, .chunkDeferred, .attachFailed]
+                              .windowReopened, .chunkDeferred, .attachFailed(Self.failure), .failed(Self.failure)]
         for first in [Event.cancel, .curlDone(0), .shutdown] {
             let (actions, state) = run([.start(suspended: false), first] + later)
             #expect(actions.dropFirst(2).allSatisfy { $0 == .none }, "\(first)")

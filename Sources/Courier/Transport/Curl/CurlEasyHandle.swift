@@ -12,6 +12,8 @@ final class CurlEasyHandle {
     /// The peer address the last transfer on this handle reported, formatted for metrics: a pooled
     /// handle usually serves the same connection again, so the text is made once.
     var lastRemoteAddress: (ip: String, port: Int, text: String)?
+    /// Whether the handle served a transfer before (it came back from ``CurlEasyPool``).
+    private(set) var hasServedTransfer = false
 
     /// Creates a handle; `nil` when libcurl cannot allocate one.
     init?() {
@@ -36,6 +38,7 @@ final class CurlEasyHandle {
     func reset() {
         ccurl_easy_reset(pointer)
         errorBuffer[0] = 0
+        hasServedTransfer = true
     }
 }
 

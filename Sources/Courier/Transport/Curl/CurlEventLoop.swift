@@ -48,8 +48,6 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Transfers that delivered `completed` and still hold libcurl resources, with whether their
     /// easy handle must still leave the multi handle; see `releaseFinished()`.
     private var finished: [(exchange: CurlExchange, remove: Bool)] = []
-    /// Why attaching a transfer failed, until its `completed` is delivered.
-    private var setupErrors: [ObjectIdentifier: CourierError] = [:]
     /// How long a pass on a caller's thread may wait for the response it sent.
     private var responseWait: CurlResponseWait
     /// How many times the loop thread woke from its sleep (for tests: an idle loop must stay asleep).
@@ -66,14 +64,26 @@ final class CurlEventLoop: @unchecked Sendable {
             throw CourierError(.transportFailed, "libcurl could not create a multi handle.")
         }
         let perHost = max(1, perHostConnections)
-        ccurl_multi_setopt_long(multi, CCURLMOPT_MAX_HOST_CONNECTIONS, perHost)
         // A fixed cache size: libcurl's default (4 x handles in use) shrinks between bursts and
         // closes connections that the next burst would reuse.
         let cachedConnections = max(64, 4 * perHost)
-        ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, cachedConnections)
+        do {
+            try Self.set(.maxHostConnections, perHost, on: multi)
+            try Self.set(.maxConnects, cachedConnections, on: multi)
+        } catch {
+            ccurl_multi_cleanup(multi)
+            throw error
+        }
         guard let reactor = ccurl_reactor_create(multi) else {
             ccurl_multi_cleanup(multi)
             throw CourierError(.transportFailed, "The curl event loop could not create its wait set (errno \(errno)).")
+        }
+        var refusedOption: UnsafePointer<CChar>?
+        let installed = ccurl_reactor_install(reactor, &refusedOption)
+        guard installed == 0 else {
+            ccurl_multi_cleanup(multi)
+            ccurl_reactor_destroy(reactor)
+            throw CourierError(refusedMultiOption: refusedOption.map { String(cString: $0) } ?? "a reactor callback", code: installed)
         }
         pool = CurlEasyPool(capacity: cachedConnections)
         responseWait = CurlResponseWait(limit: defaults.responseWaitLimit)
@@ -177,6 +187,10 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// For tests (any thread): the next socket libcurl asks this loop to watch is refused as if its
+    /// descriptor were negative, so the transfer it belongs to fails.
+    func refuseNextSocket() { ccurl_reactor_refuse_next_socket(reactor) }
+
     /// How many times the loop thread woke from its sleep so far.
     var wakeUpCount: Int { wakeUps.load(ordering: .relaxed) }
 
@@ -192,11 +206,13 @@ final class CurlEventLoop: @unchecked Sendable {
         commands.removeAll(keepingCapacity: true)
     }
 
-    /// Runs libcurl's due timer work, then delivers what finished and fires due timeouts.
+    /// Runs libcurl's due timer work, then fails transfers whose socket the reactor refused,
+    /// delivers what finished and fires due timeouts.
     private func finishPass() {
         let code = ccurl_reactor_run_timers(reactor)
         clock.stampActivity()
         if code > 0 { failAll(multiCode: code) } // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
+        failRefusedTransfers()
         deliverCompletions()
         checkTimeouts()
     }
@@ -238,7 +254,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func apply(_ event: CurlTransferState.Event, to exchange: CurlExchange) {
         var event = event
         switch event {
-        case .curlDone, .timedOut:
+        case .curlDone, .timedOut, .failed:
             // A cancel() that raced the end wins even though its command is still queued: the
             // caller asked first, and the callbacks already held the head and body back from the sink.
             if exchange.handle.cancelRequested.load(ordering: .sequentiallyConsistent) { event = .cancel }
@@ -278,12 +294,12 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             exchange.easy = easy
             exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
-            exchange.installCallbacks(on: easy)
+            try exchange.installCallbacks(on: easy)
             // The reactor keeps reused connections in its wait set between transfers; it must see them closed.
-            let attached = ccurl_reactor_attach_easy(reactor, easy.pointer)
+            var refusedOption: UnsafePointer<CChar>?
+            let attached = ccurl_reactor_attach_easy(reactor, easy.pointer, &refusedOption)
             guard attached == CCURLE_OK else {
-                throw CourierError(.transportFailed, "libcurl refused the close-socket callback: \(CurlError(code: attached).text)",
-                                   url: request.url)
+                throw CourierError(refusedOption: refusedOption.map { String(cString: $0) } ?? "the close-socket callback", code: attached)
             }
             exchange.startDate = Date()
             exchange.lastActivity = clock.now
@@ -293,8 +309,7 @@ final class CurlEventLoop: @unchecked Sendable {
                                    url: request.url)
             }
         } catch {
-            setupErrors[ObjectIdentifier(exchange.handle)] = error
-            apply(.attachFailed, to: exchange)
+            apply(.attachFailed(CurlLoopFailure(error: error)), to: exchange)
         }
     }
 
@@ -311,13 +326,26 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// Fails each transfer whose socket the reactor refused to watch (libcurl gave it a negative or
+    /// unusable descriptor): it would otherwise wait for events that never come.
+    private func failRefusedTransfers() {
+        var easy: OpaquePointer?
+        while ccurl_reactor_next_refused(reactor, &easy) == 1 {
+            var userdata: UnsafeMutableRawPointer?
+            guard let easy, ccurl_easy_getinfo_ptr(easy, CCURLINFO_PRIVATE, &userdata) == CCURLE_OK, let userdata else { continue }
+            let exchange = Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue()
+            let error = CourierError(.transportFailed, "libcurl gave the transfer a socket descriptor the event loop cannot watch.",
+                                     url: exchange.handle.request.url)
+            apply(.failed(CurlLoopFailure(error: error)), to: exchange)
+        }
+    }
+
     /// A multi-level failure (out of memory, a broken poll set) fails every attached transfer.
     private func failAll(multiCode code: Int32) {
         for exchange in Array(exchanges.values) where exchange.state.isRunning {
-            setupErrors[ObjectIdentifier(exchange.handle)] = CourierError(
-                .transportFailed, "libcurl's multi handle failed: \(String(cString: ccurl_multi_strerror(code)))",
-                url: exchange.handle.request.url)
-            apply(.curlDone(CCURLE_FAILED_INIT), to: exchange)
+            let error = CourierError(.transportFailed, "libcurl's multi handle failed: \(String(cString: ccurl_multi_strerror(code)))",
+                                     url: exchange.handle.request.url)
+            apply(.failed(CurlLoopFailure(error: error)), to: exchange)
         }
         // These were still running in libcurl's view: detach them before it runs again.
         releaseFinished()
@@ -332,7 +360,10 @@ final class CurlEventLoop: @unchecked Sendable {
         // A transfer libcurl finished is removed after `completed` has gone out (see `releaseFinished`);
         // its timings are final already.
         let removeLater: Bool
-        if case .curl = end { removeLater = detach } else { removeLater = false }
+        switch end {
+        case .curl, .failed: removeLater = detach
+        default: removeLater = false
+        }
         if let easy = exchange.easy {
             // Removing an unfinished transfer closes its connection instead of returning it to the cache.
             if detach, !removeLater { ccurl_multi_remove_handle(multi, easy.pointer) }
@@ -342,9 +373,7 @@ final class CurlEventLoop: @unchecked Sendable {
             metrics = TransferMetrics(start: exchange.startDate, transport: "curl")
         }
         let bodyFailure = exchange.body?.failure
-        let key = ObjectIdentifier(exchange.handle)
-        exchanges[key] = nil
-        let setupError = setupErrors.removeValue(forKey: key)
+        exchanges[ObjectIdentifier(exchange.handle)] = nil
 
         let error: CourierError?
         switch end {
@@ -352,17 +381,15 @@ final class CurlEventLoop: @unchecked Sendable {
             error = exchange.headDelivered ? nil
                 : CourierError(.invalidResponse, "The server ended the exchange without a response head.", url: request.url)
         case .curl(let code):
-            if let failure = setupError ?? bodyFailure {
-                error = failure.with(url: request.url)
-            } else {
-                error = CourierError(curl: code, detail: detail, url: request.url)
-            }
+            error = bodyFailure?.with(url: request.url) ?? CourierError(curl: code, detail: detail, url: request.url)
+        case .failed(let failure):
+            error = failure.error.with(url: request.url)
         case .cancelled:
             error = CourierError(.cancelled, "The request was cancelled.", url: request.url)
         case .timedOut(let timeout):
             error = CourierError(.timedOut, "The request timed out: \(timeout.explanation).", url: request.url)
-        case .setupFailed:
-            error = (setupError ?? CourierError(.transportFailed, "The transfer could not be set up.")).with(url: request.url)
+        case .setupFailed(let failure):
+            error = failure.error.with(url: request.url)
         case .shutDown:
             error = CourierError(.cancelled, "The request was cancelled because the transport shut down.", url: request.url)
         case .invalidated:
@@ -384,6 +411,7 @@ final class CurlEventLoop: @unchecked Sendable {
         for (exchange, remove) in finished {
             if let easy = exchange.easy {
                 if remove { ccurl_multi_remove_handle(multi, easy.pointer) }
+                ccurl_reactor_forget_easy(reactor, easy.pointer)
                 exchange.easy = nil
                 pool.recycle(easy)
             }

@@ -110,43 +110,44 @@ final class CurlExchange {
         handle.sink.receive(.uploadProgress(sent: body.length, total: body.length))
     }
 
-    /// Wires the libcurl callbacks of `easy` to this exchange.
-    func installCallbacks(on easy: CurlEasyHandle) {
+    /// Wires the libcurl callbacks of `easy` to this exchange; throws `.transportFailed` naming the
+    /// option libcurl refused.
+    func installCallbacks(on easy: CurlEasyHandle) throws(CourierError) {
         let pointer = easy.pointer
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        ccurl_easy_setopt_ptr(pointer, CCURLOPT_PRIVATE, userdata)
-        ccurl_easy_setopt_func_data(pointer, CCURLOPT_HEADERFUNCTION) { buffer, size, count, userdata in
+        try easy.set(.private, pointer: userdata)
+        try easy.check(.headerFunction, ccurl_easy_setopt_func_data(pointer, CCURLOPT_HEADERFUNCTION) { buffer, size, count, userdata in
             guard let buffer, let userdata else { return 0 }
             let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
             return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveHeaderLine(bytes)
-        }
-        ccurl_easy_setopt_ptr(pointer, CCURLOPT_HEADERDATA, userdata)
-        ccurl_easy_setopt_func_data(pointer, CCURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
+        })
+        try easy.set(.headerData, pointer: userdata)
+        try easy.check(.writeFunction, ccurl_easy_setopt_func_data(pointer, CCURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
             guard let buffer, let userdata else { return 0 }
             let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
             return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveBody(bytes)
-        }
-        ccurl_easy_setopt_ptr(pointer, CCURLOPT_WRITEDATA, userdata)
+        })
+        try easy.set(.writeData, pointer: userdata)
         guard body != nil else { return }
-        ccurl_easy_setopt_func_read(pointer, CCURLOPT_READFUNCTION) { buffer, size, count, userdata in
+        try easy.check(.readFunction, ccurl_easy_setopt_func_read(pointer, CCURLOPT_READFUNCTION) { buffer, size, count, userdata in
             guard let buffer, let userdata else { return Int(CCURL_READFUNC_ABORT) }
             let target = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
             return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().supplyBody(target)
-        }
-        ccurl_easy_setopt_ptr(pointer, CCURLOPT_READDATA, userdata)
-        ccurl_easy_setopt_func_seek(pointer, CCURLOPT_SEEKFUNCTION) { userdata, offset, origin in
+        })
+        try easy.set(.readData, pointer: userdata)
+        try easy.check(.seekFunction, ccurl_easy_setopt_func_seek(pointer, CCURLOPT_SEEKFUNCTION) { userdata, offset, origin in
             guard let userdata, origin == SEEK_SET else { return CCURL_SEEKFUNC_CANTSEEK }
             let exchange = Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue()
             return exchange.body?.seek(to: offset) == true ? CCURL_SEEKFUNC_OK : CCURL_SEEKFUNC_FAIL
-        }
-        ccurl_easy_setopt_ptr(pointer, CCURLOPT_SEEKDATA, userdata)
-        ccurl_easy_setopt_long(pointer, CCURLOPT_NOPROGRESS, 0)
-        ccurl_easy_setopt_func_xferinfo(pointer, CCURLOPT_XFERINFOFUNCTION) { userdata, _, _, _, sent in
+        })
+        try easy.set(.seekData, pointer: userdata)
+        try easy.set(.noProgress, 0)
+        try easy.check(.xferInfoFunction, ccurl_easy_setopt_func_xferinfo(pointer, CCURLOPT_XFERINFOFUNCTION) { userdata, _, _, _, sent in
             guard let userdata else { return 0 }
             Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().observeUpload(sent: sent)
             return 0
-        }
-        ccurl_easy_setopt_ptr(pointer, CCURLOPT_XFERINFODATA, userdata)
+        })
+        try easy.set(.xferInfoData, pointer: userdata)
     }
 
     // MARK: - Callbacks (inside a pass, inside libcurl)

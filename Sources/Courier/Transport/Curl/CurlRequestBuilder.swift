@@ -97,37 +97,39 @@ enum CurlRequestBuilder {
             throw CourierError(.invalidURL, "libcurl rejected the URL: \(CurlError(code: urlResult).text)",
                                underlyingError: CurlError(code: urlResult), url: request.url)
         }
-        ccurl_easy_setopt_long(handle, CCURLOPT_PROTOCOLS, Int(CCURLPROTO_HTTP | CCURLPROTO_HTTPS))
-        ccurl_easy_setopt_long(handle, CCURLOPT_NOSIGNAL, 1)
-        ccurl_easy_setopt_long(handle, CCURLOPT_TCP_NODELAY, 1)
-        ccurl_easy_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 0)
-        ccurl_easy_setopt_long(handle, CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
-        ccurl_easy_setopt_ptr(handle, CCURLOPT_ERRORBUFFER, easy.errorBuffer)
-        defaults.proxies.proxy(for: urlString).withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_PROXY, $0) }
-        (defaults.proxies.noProxy ?? "").withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_NOPROXY, $0) }
-        if let caInfo = defaults.caInfoPath {
-            caInfo.withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_CAINFO, $0) }
-        }
+        try easy.set(.protocols, Int(CCURLPROTO_HTTP | CCURLPROTO_HTTPS))
+        try easy.set(.noSignal, 1)
+        try easy.set(.tcpNoDelay, 1)
+        try easy.set(.followLocation, 0)
+        try easy.set(.suppressConnectHeaders, 1)
+        let sized = ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
+        // libcurl refuses a new size while the handle still has a receive buffer (a reused handle
+        // whose last transfer was cut short keeps it) and goes on with that buffer, which this
+        // loop sized already: only a fresh handle's refusal is a failure.
+        if !(easy.hasServedTransfer && sized == CCURLE_BAD_FUNCTION_ARGUMENT) { try easy.check(.bufferSize, sized) }
+        try easy.set(.errorBuffer, pointer: easy.errorBuffer)
+        try easy.set(.proxy, string: defaults.proxies.proxy(for: urlString))
+        try easy.set(.noProxy, string: defaults.proxies.noProxy ?? "")
+        if let caInfo = defaults.caInfoPath { try easy.set(.caInfo, string: caInfo) }
 
         switch plan.method {
         case .get:
             break
         case .head:
-            ccurl_easy_setopt_long(handle, CCURLOPT_NOBODY, 1)
+            try easy.set(.noBody, 1)
         case .upload(let method, let length):
-            ccurl_easy_setopt_long(handle, CCURLOPT_UPLOAD, 1)
-            ccurl_easy_setopt_off(handle, CCURLOPT_INFILESIZE_LARGE, length)
-            method.withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_CUSTOMREQUEST, $0) }
+            try easy.set(.upload, 1)
+            try easy.set(.inFileSizeLarge, offset: length)
+            try easy.set(.customRequest, string: method)
         case .custom(let method):
-            method.withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_CUSTOMREQUEST, $0) }
+            try easy.set(.customRequest, string: method)
         }
 
         if let encoding = plan.acceptEncoding {
-            encoding.withCString { _ = ccurl_easy_setopt_ptr(handle, CCURLOPT_ACCEPT_ENCODING, $0) }
+            try easy.set(.acceptEncoding, string: encoding)
         } else {
             // Over HTTP/2 libcurl decodes a Content-Encoding even when it did not ask for one.
-            ccurl_easy_setopt_long(handle, CCURLOPT_HTTP_CONTENT_DECODING, 0)
+            try easy.set(.httpContentDecoding, 0)
         }
 
         var list: OpaquePointer?
@@ -136,7 +138,12 @@ enum CurlRequestBuilder {
         }
         if plan.suppressesExpect { list = try appendLine(name: "Expect", value: nil, to: list, url: request.url) }
         guard let list else { return nil }
-        ccurl_easy_setopt_ptr(handle, CCURLOPT_HTTPHEADER, UnsafeRawPointer(list))
+        do {
+            try easy.set(.httpHeader, pointer: UnsafeRawPointer(list))
+        } catch {
+            ccurl_slist_free_all(list)
+            throw error
+        }
         return list
     }
 

@@ -53,6 +53,25 @@ enum CurlTimeout: Sendable, Hashable {
     }
 }
 
+/// A failure the event loop found itself (an option libcurl refused, a broken multi handle, a
+/// socket that cannot be watched), carried by the event that reports it and by the end it causes.
+/// Compared by kind and message only, so the state machine's tables stay comparable.
+struct CurlLoopFailure: Sendable, Hashable {
+    /// The error the transfer completes with (the loop adds the request's URL).
+    let error: CourierError
+
+    /// Same kind and message.
+    static func == (lhs: CurlLoopFailure, rhs: CurlLoopFailure) -> Bool {
+        lhs.error.kind == rhs.error.kind && lhs.error.message == rhs.error.message
+    }
+
+    /// Hashes the kind and message.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(error.kind)
+        hasher.combine(error.message)
+    }
+}
+
 /// How a transfer ended, before it is turned into a ``CourierError``.
 enum CurlTransferEnd: Sendable, Hashable {
     /// libcurl finished it with this `CURLcode` (0 = success).
@@ -61,8 +80,10 @@ enum CurlTransferEnd: Sendable, Hashable {
     case cancelled
     /// A Courier timeout fired.
     case timedOut(CurlTimeout)
-    /// The easy handle could not be set up (the loop keeps the reason).
-    case setupFailed
+    /// The easy handle could not be set up, for this reason.
+    case setupFailed(CurlLoopFailure)
+    /// The loop failed the running transfer, for this reason.
+    case failed(CurlLoopFailure)
     /// The transport shut down while the transfer was in flight.
     case shutDown
     /// The transport shut down before the transfer reached the network.
@@ -103,8 +124,11 @@ struct CurlTransferState: Equatable {
         case cancel
         /// A Courier timeout fired.
         case timedOut(CurlTimeout)
-        /// The easy handle could not be configured or added.
-        case attachFailed
+        /// The easy handle could not be configured or added, for this reason.
+        case attachFailed(CurlLoopFailure)
+        /// The loop cannot go on with the running transfer: libcurl's multi handle failed, or the
+        /// socket libcurl gave the transfer cannot be watched.
+        case failed(CurlLoopFailure)
         /// libcurl reported the transfer done with this `CURLcode`.
         case curlDone(Int32)
         /// The transport is shutting down.
@@ -189,9 +213,12 @@ struct CurlTransferState: Equatable {
         case (.running, .timedOut(let timeout)):
             phase = .finished
             return .finish(.timedOut(timeout), detach: true)
-        case (.running, .attachFailed):
+        case (.running, .attachFailed(let failure)):
             phase = .finished
-            return .finish(.setupFailed, detach: false)
+            return .finish(.setupFailed(failure), detach: false)
+        case (.running, .failed(let failure)):
+            phase = .finished
+            return .finish(.failed(failure), detach: true)
         case (.running, .curlDone(let code)):
             phase = .finished
             return .finish(.curl(code), detach: true)

@@ -132,6 +132,12 @@ import CourierLocking
         }
     }
 
+    /// For tests: the next socket libcurl asks each loop started so far to watch is refused as if
+    /// its descriptor were negative (see ``CurlEventLoop/refuseNextSocket()``).
+    func refuseNextSocket() {
+        for loop in startedLoops { loop.refuseNextSocket() }
+    }
+
     /// How many times the loop threads woke from their sleep so far (for tests).
     var loopWakeUps: Int { startedLoops.reduce(0) { $0 + $1.wakeUpCount } }
 
@@ -241,6 +247,9 @@ final class CurlLoop: Sendable {
 
     /// Runs a pass for the commands queued while the loop sleeps; see ``CurlEventLoop/runPassIfIdle()``.
     func runPassIfIdle() -> Bool { loop.runPassIfIdle() }
+
+    /// For tests: see ``CurlEventLoop/refuseNextSocket()``.
+    func refuseNextSocket() { loop.refuseNextSocket() }
 
     /// How many times the loop thread woke from its sleep.
     var wakeUpCount: Int { loop.wakeUpCount }
