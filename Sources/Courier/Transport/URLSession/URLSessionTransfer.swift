@@ -119,7 +119,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     private func perform(_ action: Machine.Action) {
         switch action {
         case .startTask(let continuation):
-            let task = transport.startTask(makeURLRequest(continuation), body: request.body, for: self)
+            guard let task = transport.startTask(makeURLRequest(continuation), body: request.body, for: self) else {
+                // The transport was shut down before this transfer's task could be made.
+                return handle(.cancel)
+            }
             handle(.taskStarted(task))
         case .cancelTask(let task):
             transport.cancelTask(task)

@@ -16,6 +16,8 @@ import CourierLocking
     let session: URLSession
     let router: URLSessionDelegateRouter
     let delegateQueue: OperationQueue
+    /// Set by ``shutdown()``; guards task creation against the invalidated session.
+    private let isShutDown = Locked(false)
 
     /// Creates the transport with its own URLSession, configured for Courier's needs.
     public init(configuration: TransportConfiguration, sessionConfiguration: URLSessionConfiguration) {
@@ -45,22 +47,34 @@ import CourierLocking
         return transfer
     }
 
-    /// Invalidates the URLSession and cancels its tasks.
+    /// Invalidates the URLSession and cancels its tasks; transfers that had not created their
+    /// task yet end as cancelled.
     public func shutdown() {
+        isShutDown.withLock { $0 = true }
         session.invalidateAndCancel()
     }
 
-    /// Creates and starts a task for `urlRequest`, registered with the router before it runs.
-    func startTask(_ urlRequest: URLRequest, body: TransportBody, for transfer: URLSessionTransfer) -> URLSessionTask {
-        let task: URLSessionTask
-        if case .file(let url, _) = body {
-            task = session.uploadTask(with: urlRequest, fromFile: url)
-        } else {
-            task = session.dataTask(with: urlRequest)
+    /// Creates and starts a task for `urlRequest`, registered with the router before it runs;
+    /// `nil` once the transport is shut down.
+    ///
+    /// Transfers create their task on the delegate queue, so a request cancelled (and its session
+    /// released) before that can reach here after ``shutdown()``. FoundationNetworking traps on a
+    /// task made from an invalidated session, so the check and the creation happen under the lock
+    /// that `shutdown()` takes before invalidating: a task is either made before the invalidation
+    /// (which then cancels it) or not at all.
+    func startTask(_ urlRequest: URLRequest, body: TransportBody, for transfer: URLSessionTransfer) -> URLSessionTask? {
+        isShutDown.withLock { isShutDown -> URLSessionTask? in
+            guard !isShutDown else { return nil }
+            let task: URLSessionTask
+            if case .file(let url, _) = body {
+                task = session.uploadTask(with: urlRequest, fromFile: url)
+            } else {
+                task = session.dataTask(with: urlRequest)
+            }
+            router.register(transfer, for: task.taskIdentifier)
+            task.resume()
+            return task
         }
-        router.register(transfer, for: task.taskIdentifier)
-        task.resume()
-        return task
     }
 
     /// Cancels `task` from the delegate queue, and only while it still runs.
