@@ -4,34 +4,30 @@ import FoundationNetworking
 #endif
 import CourierLocking
 
-/// An awaitable response of a ``DataResponseRequest``: `.value`, `.result` or `.response`.
-/// Made by `serializingData()` and friends.
+/// An awaitable response of a request: `.value`, `.result` or `.response`. Made by
+/// `serializingData()` and friends, as a ``DataTask`` or a ``DownloadTask``.
 ///
 /// Awaiting starts the request; awaiting again (or from several tasks) gives the same response.
 /// Cancelling an awaiting `Task` cancels the request unless `automaticallyCancelling` was `false`.
-public struct DataTask<Value: Sendable>: Sendable {
-    private let awaitable: AwaitableResponse<DataResponse<Value, CourierError>>
+public struct ResponseTask<Response: SerializedResponse>: Sendable {
+    private let awaitable: AwaitableResponse<Response>
 
-    /// A task that serializes `request`'s response with `serializer`.
-    init<Serializer: ResponseSerializer>(request: any Request, serializer: Serializer, automaticallyCancelling: Bool)
-    where Serializer.SerializedObject == Value {
-        awaitable = AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
-            SerializedHandler.addData(to: request, serializer, thenResume: true, deliver: deliver)
-        }
+    private init(_ awaitable: AwaitableResponse<Response>) {
+        self.awaitable = awaitable
     }
 
-    /// The whole response: request, HTTP response, body, metrics and result.
-    public var response: DataResponse<Value, CourierError> {
+    /// The whole response: request, HTTP response, body or file, metrics and result.
+    public var response: Response {
         get async { await awaitable.response() }
     }
 
     /// The value or the error.
-    public var result: Result<Value, CourierError> {
+    public var result: Result<Response.Success, CourierError> {
         get async { await awaitable.response().result }
     }
 
     /// The value; throws the ``CourierError`` on failure.
-    public var value: Value {
+    public var value: Response.Success {
         get async throws(CourierError) { try await awaitable.response().result.get() }
     }
 
@@ -42,38 +38,40 @@ public struct DataTask<Value: Sendable>: Sendable {
     public func resume() { awaitable.start() }
 }
 
-/// An awaitable response of a ``DownloadRequest``: `.value`, `.result` or `.response`.
-public struct DownloadTask<Value: Sendable>: Sendable {
-    private let awaitable: AwaitableResponse<DownloadResponse<Value, CourierError>>
+/// A response with a typed result that a ``ResponseTask`` waits for: ``DataResponse`` and
+/// ``DownloadResponse``.
+public protocol SerializedResponse: Sendable {
+    /// The serialized value's type.
+    associatedtype Success: Sendable
+    /// The serialized value or the error.
+    var result: Result<Success, CourierError> { get }
+}
 
-    /// A task that serializes `request`'s response with `serializer`.
+extension DataResponse: SerializedResponse where Failure == CourierError {}
+extension DownloadResponse: SerializedResponse where Failure == CourierError {}
+
+/// An awaitable response of a ``DataResponseRequest``, with its body in memory.
+public typealias DataTask<Value: Sendable> = ResponseTask<DataResponse<Value, CourierError>>
+
+/// An awaitable response of a ``DownloadRequest``, with its body in a file.
+public typealias DownloadTask<Value: Sendable> = ResponseTask<DownloadResponse<Value, CourierError>>
+
+extension ResponseTask {
+    /// A task that serializes `request`'s in-memory response with `serializer`.
     init<Serializer: ResponseSerializer>(request: any Request, serializer: Serializer, automaticallyCancelling: Bool)
-    where Serializer.SerializedObject == Value {
-        awaitable = AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
+    where Response == DataResponse<Serializer.SerializedObject, CourierError> {
+        self.init(AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
+            SerializedHandler.addData(to: request, serializer, thenResume: true, deliver: deliver)
+        })
+    }
+
+    /// A task that serializes `request`'s downloaded file with `serializer`.
+    init<Serializer: ResponseSerializer>(request: any Request, serializer: Serializer, automaticallyCancelling: Bool)
+    where Response == DownloadResponse<Serializer.SerializedObject, CourierError> {
+        self.init(AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
             SerializedHandler.addDownload(to: request, serializer, thenResume: true, deliver: deliver)
-        }
+        })
     }
-
-    /// The whole response: request, HTTP response, file URL, metrics and result.
-    public var response: DownloadResponse<Value, CourierError> {
-        get async { await awaitable.response() }
-    }
-
-    /// The value or the error.
-    public var result: Result<Value, CourierError> {
-        get async { await awaitable.response().result }
-    }
-
-    /// The value; throws the ``CourierError`` on failure.
-    public var value: Value {
-        get async throws(CourierError) { try await awaitable.response().result.get() }
-    }
-
-    /// Cancels the request.
-    public func cancel() { awaitable.cancel() }
-
-    /// Starts the request without waiting for it.
-    public func resume() { awaitable.start() }
 }
 
 /// What ``DataTask`` and ``DownloadTask`` share: one response for any number of waiters, the

@@ -130,18 +130,23 @@ import Foundation
         self.httpVersion = httpVersion
         var headers = HTTPHeaders(minimumCapacity: fields.count)
         var setCookies: [String] = []
-        // Bit n: a name of n UTF-8 bytes (63: of 63 or more) was added. Names of different lengths
-        // differ, so most fields are appended without searching for an earlier one to join.
+        // Repeated fields are joined into the first one of that name, which in general means
+        // searching the names added so far for each field. Names compare with ASCII case folding,
+        // which keeps the UTF-8 length, so two names can only be equal if their lengths are: a
+        // field whose name length has not been seen yet cannot repeat an earlier one and is
+        // appended without a search. `lengthsSeen` records the lengths seen so far, bit n for a
+        // name of n bytes (bit 63 for every name of 63 bytes or more, which are then searched).
+        // The plain version, `headers.addJoining` for every field, gives the same headers.
         var lengthsSeen: UInt64 = 0
         for field in fields {
             if field.name.caseInsensitiveEquals("Set-Cookie") { setCookies.append(field.value) }
-            let bit: UInt64 = 1 << UInt64(min(field.name.utf8.count, 63))
-            if lengthsSeen & bit == 0 {
+            let lengthBit: UInt64 = 1 << UInt64(min(field.name.utf8.count, 63))
+            if lengthsSeen & lengthBit == 0 {
                 headers.appendDistinct(name: field.name, value: field.value)
             } else {
                 headers.addJoining(name: field.name, value: field.value)
             }
-            lengthsSeen |= bit
+            lengthsSeen |= lengthBit
         }
         self.headers = headers
         self.setCookies = setCookies
@@ -152,6 +157,7 @@ import Foundation
     /// `nameLengths` has bit n set when a field name of n bytes is present: a name that is not
     /// there is not looked up.
     private static func announcedLength(in headers: HTTPHeaders, nameLengths: UInt64) -> Int64 {
+        // The bits of the two names' lengths: "Content-Encoding" has 16 bytes, "Content-Length" 14.
         let contentEncoding: UInt64 = 1 << 16, contentLength: UInt64 = 1 << 14
         if nameLengths & contentEncoding != 0, let coding = headers.value(for: "Content-Encoding"),
            !coding.trimmedASCII.caseInsensitiveEquals("identity") { return -1 }
