@@ -18,6 +18,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
 
         /// The URL could not be formed or is not an http(s) URL.
         public static let invalidURL = Kind("invalidURL")
+        /// The request is not valid HTTP and was not sent: its method is not a token, or a header
+        /// name is not a token, or a header value contains CR, LF or NUL.
+        public static let invalidRequest = Kind("invalidRequest")
         /// Parameters or a body could not be encoded.
         public static let encodingFailed = Kind("encodingFailed")
         /// A request adapter threw.

@@ -9,6 +9,7 @@ extension RequestEngine {
     /// Builds the attempt's request (once) and runs adapters (every attempt).
     func prepare(attempt: Int) {
         redirectHistory = []
+        redirectDroppedBody = false
         let base: URLRequest
         do {
             // Built again for every attempt, so a request modifier sees each retry too.
@@ -78,7 +79,7 @@ extension RequestEngine {
         session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) }
         // Where the answer comes from is decided here, once, by the session's features.
         let context = ExchangeContext(request: transportRequest, initialRequest: record.initialRequest,
-                                      hasUploadBody: source.upload != nil, bodyMayBeShared: sink.allowsSharing,
+                                      hasUploadBody: sendsUpload, bodyMayBeShared: sink.allowsSharing,
                                       settings: featureSettings)
         let routed = session.route(context, sink: relay)
         record.origin = routed.origin
@@ -95,8 +96,11 @@ extension RequestEngine {
            let cookies = storage.cookies(for: url), !cookies.isEmpty {
             HTTPCookie.requestHeaderFields(with: cookies).forEach { headers.update(name: $0.key, value: $0.value) }
         }
+        // The one place every request passes after the session, the request, its adapters and
+        // the cookie store had their say: nothing that is not valid HTTP reaches a transport.
+        try WireSyntax.check(method: request.method, headers: headers, url: url)
         let body: TransportBody
-        if (request.method == .get || request.method == .head), request.httpBody?.isEmpty == false || source.upload != nil {
+        if (request.method == .get || request.method == .head), request.httpBody?.isEmpty == false || sendsUpload {
             throw CourierError(.encodingFailed, "A \(request.method) request cannot carry a body; use POST or another method.", url: url)
         }
         if let upload = try preparedUploadBody(for: request) {
@@ -149,6 +153,17 @@ extension RequestEngine {
 
     private func receive(_ head: ResponseHead, in exchange: Exchange) {
         exchange.head = head
+        if head.statusCode == 101 {
+            // Courier never speaks another protocol on a connection: whether or not the request
+            // asked for an upgrade, waiting for a body that will never come helps nobody.
+            let asked = exchange.request.headers.contains("Upgrade")
+            exchange.failure = CourierError(.invalidResponse, asked
+                ? "The server switched protocols (101), which Courier cannot follow."
+                : "The server switched protocols (101) without being asked to upgrade.",
+                responseCode: 101, url: head.url)
+            exchange.transfer.cancel()
+            return
+        }
         storeCookies(from: head)
         let response = LazyHTTPResponse(head: head)
         if let redirect = redirectRequest(for: head, after: exchange.request) {

@@ -29,6 +29,8 @@ package final class RequestEngine {
     var record = RequestRecord()
     /// Redirects followed within the current attempt, for the limit and loop detection.
     var redirectHistory: [RedirectStep] = []
+    /// Whether a redirect of this attempt dropped the body (POST → GET after 301/302, anything → GET after 303).
+    var redirectDroppedBody = false
     var nextExchangeNumber = 1
     /// The upload body, prepared at the first exchange and kept for retries and 307/308 redirects.
     var preparedUpload: PreparedUpload?

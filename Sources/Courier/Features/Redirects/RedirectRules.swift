@@ -12,6 +12,9 @@ import FoundationNetworking
 enum RedirectRules {
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+    /// The headers that describe a body, dropped with it when a redirect turns the method into GET
+    /// (an upload's `Content-Type`, multipart's included, is one of them).
+    static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"]
 
     /// The next request, a failure (limit or loop), or `nil` when `head` is not a redirect to follow.
     static func nextRequest(after request: URLRequest, response head: ResponseHead, original: URLRequest?,
@@ -37,7 +40,7 @@ enum RedirectRules {
             next.method = .get
             next.httpBody = nil
             var headers = next.headers
-            ["Content-Type", "Content-Length", "Transfer-Encoding"].forEach { headers.remove(name: $0) }
+            bodyHeaders.forEach { headers.remove(name: $0) }
             next.headers = headers
         }
         if target.origin != current.origin {
@@ -66,6 +69,11 @@ extension RequestEngine {
         }
         if case .success(let next)? = result, let url = next.url {
             redirectHistory.append(RedirectStep(url: url, method: next.method))
+            // The upload lives outside the URLRequest: once a redirect turned the method into GET
+            // (or a policy dropped the body), no later exchange of this attempt sends it.
+            if next.method == .get || next.method == .head, request.method != next.method {
+                redirectDroppedBody = true
+            }
         }
         return result
     }

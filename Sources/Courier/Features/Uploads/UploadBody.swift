@@ -57,10 +57,14 @@ final class PreparedUpload {
 }
 
 extension RequestEngine {
+    /// Whether this exchange sends the upload body: the request has one and no redirect dropped it
+    /// (301/302 after POST and 303 turn the method into GET without a body).
+    var sendsUpload: Bool { source.upload != nil && !redirectDroppedBody }
+
     /// The upload body for an exchange, preparing it on first use; `nil` for requests without one
     /// and for redirects that turned the method into GET.
     func preparedUploadBody(for request: URLRequest) throws -> TransportBody? {
-        guard let upload = source.upload, request.method == record.initialRequest?.method else { return nil }
+        guard let upload = source.upload, sendsUpload else { return nil }
         if let prepared = preparedUpload { return prepared.body }
         let prepared = try PreparedUpload(upload, temporaryDirectory: session.configuration.temporaryDirectory)
         preparedUpload = prepared

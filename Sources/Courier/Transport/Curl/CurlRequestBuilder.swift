@@ -53,7 +53,7 @@ enum CurlRequestBuilder {
         }
     }
 
-    /// Works out the plan; throws `.encodingFailed` for a header libcurl cannot send as given.
+    /// Works out the plan; throws `.invalidRequest` for a header libcurl cannot send as given.
     static func plan(for request: TransportRequest) throws(CourierError) -> Plan {
         let name = request.method.rawValue
         let method: Plan.Method
@@ -69,11 +69,10 @@ enum CurlRequestBuilder {
         }
 
         for header in request.headers {
-            guard isToken(header.name) else {
-                throw CourierError(.encodingFailed, "The header name \"\(header.name)\" is not a valid HTTP field name.", url: request.url)
-            }
-            guard !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw CourierError(.encodingFailed, "The value of header \(header.name) contains a line break or NUL.", url: request.url)
+            // The engine checks this before any transport sees the request (WireSyntax); kept
+            // here because libcurl would put the line on the wire as it is.
+            guard WireSyntax.isToken(header.name), WireSyntax.isFieldValue(header.value) else {
+                throw CourierError(.invalidRequest, "The header \(WireSyntax.quoted(header.name)) is not valid HTTP.", url: request.url)
             }
         }
         var plan = Plan(method: method, fields: request.headers, suppressesExpect: false, acceptEncoding: nil)
@@ -185,20 +184,6 @@ enum CurlRequestBuilder {
                     // Never nil: the buffer holds at least the separator and the terminating NUL.
                     return body(UnsafePointer(buffer.baseAddress.unsafelyUnwrapped))
                 }
-            }
-        }
-    }
-
-    /// Whether `name` is an RFC 9110 token (what a field name must be).
-    private static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "!"), UInt8(ascii: "#")...UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"),
-                 UInt8(ascii: "."), UInt8(ascii: "^")...UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                true
-            default:
-                false
             }
         }
     }

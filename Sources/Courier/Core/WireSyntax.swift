@@ -1,0 +1,64 @@
+import Foundation
+
+/// The HTTP syntax rules a request must follow before any byte of it is sent (RFC 9110 §5.6.2,
+/// §5.5, §9.1), checked once by the engine for every transport: a method or header name that is
+/// not a token, or a header value with CR, LF or NUL, would let a caller's (or a server's, through
+/// cookies) text rewrite the request line or add headers.
+enum WireSyntax {
+    /// Whether `text` is a non-empty RFC 9110 token (`tchar`: ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``).
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+    }
+
+    /// Whether `byte` is a `tchar`.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "!"), UInt8(ascii: "#")...UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"),
+             UInt8(ascii: "."), UInt8(ascii: "^")...UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether `value` can be sent as a field value: no CR, LF or NUL (RFC 9110 §5.5 calls them
+    /// invalid and dangerous); HTAB, visible characters and obs-text (non-ASCII) are allowed.
+    static func isFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+    }
+
+    /// Throws `.invalidRequest` naming the first part of the request that is not valid HTTP.
+    static func check(method: HTTPMethod, headers: HTTPHeaders, url: URL?) throws(CourierError) {
+        guard isToken(method.rawValue) else {
+            throw CourierError(.invalidRequest, "The method \(quoted(method.rawValue)) is not a valid HTTP method token; nothing was sent.", url: url)
+        }
+        for header in headers {
+            guard isToken(header.name) else {
+                throw CourierError(.invalidRequest, "The header name \(quoted(header.name)) is not a valid HTTP field name; nothing was sent.", url: url)
+            }
+            guard isFieldValue(header.value) else {
+                throw CourierError(.invalidRequest, "The value of header \(header.name) contains CR, LF or NUL; nothing was sent.", url: url)
+            }
+        }
+    }
+
+    /// `text` in quotes with control characters escaped, so a message never carries a line break.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\r": out += "\\r"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
