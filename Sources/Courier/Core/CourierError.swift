@@ -176,6 +176,13 @@ extension CourierError {
         default: kind = .transportFailed
         }
         let message = urlError.userInfo[NSLocalizedDescriptionKey] as? String ?? urlError.localizedDescription
+        // FoundationNetworking runs on libcurl, which calls a reply without a status line HTTP/0.9
+        // and refuses it as an unsupported URL: the URL was fine, the server's answer was not HTTP.
+        if urlError.code == .unsupportedURL, message.contains("HTTP/0.9") {
+            self.init(.invalidResponse, "The server's reply is not HTTP (no status line; \(message)).",
+                      underlyingError: urlError, url: url ?? urlError.failingURL)
+            return
+        }
         self.init(kind, message, underlyingError: urlError, url: url ?? urlError.failingURL)
     }
 }

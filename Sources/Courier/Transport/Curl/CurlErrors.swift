@@ -46,6 +46,13 @@ extension CourierError {
     init(curl code: Int32, detail: String, url: URL) {
         let error = CurlError(code: code)
         let message = detail.isEmpty ? error.text : detail
+        // A reply without a status line is HTTP/0.9 to libcurl, which refuses it as an
+        // "unsupported protocol": the URL was fine, the server's answer was not HTTP.
+        if code == CCURLE_UNSUPPORTED_PROTOCOL, detail.contains("HTTP/0.9") {
+            self.init(.invalidResponse, "The server's reply is not HTTP (no status line; libcurl: \(message)).",
+                      underlyingError: error, url: url)
+            return
+        }
         self.init(error.kind, message, underlyingError: error, url: url)
     }
 }

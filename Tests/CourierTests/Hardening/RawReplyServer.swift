@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A one-trick TCP server on 127.0.0.1 for replies no HTTP server would write: every connection
+/// gets its request head read, then `reply` written as it is, then is closed (`closesAfterReply`)
+/// or held open until ``stop()``.
+final class RawReplyServer: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let reply: Data
+    private let closesAfterReply: Bool
+    private let held = Mutex<[Int32]>([])
+    private let accepted = Mutex(0)
+    private let done = DispatchSemaphore(value: 0)
+
+    var url: URL {
+        // The port is a number this server bound, so the URL always parses.
+        URL(string: "http://127.0.0.1:\(port)/raw") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// How many connections were accepted.
+    var connectionCount: Int { accepted.withLock { $0 } }
+
+    init(reply: Data, closesAfterReply: Bool) throws {
+        self.reply = reply
+        self.closesAfterReply = closesAfterReply
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw RawServerError(description: "socket() failed: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw RawServerError(description: "bind/listen failed: \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        listener = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "RawReplyServer"
+        thread.start()
+    }
+
+    private func acceptLoop() {
+        defer { done.signal() }
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            accepted.withLock { $0 += 1 }
+            serve(connection)
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        // Read until the end of the request head (any body is left unread).
+        var head = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !head.contains(sequence: [13, 10, 13, 10]) {
+            let count = recv(connection, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            head.append(contentsOf: buffer[0..<count])
+        }
+        reply.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var offset = 0
+            while offset < raw.count {
+                let sent = send(connection, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                if sent <= 0 { break }
+                offset += sent
+            }
+        }
+        if closesAfterReply {
+            close(connection)
+        } else {
+            held.withLock { $0.append(connection) }
+        }
+    }
+
+    /// Stops accepting and closes every connection held open.
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        done.wait()
+        close(listener)
+        for connection in held.withLock({ $0 }) { close(connection) }
+    }
+}
+
+struct RawServerError: Error, CustomStringConvertible {
+    let description: String
+}
+
+private extension Array where Element == UInt8 {
+    func contains(sequence: [UInt8]) -> Bool {
+        guard count >= sequence.count else { return false }
+        return (0...(count - sequence.count)).contains { Array(self[$0..<($0 + sequence.count)]) == sequence }
+    }
+}
