@@ -25,6 +25,10 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     public let rawValue: String
 
     /// Creates a method from its token; tokens are case-sensitive, so pass them upper-cased.
+    ///
+    /// A method must be an RFC 9110 token (letters, digits and ``!#$%&'*+-.^_`|~``); a request
+    /// with any other method (empty, with spaces or line breaks) fails with
+    /// ``CourierError/Kind/invalidRequest`` before anything is sent.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// Creates a method from a string literal such as `"PURGE"`.

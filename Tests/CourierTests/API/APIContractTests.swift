@@ -94,7 +94,8 @@ private struct TokenAdapter: RequestInterceptor {
 
 @Sendable private func errors(error: CourierError) {
     let kinds: [CourierError.Kind] = [.invalidURL, .encodingFailed, .cannotConnect, .timedOut, .connectionLost, .cancelled,
-                                      .validationFailed, .serializationFailed, .emptyResponse, .fileSystem, .resumeFailed]
+                                      .validationFailed, .serializationFailed, .emptyResponse, .fileSystem, .resumeFailed,
+                                      .invalidRequest, .invalidResponse]
     _ = (kinds.contains(error.kind), error.responseCode as Int?, error.underlyingError as (any Error)?)
 }
 

@@ -14,14 +14,15 @@ import CCurl
         let reply = Data("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n".utf8)
         let server = try RawReplyServer(reply: reply, closesAfterReply: false)
         defer { server.stop() }
-        // A long idle timeout: the failure must not come from it.
+        // A long idle timeout: waiting for it would end in .timedOut after 30 s. The time bound is
+        // loose because a loaded machine running the whole suite can delay any test by seconds.
         let session = makeSession(transport) { $0.requestTimeout = 30 }
         let started = ContinuousClock.now
         let response = await session.request(server.url).serializingData().response
         let elapsed = ContinuousClock.now - started
         #expect(response.error?.kind == .invalidResponse, "\(String(describing: response.error))")
         #expect(response.error?.responseCode == 101)
-        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        #expect(elapsed < .seconds(25), "took \(elapsed)")
     }
 
     @Test(arguments: TransportUnderTest.available)
@@ -32,7 +33,7 @@ import CCurl
             let started = ContinuousClock.now
             let response = await session.request("upgrade").serializingData().response
             #expect(response.error?.kind == .invalidResponse, "\(String(describing: response.error))")
-            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(ContinuousClock.now - started < .seconds(25))
             #expect(try await server.takeRequest().path == "/upgrade")
         }
     }
