@@ -179,3 +179,22 @@ import CourierTestServer
         #expect(!FileManager.default.fileExists(atPath: second.path))
     }
 }
+
+extension UploadExactnessTests {
+    @Test("a multipart file part that is a FIFO with no writer is refused at once", arguments: TransportUnderTest.available)
+    func multipartFifoPartIsRefused(transport: TransportUnderTest) async throws {
+        let directory = try Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("pipe")
+        try #require(mkfifo(fifo.path, 0o600) == 0)
+        try await withServer { server async throws in
+            let session = makeSession(transport, server: server)
+            let error = await session.upload(multipartFormData: { form in
+                form.append(fileURL: fifo, withName: "part")
+            }, to: "upload").serializingData().response.error
+            #expect(error?.kind == .fileSystem)
+            #expect(error?.message.contains("not a regular file") == true)
+            #expect(server.requestCount == 0)
+        }
+    }
+}
