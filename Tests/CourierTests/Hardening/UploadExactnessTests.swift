@@ -198,3 +198,45 @@ extension UploadExactnessTests {
         }
     }
 }
+
+extension UploadExactnessTests {
+    @Test("a file that grows while it is sent: the server never gets more than the announced bytes, nor a second request",
+          arguments: TransportUnderTest.available)
+    func fileGrowsWhileSent(transport: TransportUnderTest) async throws {
+        let directory = try Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("growing.bin")
+        let size = 8_000_000
+        let content = PatternBody.data(offset: 0, count: size, seed: 31)
+        try content.write(to: file)
+        let server = try TestServer()
+        do {
+            server.enqueue(.ok("stored"))
+            // Scripted twice: a smuggled second request would find this one.
+            server.enqueue(.ok("second"))
+            let session = makeSession(transport, server: server)
+            let grown = Collected<Bool>()
+            let response = await session.upload(fileURL: file, to: "upload").onUploadProgress(queue: testCallbackQueue) { _ in
+                guard grown.all.isEmpty else { return }
+                grown.append(true)
+                if let handle = try? FileHandle(forWritingTo: file) {
+                    _ = try? handle.seekToEnd()
+                    try? handle.write(contentsOf: Data("GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                    try? handle.close()
+                }
+            }.serializingString().response
+            // Either the bytes sent were exactly the file as announced, or the upload failed.
+            if let error = response.error {
+                #expect(error.kind == .fileSystem)
+            } else {
+                #expect(response.value == "stored")
+            }
+            #expect(server.recordedRequests.allSatisfy { $0.path == "/upload" })
+            #expect(server.recordedRequests.count <= 1)
+            if let recorded = server.recordedRequests.first, response.error == nil { #expect(recorded.body == content) }
+        }
+        // One or both scripted responses stay queued, depending on when the growth was noticed;
+        // what matters is that no request arrived unscripted.
+        #expect(server.shutdown().unexpectedRequests.isEmpty)
+    }
+}
