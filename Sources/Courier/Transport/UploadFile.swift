@@ -101,7 +101,9 @@ enum UploadFile {
             }
             var written = 0
             while written < count {
-                let result = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                let result = buffer.withUnsafeBytes { bytes in
+                    write(output, UnsafeRawBufferPointer(rebasing: bytes[written..<count]).baseAddress, count - written)
+                }
                 if result < 0 {
                     if errno == EINTR { continue }
                     throw failure("Cannot write the upload copy \(destination.path)", errno: errno, url: source)

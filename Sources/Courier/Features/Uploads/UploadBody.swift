@@ -8,7 +8,8 @@ import Darwin
 import FoundationNetworking
 #endif
 
-/// An upload body made ready to send, once per request: data as it is, files by length, and
+/// An upload body made ready to send, once per request: data as it is, regular files by length
+/// (``fileBody(_:)`` says which files and how), and
 /// multipart encoded in memory or, above ``MultipartFormData/encodingMemoryThreshold``, to a
 /// temporary file that ``discard()`` removes.
 final class PreparedUpload {
