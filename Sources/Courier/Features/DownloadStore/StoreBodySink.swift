@@ -32,6 +32,9 @@ final class StoreBodySink: ResponseBodySink {
     /// Where the current exchange's `Range` starts (0 when none was sent).
     private var requestedOffset: Int64 = 0
     private var lastCheckpoint = (length: Int64(0), at: ContinuousClock.now)
+    /// The length the partial may reach in this exchange: the end of a 206's `Content-Range`
+    /// (plus one), or the announced total; `nil` when nothing was announced.
+    private var partialLimit: Int64?
     private var finalURL: URL?
 
     init(store: DownloadStore, destination: DownloadDestination, temporaryDirectory: URL, integrity: DownloadIntegrity?) {
@@ -74,6 +77,7 @@ final class StoreBodySink: ResponseBodySink {
             let recordedTotal = entry.journal?.expectedLength
             guard let range = head.contentRange, range.start == requestedOffset,
                   recordedTotal == nil || range.total == nil || range.total == recordedTotal,
+                  range.total.map({ range.end < $0 }) ?? true, recordedTotal.map({ range.end < $0 }) ?? true,
                   !head.contradicts(entry.journal) else {
                 try entry.reset()
                 return .restart
@@ -81,6 +85,7 @@ final class StoreBodySink: ResponseBodySink {
             let writer = try FileWriter(url: entry.partURL, truncatingTo: requestedOffset)
             if entry.journal?.expectedLength == nil, let total = range.total { entry.journal?.expectedLength = total }
             target = .partial(writer)
+            partialLimit = range.end + 1
             lastCheckpoint = (writer.length, .now)
             return .store(offset: requestedOffset, total: entry.journal?.expectedLength ?? -1)
         case 416 where requestedOffset > 0:
@@ -101,6 +106,7 @@ final class StoreBodySink: ResponseBodySink {
             try entry.saveJournal()
             let writer = try FileWriter(url: entry.partURL, truncatingTo: 0)
             target = .partial(writer)
+            partialLimit = expected >= 0 ? expected : nil
             lastCheckpoint = (0, .now)
             return .store(offset: 0, total: expected)
         default:
@@ -117,6 +123,7 @@ final class StoreBodySink: ResponseBodySink {
     func append(_ data: Data, from transfer: any TransportTransfer) throws {
         switch target {
         case .partial(let writer):
+            try checkWithinAnnouncedRange(writer.length + Int64(data.count))
             try writer.write(data)
             transfer.acknowledge(data.count)
             if writer.length - lastCheckpoint.length >= store.checkpointBytes || ContinuousClock.now - lastCheckpoint.at >= .seconds(1) {
@@ -127,6 +134,14 @@ final class StoreBodySink: ResponseBodySink {
         case .none, .complete:
             transfer.acknowledge(data.count)
         }
+    }
+
+    /// Fails (leaving the partial as it was before this chunk) when the body runs past what the
+    /// response announced: a 206 longer than its `Content-Range`, or a body longer than the total.
+    private func checkWithinAnnouncedRange(_ length: Int64) throws {
+        guard let limit = partialLimit, length > limit else { return }
+        throw CourierError(.invalidResponse, "The response body runs past the announced range: \(length) bytes where the download has \(limit).",
+                           url: entry?.url)
     }
 
     /// Makes the written bytes durable, then records them: the journal never counts more than the disk holds.
@@ -158,6 +173,14 @@ final class StoreBodySink: ResponseBodySink {
         if case .partial(let writer) = target {
             writer.synchronize()
             writer.close()
+            // A resumed file is delivered only when it is exactly the announced total; a short one
+            // stays in the store for the next attempt.
+            if let total = entry.journal?.expectedLength, writer.length != total {
+                if writer.length > total { try? entry.reset() } else { checkpoint(writer) }
+                target = .none
+                releaseEntry()
+                throw CourierError(.invalidResponse, "The download has \(writer.length) bytes where the resource has \(total).", url: entry.url)
+            }
         }
         do {
             try integrity?.verify(entry.partURL)
@@ -195,6 +218,7 @@ final class StoreBodySink: ResponseBodySink {
         if case .partial(let writer) = target { checkpoint(writer); writer.close() }
         if case .scratch(let scratch) = target { scratch.discard() }
         target = .none
+        partialLimit = nil
     }
 
     private func releaseEntry() {

@@ -21,7 +21,8 @@ public enum DownloadDestination: Sendable {
         switch self {
         case .temporary:
             let name = SuggestedFileName.make(response: response, requestURL: requestURL)
-            return (FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString)-\(name)"), [])
+            let unique = SuggestedFileName.truncated("courier-\(UUID().uuidString)-\(name)", toBytes: SuggestedFileName.maximumNameBytes)
+            return (FileManager.default.temporaryDirectory.appendingPathComponent(unique), [])
         case .file(let url, let options):
             return (url, options)
         case .directory(let directory, let options):
@@ -81,7 +82,24 @@ enum SuggestedFileName {
         cleaned = cleaned.trimmingCharacters(in: .whitespaces)
         while cleaned.hasPrefix(".") { cleaned.removeFirst() }
         guard !cleaned.isEmpty else { return nil }
-        if cleaned.utf8.count > 200 { cleaned = String(cleaned.prefix(200)) }
-        return cleaned
+        return truncated(cleaned, toBytes: maximumNameBytes)
+    }
+
+    /// The longest file name most file systems accept, in bytes (`NAME_MAX`).
+    static let maximumNameBytes = 255
+
+    /// `name` cut to at most `limit` UTF-8 bytes, on a character boundary (a name of two-byte
+    /// characters or emoji is cut by its bytes, not its characters).
+    static func truncated(_ name: String, toBytes limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        var result = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            guard bytes + size <= limit else { break }
+            result.append(character)
+            bytes += size
+        }
+        return result
     }
 }

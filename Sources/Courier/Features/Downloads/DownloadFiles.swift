@@ -88,7 +88,12 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
     } else if !isDirectory.boolValue {
         throw CourierError(.fileSystem, "The destination's parent \(directory.path) is a file, not a directory.", url: destination)
     }
-    if manager.fileExists(atPath: destination.path) {
+    var destinationIsDirectory: ObjCBool = false
+    if manager.fileExists(atPath: destination.path, isDirectory: &destinationIsDirectory) {
+        // `.removePreviousFile` replaces a file, never a directory (whose name a server chose).
+        guard !destinationIsDirectory.boolValue else {
+            throw CourierError(.fileSystem, "A directory exists at \(destination.path); a download never replaces a directory.", url: destination)
+        }
         guard options.contains(.removePreviousFile) else {
             throw CourierError(.fileSystem, "A file already exists at \(destination.path) (use .removePreviousFile).", url: destination)
         }

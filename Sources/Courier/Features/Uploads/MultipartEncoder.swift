@@ -170,7 +170,8 @@ private struct OpenFile {
         guard url.isFileURL else {
             throw CourierError(.fileSystem, "\(subject) is not a file URL.", url: url)
         }
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO with no writer would block open(2); non-regular files are refused below.
+        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
             let reason = switch code {
@@ -192,6 +193,8 @@ private struct OpenFile {
             let what = info.st_mode & S_IFMT == S_IFDIR ? "is a directory" : "is not a regular file"
             throw CourierError(.fileSystem, "\(subject) \(what).", url: url)
         }
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
         self.url = url
         self.descriptor = descriptor
         self.size = Int64(info.st_size)

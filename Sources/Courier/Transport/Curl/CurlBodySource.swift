@@ -7,6 +7,7 @@ import Darwin
 
 /// Supplies a request body to libcurl's read callback: bytes in memory, or a file read piece by
 /// piece from a descriptor opened when the transfer starts and closed when it ends.
+/// A file body is exactly its announced length: a file that shrinks or grows while it is sent fails.
 ///
 /// Loop-thread confined, like the transfer that owns it.
 final class CurlBodySource {
@@ -32,14 +33,10 @@ final class CurlBodySource {
         case .data(let data):
             storage = .data(data)
         case .file(let fileURL, _):
+            // Opened without blocking (a FIFO would stall the event loop in open(2)) and checked
+            // to still be the regular file of the announced length.
             let path = fileURL.path
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                let code = errno
-                throw CourierError(.fileSystem, "Cannot open the request body file \(path): \(String(cString: strerror(code)))",
-                                   underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO), url: url)
-            }
-            storage = .file(descriptor: descriptor, path: path)
+            storage = .file(descriptor: try UploadFile.open(path, length: length, url: url), path: path)
         }
     }
 
@@ -83,6 +80,12 @@ final class CurlBodySource {
                 return nil
             }
             offset += Int64(count)
+            // Exactly `length` bytes go out: a file that grew past them fails rather than
+            // leaving bytes the request did not announce.
+            if offset == length, UploadFile.hasByte(descriptor, at: length) {
+                failure = UploadFile.grewError(path, length: length)
+                return nil
+            }
             return count
         }
     }

@@ -34,6 +34,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     private let sink: any TransportEventSink
     private let transport: URLSessionTransport
     private let state: Locked<State>
+    /// The private copy of a file body the task uploads (FoundationNetworking), removed at the end.
+    private let bodyCopy = Locked<URL?>(nil)
     private let startDate = Date()
     private let startInstant = ContinuousClock.now
 
@@ -48,10 +50,36 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     // MARK: - Public verbs (any thread)
 
     func start() {
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking reads an upload file to its end whatever length it announced, so
+        // bytes a file gained since it was measured would reach the server after the body, as the
+        // start of another request. The task uploads a private copy of exactly the announced
+        // length instead, made off the delegate queue; a file that changed fails the transfer.
+        if case .file(let url, let length) = request.body {
+            DispatchQueue.global().async { [self] in
+                let copy = TemporaryFiles.makeURL(in: TemporaryFiles.defaultDirectory, prefix: "upload")
+                do throws(CourierError) {
+                    try UploadFile.copy(url, length: length, to: copy)
+                    bodyCopy.withLock { $0 = copy }
+                    transport.delegateQueue.addOperation { [self] in
+                        handle(.start, resetsIdleClock: true)
+                        armTimer()
+                    }
+                } catch {
+                    transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
+                }
+            }
+            return
+        }
+        #endif
         transport.delegateQueue.addOperation { [self] in
             handle(.start, resetsIdleClock: true)
             armTimer()
         }
+    }
+
+    deinit {
+        TemporaryFiles.remove(bodyCopy.withLock { $0 })
     }
 
     func suspend() {
@@ -119,7 +147,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     private func perform(_ action: Machine.Action) {
         switch action {
         case .startTask(let continuation):
-            guard let task = transport.startTask(makeURLRequest(continuation), body: request.body, for: self) else {
+            var body = request.body
+            if let copy = bodyCopy.withLock({ $0 }) { body = .file(copy, length: body.length) }
+            guard let task = transport.startTask(makeURLRequest(continuation), body: body, for: self) else {
                 // The transport was shut down before this transfer's task could be made.
                 return handle(.cancel)
             }
@@ -129,6 +159,7 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         case .deliver(let delivery):
             sink.receive(delivery.event)
         case .finish(let end):
+            TemporaryFiles.remove(bodyCopy.withLock { copy in defer { copy = nil }; return copy })
             let metrics = state.withLock { self.metrics($0) }
             sink.receive(.completed(error: end.error(url: request.url), metrics: metrics))
         }

@@ -156,6 +156,8 @@ struct URLSessionTransferState<Task: AnyObject> {
         case cancel
         /// A Courier timeout expired.
         case timedOut(Timeout)
+        /// The transfer could not start (its request body could not be prepared).
+        case startFailed(any Error)
     }
 
     /// A side effect the transfer performs after a transition.
@@ -237,6 +239,8 @@ struct URLSessionTransferState<Task: AnyObject> {
             return end(.cancelled)
         case .timedOut(let timeout):
             return end(.timedOut(timeout))
+        case .startFailed(let error):
+            return end(.taskFailed(error, afterHead: false))
         }
     }
 
