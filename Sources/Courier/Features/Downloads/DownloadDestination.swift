@@ -75,13 +75,21 @@ enum SuggestedFileName {
     }
 
     /// Keeps only the last path component and removes anything that could escape a directory or hide the file.
+    ///
+    /// Works on Unicode scalars, not Characters: a combining mark after `/` or `.` makes one
+    /// Character that is neither, yet the file system still sees the separator or the leading dot.
     static func sanitize(_ name: String) -> String? {
-        let lastComponent = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != ":" })
-        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        guard !cleaned.isEmpty else { return nil }
-        if cleaned.utf8.count > 200 { cleaned = String(cleaned.prefix(200)) }
-        return cleaned
+        let separators: Set<Unicode.Scalar> = ["/", "\\"]
+        let lastComponent = name.unicodeScalars.split(whereSeparator: separators.contains).last ?? Substring.UnicodeScalarView()
+        var scalars = String.UnicodeScalarView(lastComponent.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != ":" })
+        scalars = String(scalars).trimmingCharacters(in: .whitespaces).unicodeScalars
+        while scalars.first == "." { scalars.removeFirst() }
+        guard !scalars.isEmpty else { return nil }
+        // At most 200 UTF-8 bytes (file systems allow 255), cut at a scalar boundary.
+        var length = 0
+        if let cut = scalars.firstIndex(where: { length += UTF8.width($0); return length > 200 }) {
+            scalars = String.UnicodeScalarView(scalars[..<cut])
+        }
+        return String(scalars)
     }
 }
