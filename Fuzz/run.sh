@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
-[ "$#" -gt 0 ] && shift
+if [ "$#" -gt 0 ]; then shift; fi
 if [ "$#" -gt 0 ]; then
   targets=("$@")
 else
@@ -37,6 +37,8 @@ for target in "${targets[@]}"; do
   if [ "$status" -ne 0 ]; then
     echo "!!! $target failed (exit $status); the end of its log ($log):"
     tail -n 60 "$log"
+    # The failed property or sanitizer error, which a long stack trace may push out of the tail.
+    grep -E 'Precondition failed|Fatal error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)' "$log" | head -n 5 | sed 's/^/!!! /' || true
     grep -o "Test unit written to .*" "$log" | sed 's/^Test unit written to /!!! reproducer: /' || true
     failed+=("$target")
   fi

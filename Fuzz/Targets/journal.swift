@@ -8,6 +8,9 @@ import Foundation
 private let directory: URL = {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("courier-fuzz-journal-\(getpid())")
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    atexit {
+        try? FileManager.default.removeItem(at: FileManager.default.temporaryDirectory.appendingPathComponent("courier-fuzz-journal-\(getpid())"))
+    }
     return url
 }()
 private let input = directory.appendingPathComponent("input.journal")
