@@ -1,7 +1,8 @@
 // Fuzz target: the JSON parser (JSONParser, JSON.init(parsing:)) and writer (JSON.data).
 //
 // Properties: parsing never traps; a parsed value written compactly, pretty-printed, or with
-// unsorted keys parses back to an equal value; a failure is `.serializationFailed` with a
+// unsorted keys parses back to an equal value, and so does the value through Foundation's
+// JSONDecoder and JSONEncoder (JSON's Codable conformance); a failure is `.serializationFailed` with a
 // JSON.ParseError whose offset lies within the input and whose line and column are positive.
 import Foundation
 @testable import Courier
@@ -30,6 +31,16 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
             preconditionFailure("written JSON does not parse back (pretty \(pretty)): \(error)\n\(String(decoding: text, as: UTF8.self))")
         }
         precondition(again == value, "round trip changed the value (pretty \(pretty)):\n\(value)\n\(again)")
+    }
+    // JSON's Codable conformance, through Foundation's coders, keeps the value too.
+    do {
+        let decoded = try JSONDecoder().decode(JSON.self, from: value.data())
+        precondition(decoded == value, "JSONDecoder changed the value:\n\(value)\n\(decoded)")
+        let encoded = try JSONEncoder().encode(value)
+        let reparsed = try JSON(parsing: encoded)
+        precondition(reparsed == value, "JSONEncoder changed the value:\n\(value)\n\(reparsed)")
+    } catch {
+        // Foundation's own limits (its nesting depth, numbers it cannot represent) are not Courier's.
     }
     // `description` is the compact sorted form.
     precondition(value.description == String(decoding: value.data(), as: UTF8.self))
