@@ -76,13 +76,19 @@ enum SuggestedFileName {
     }
 
     /// Keeps only the last path component and removes anything that could escape a directory or hide the file.
+    ///
+    /// Works on Unicode scalars, not Characters: a combining mark after `/` or `.` makes one
+    /// Character that is neither, yet the file system still sees the separator or the leading dot.
     static func sanitize(_ name: String) -> String? {
-        let lastComponent = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != ":" })
-        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        guard !cleaned.isEmpty else { return nil }
-        return truncated(cleaned, toBytes: maximumNameBytes)
+        // Split, filter and strip by scalar: a combining mark after "/" or "." forms one Character
+        // with it, which a Character-wise filter would keep.
+        let separators: Set<Unicode.Scalar> = ["/", "\\"]
+        let lastComponent = name.unicodeScalars.split(whereSeparator: separators.contains).last ?? Substring.UnicodeScalarView()
+        var scalars = String.UnicodeScalarView(lastComponent.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != ":" })
+        scalars = String(scalars).trimmingCharacters(in: .whitespaces).unicodeScalars
+        while scalars.first == "." { scalars.removeFirst() }
+        guard !scalars.isEmpty else { return nil }
+        return truncated(String(scalars), toBytes: maximumNameBytes)
     }
 
     /// The longest file name most file systems accept, in bytes (`NAME_MAX`).

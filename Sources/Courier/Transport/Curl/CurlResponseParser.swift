@@ -59,7 +59,8 @@ struct CurlResponseParser {
             digits += 1
             index += 1
         }
-        statusCode = digits == 3 ? code : nil
+        // Three digits from 100 up (RFC 9110 §15): `HTTP/1.1 050` is no status line.
+        statusCode = digits == 3 && code >= 100 ? code : nil
     }
 
     /// `Name: value`, or a continuation line (obsolete folding) that extends the previous value.
