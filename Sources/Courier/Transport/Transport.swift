@@ -75,6 +75,8 @@ import Foundation
     public var automaticDecompression: Bool
     /// Maximum body bytes delivered to the sink and not yet acknowledged.
     public var flowControlWindow: Int
+    /// The slowest the exchange may go before it fails with `.timedOut`; `nil` for no minimum.
+    public var minimumTransferRate: MinimumTransferRate?
 
     /// Creates a request; only the URL is required.
     public init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,

@@ -45,7 +45,11 @@ extension CourierError {
     /// The error for a transfer libcurl ended with `code`; `detail` is the transfer's error buffer.
     init(curl code: Int32, detail: String, url: URL) {
         let error = CurlError(code: code)
-        let message = detail.isEmpty ? error.text : detail
+        var message = detail.isEmpty ? error.text : detail
+        // CURLOPT_LOW_SPEED_LIMIT/TIME (the minimum transfer rate) end a transfer with this sentence.
+        if code == CCURLE_OPERATION_TIMEDOUT, message.hasPrefix("Operation too slow") {
+            message = "The transfer was slower than its minimum transfer rate: \(message)"
+        }
         self.init(error.kind, message, underlyingError: error, url: url)
     }
 }

@@ -28,6 +28,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         var lastActivity = ContinuousClock.now
         var bytesSent: Int64 = 0
         var timeToFirstByte: Duration?
+        /// Where the minimum transfer rate's current window started, and the bytes moved by then.
+        var rateWindow = (start: ContinuousClock.now, bytes: Int64(0))
     }
 
     private let request: TransportRequest
@@ -161,14 +163,15 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
 
     /// Schedules the first timeout check; each check schedules the next one until the transfer ends.
     private func armTimer() {
-        guard request.idleTimeout != nil || request.deadline != nil else { return }
-        scheduleCheck(after: nextCheck(from: state.withLock { $0.lastActivity }))
+        guard request.idleTimeout != nil || request.deadline != nil || request.minimumTransferRate != nil else { return }
+        scheduleCheck(after: state.withLock { nextCheck(from: $0.lastActivity, rateWindowStart: $0.rateWindow.start) })
     }
 
-    private func nextCheck(from lastActivity: ContinuousClock.Instant) -> Duration {
+    private func nextCheck(from lastActivity: ContinuousClock.Instant, rateWindowStart: ContinuousClock.Instant) -> Duration {
         var next: ContinuousClock.Instant = .now + .seconds(3600)
         if let idle = request.idleTimeout { next = min(next, lastActivity + idle) }
         if let deadline = request.deadline { next = min(next, deadline) }
+        if let rate = request.minimumTransferRate { next = min(next, rateWindowStart + rate.window) }
         return max(.milliseconds(1), next - .now)
     }
 
@@ -189,12 +192,22 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             if state.machine.isFinished { return (nil, nil) }
             if let deadline = request.deadline, now >= deadline { return (.deadline, nil) }
             // Only a running task counts towards the idle timeout; time suspended does not.
+            // Nor towards the minimum transfer rate: its window starts again on resuming.
+            let moved = state.bytesSent + state.machine.receivedBytes
             guard state.machine.idleClockRuns else {
                 state.lastActivity = now
-                return (nil, nextCheck(from: now))
+                state.rateWindow = (now, moved)
+                return (nil, nextCheck(from: now, rateWindowStart: now))
             }
             if let idle = request.idleTimeout, now - state.lastActivity >= idle { return (.idle(idle), nil) }
-            return (nil, nextCheck(from: state.lastActivity))
+            if let rate = request.minimumTransferRate, now - state.rateWindow.start >= rate.window {
+                let inWindow = moved - state.rateWindow.bytes
+                if Double(inWindow) < Double(rate.bytesPerSecond) * (now - state.rateWindow.start).timeInterval {
+                    return (.tooSlow(rate, moved: inWindow), nil)
+                }
+                state.rateWindow = (now, moved)
+            }
+            return (nil, nextCheck(from: state.lastActivity, rateWindowStart: state.rateWindow.start))
         }
         if let expired = verdict.expired {
             handle(.timedOut(expired))
