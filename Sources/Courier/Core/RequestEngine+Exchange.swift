@@ -67,6 +67,7 @@ extension RequestEngine {
         do {
             transportRequest = try makeTransportRequest(request)
             transportRequest.minimumTransferRate = minimumTransferRate
+            transportRequest.maximumBodySize = bodySizeLimit?.bytes
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.
             let exchange = Exchange(number: number, request: request, transfer: InertTransfer(), route: nil)

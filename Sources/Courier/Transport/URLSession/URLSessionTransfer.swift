@@ -30,6 +30,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         var timeToFirstByte: Duration?
         /// Where the minimum transfer rate's current window started, and the bytes moved by then.
         var rateWindow = (start: ContinuousClock.now, bytes: Int64(0))
+        /// `cancel()` was called: body bytes still queued on the delegate queue are dropped.
+        var cancelRequested = false
+        /// The status of the current response, once its head arrived.
+        var statusCode: Int?
     }
 
     private let request: TransportRequest
@@ -65,7 +69,15 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     }
 
     func cancel() {
+        let task = state.withLock { state in
+            state.cancelRequested = true
+            return state.machine.currentTask
+        }
         transport.delegateQueue.addOperation { [self] in handle(.cancel) }
+        // The operation above waits behind every callback already queued, and with no
+        // backpressure a fast server keeps adding to them: stop the network now (a size limit
+        // must stop the transfer at once), and drop the body bytes queued meanwhile.
+        task?.cancel()
     }
 
     /// URLSession has no backpressure: nothing to reopen.
@@ -84,11 +96,28 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         }
         handle(.responseReceived(task, head), from: task) { state, now in
             if state.timeToFirstByte == nil { state.timeToFirstByte = now - startInstant }
+            state.statusCode = head?.statusCode
+        }
+        if let limit = request.maximumBodySize, let head, !(300..<400).contains(head.statusCode), head.expectedContentLength > limit {
+            stopOverLimit()
         }
     }
 
+    /// Ends the transfer as soon as its body is over ``TransportRequest/maximumBodySize``. The
+    /// request layer, which already has the head or the chunk that crossed the limit, reports
+    /// the failure; stopping here, without waiting for it, keeps a fast server from pushing
+    /// much more through a transport that has no backpressure.
+    private func stopOverLimit() {
+        cancel()
+    }
+
     func taskDidReceive(_ data: Data, task: URLSessionTask) {
+        if state.withLock({ $0.cancelRequested }) { return }
         handle(.dataReceived(task, data), from: task)
+        if let limit = request.maximumBodySize,
+           state.withLock({ $0.machine.receivedBytes > limit && !(300..<400).contains($0.statusCode ?? 200) }) {
+            stopOverLimit()
+        }
     }
 
     func taskDidSend(_ totalSent: Int64, of expected: Int64, task: URLSessionTask) {

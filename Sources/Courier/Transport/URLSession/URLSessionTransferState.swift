@@ -197,6 +197,14 @@ struct URLSessionTransferState<Task: AnyObject> {
     }
 
     /// Whether `task` is the task whose callbacks count.
+    /// The task running or held, if any.
+    var currentTask: Task? {
+        switch state {
+        case .running(let run), .holding(let run, _): run.task
+        default: nil
+        }
+    }
+
     func isCurrent(_ task: Task) -> Bool {
         switch state {
         case .running(let run), .holding(let run, _): run.task === task
