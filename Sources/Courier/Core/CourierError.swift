@@ -178,6 +178,10 @@ extension CourierError {
         default: kind = .transportFailed
         }
         let message = urlError.userInfo[NSLocalizedDescriptionKey] as? String ?? urlError.localizedDescription
+        if Self.isTransportHeadLimit(message) {
+            self.init(.responseTooLarge, Self.transportHeadLimitMessage(message), underlyingError: urlError, url: url ?? urlError.failingURL)
+            return
+        }
         self.init(kind, message, underlyingError: urlError, url: url ?? urlError.failingURL)
     }
 }

@@ -151,6 +151,11 @@ extension RequestEngine {
 
     private func receive(_ head: ResponseHead, in exchange: Exchange) {
         exchange.head = head
+        if let failure = headLimitFailure(head) {
+            exchange.failure = failure
+            exchange.transfer.cancel()
+            return
+        }
         storeCookies(from: head)
         let response = LazyHTTPResponse(head: head)
         if let redirect = redirectRequest(for: head, after: exchange.request) {

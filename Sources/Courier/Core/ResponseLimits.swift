@@ -132,3 +132,40 @@ extension Request {
         return self
     }
 }
+
+extension RequestEngine {
+    /// The failure for a head with more fields or more bytes than the session allows.
+    func headLimitFailure(_ head: ResponseHead) -> CourierError? {
+        let configuration = session.configuration
+        if let maximum = configuration.maximumResponseHeaderCount {
+            // Repeated fields are joined in `headers`; `Set-Cookie` fields are also kept apart.
+            let count = head.headers.count + max(0, head.setCookies.count - 1)
+            if count > maximum {
+                return CourierError(.responseTooLarge, "The response head has \(count) header fields, more than "
+                                    + "maximumResponseHeaderCount (\(maximum)) allows.", responseCode: head.statusCode, url: head.url)
+            }
+        }
+        if let maximum = configuration.maximumResponseHeadSize {
+            let size = head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+            if size > maximum {
+                return CourierError(.responseTooLarge, "The response head has \(size) bytes of header fields, more than "
+                                    + "maximumResponseHeadSize (\(BodySizeLimit.format(Int64(maximum)))) allows.",
+                                    responseCode: head.statusCode, url: head.url)
+            }
+        }
+        return nil
+    }
+}
+
+extension CourierError {
+    /// libcurl (under both transports on Linux) refuses a response head over 300 KiB with this
+    /// sentence; the failure is a `.responseTooLarge`, not a lost connection.
+    static func isTransportHeadLimit(_ message: String) -> Bool {
+        message.hasPrefix("Too large response headers")
+    }
+
+    /// The message for libcurl's own head limit.
+    static func transportHeadLimitMessage(_ detail: String) -> String {
+        "The response head is larger than the transport accepts (libcurl allows 300 KiB in total): \(detail)."
+    }
+}

@@ -50,6 +50,10 @@ extension CourierError {
         if code == CCURLE_OPERATION_TIMEDOUT, message.hasPrefix("Operation too slow") {
             message = "The transfer was slower than its minimum transfer rate: \(message)"
         }
+        if Self.isTransportHeadLimit(message) {
+            self.init(.responseTooLarge, Self.transportHeadLimitMessage(message), underlyingError: error, url: url)
+            return
+        }
         self.init(error.kind, message, underlyingError: error, url: url)
     }
 }
