@@ -174,6 +174,29 @@ import CourierTestServer
             try await server.waitForClientDisconnect(path: "/stream", timeout: .seconds(10))
         }
     }
+
+    @Test(arguments: TransportUnderTest.available)
+    func resumableDownloadsAreLimitedToo(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.route("/file", Resource(pattern: 8 << 20, seed: 13))
+            server.route("/stream") { _ in MockResponse(status: 200).body(.pattern(count: 1 << 40, seed: 14)).chunked(chunkSize: 65_536) }
+            let store = FileManager.default.temporaryDirectory.appendingPathComponent("courier-limit-store-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: store) }
+            var configuration = SessionConfiguration()
+            configuration.transport = transport.choice
+            configuration.cookies = .none
+            configuration.maximumDownloadSize = Int64(Self.limit)
+            let session = Session(configuration: configuration, baseURL: server.baseURL, downloadStore: DownloadStore(directory: store),
+                                  callbackQueue: testCallbackQueue)
+            let announced = await session.download("file", resumable: true).serializingDownloadedFileURL().response
+            #expect(announced.error?.kind == .responseTooLarge)
+            #expect(announced.error?.message.contains(String(8 << 20)) == true)
+            let endless = await session.download("stream", resumable: true).serializingDownloadedFileURL().response
+            #expect(endless.error?.kind == .responseTooLarge)
+            Self.expectStoppedSoon(endless.metrics, server: server, path: "/stream", limit: Int64(Self.limit), transport: transport)
+            try await server.waitForClientDisconnect(path: "/stream", timeout: .seconds(10))
+        }
+    }
 }
 
 /// Builds small gzip streams that inflate to many zeros, the way a decompression bomb does:
