@@ -123,6 +123,22 @@ import CourierTestServer
         }
     }
 
+    @Test(arguments: TransportUnderTest.available)
+    func headAndRedirectsAreNotBodies(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.route("/file", Resource(pattern: 8 << 20, seed: 15))
+            server.route("/moved") { _ in MockResponse(status: 302).header("Location", "/small").body(.pattern(count: 4 << 20, seed: 16)) }
+            server.route("/small") { _ in .ok("small") }
+            let session = makeSession(transport, server: server) { $0.maximumResponseSize = Self.limit }
+            // A HEAD announces the GET's length but has no body.
+            let head = await session.request("file", method: .head).serializingData().response
+            #expect(head.error == nil, "\(head.error.map { "\($0)" } ?? "")")
+            #expect(head.response?.statusCode == 200)
+            // A redirect's own body is never kept, so its length does not count.
+            #expect(try await session.request("moved").serializingString().value == "small")
+        }
+    }
+
     @Test func defaultsAreDocumented() {
         let configuration = SessionConfiguration()
         #expect(configuration.maximumResponseSize == 256 << 20)

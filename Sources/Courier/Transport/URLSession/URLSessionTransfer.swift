@@ -98,7 +98,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             if state.timeToFirstByte == nil { state.timeToFirstByte = now - startInstant }
             state.statusCode = head?.statusCode
         }
-        if let limit = request.maximumBodySize, let head, !(300..<400).contains(head.statusCode), head.expectedContentLength > limit {
+        if let limit = request.maximumBodySize, let head, !(300..<400).contains(head.statusCode),
+           !head.hasNoBody(for: request.method), head.expectedContentLength > limit {
             stopOverLimit()
         }
     }
