@@ -180,6 +180,7 @@ extension RequestEngine {
         }
         exchange.disposition = disposition
         if case .store(_, let total) = disposition, let failure = sizeLimitFailure(announcedTotal: total, head: head) {
+            record.response = response
             exchange.failure = failure
             exchange.transfer.cancel()
             return

@@ -22,7 +22,7 @@ import CourierTestServer
             let response = await session.request("drip").serializingData().response
             #expect(response.error?.kind == .timedOut)
             #expect(response.error?.message.contains("minimum transfer rate") == true, "\(response.error.map { "\($0)" } ?? "")")
-            try await server.waitForClientDisconnect(path: "/drip", timeout: .seconds(10))
+            try await ResponseLimitTests.expectDisconnect(server, path: "/drip", transport: transport)
         }
     }
 
@@ -40,7 +40,7 @@ import CourierTestServer
                 .minimumTransferRate(MinimumTransferRate(bytesPerSecond: 64 << 10, window: .seconds(1)))
                 .serializingData().response
             #expect(slow.error?.kind == .timedOut)
-            try await server.waitForClientDisconnect(path: "/drip", timeout: .seconds(10))
+            try await ResponseLimitTests.expectDisconnect(server, path: "/drip", transport: transport)
             // Off by default, and a request can turn a session's rate off.
             let rated = makeSession(transport, server: server) {
                 $0.minimumTransferRate = MinimumTransferRate(bytesPerSecond: 1 << 30, window: .seconds(1))
