@@ -69,10 +69,16 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     }
 
     func cancel() {
-        // The operation below waits behind every callback already queued (with no backpressure a
-        // fast server keeps adding to them): the body bytes queued meanwhile are dropped unread.
-        state.withLock { $0.cancelRequested = true }
+        let task = state.withLock { state in
+            state.cancelRequested = true
+            return state.machine.currentTask
+        }
         transport.delegateQueue.addOperation { [self] in handle(.cancel) }
+        // The operation above waits behind every callback already queued, and with no
+        // backpressure a fast server keeps adding to them faster than they drain: stop the
+        // network now (`URLSessionTask.cancel()` may be called from any thread), and drop the
+        // body bytes queued meanwhile.
+        task?.cancel()
     }
 
     /// URLSession has no backpressure: nothing to reopen.
@@ -103,11 +109,14 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     /// request layer, which already has the head or the chunk that crossed the limit, reports
     /// the failure; stopping here, without waiting for it, keeps a fast server from pushing
     /// much more through a transport that has no backpressure.
-    /// Called on the delegate queue, so the transfer ends here and now; the task itself is
-    /// cancelled through the queue like every other (never inside a delegate callback).
+    /// Called on the delegate queue, so the transfer ends here and now.
     private func stopOverLimit() {
-        state.withLock { $0.cancelRequested = true }
+        let task = state.withLock { state in
+            state.cancelRequested = true
+            return state.machine.currentTask
+        }
         handle(.cancel)
+        task?.cancel()
     }
 
     func taskDidReceive(_ data: Data, task: URLSessionTask) {
