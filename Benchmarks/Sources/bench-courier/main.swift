@@ -27,6 +27,7 @@ func makeConfiguration() -> SessionConfiguration {
     configuration.cookies = .none  // AsyncHTTPClient and curl handle no cookies either
     configuration.automaticDecompression = false  // as AsyncHTTPClient (`.disabled`) and curl (no --compressed)
     configuration.requestTimeout = 600
+    configuration.maximumResponseSize = nil  // "dlmem" keeps 1 GiB in memory (AsyncHTTPClient is given 2 GiB)
     return configuration
 }
 

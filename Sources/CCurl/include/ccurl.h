@@ -61,6 +61,8 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLOPT_HTTPHEADER 10023             // 7.1
 #define CCURLOPT_HEADERDATA 10029             // 7.10 (as CURLOPT_WRITEHEADER since 7.1)
 #define CCURLOPT_CUSTOMREQUEST 10036          // 7.1
+#define CCURLOPT_LOW_SPEED_LIMIT 19            // 7.1
+#define CCURLOPT_LOW_SPEED_TIME 20             // 7.1
 #define CCURLOPT_NOPROGRESS 43                // 7.1
 #define CCURLOPT_NOBODY 44                    // 7.1
 #define CCURLOPT_UPLOAD 46                    // 7.1

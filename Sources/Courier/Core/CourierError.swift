@@ -53,8 +53,13 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         public static let fileSystem = Kind("fileSystem")
         /// A resumable download could not be resumed or failed its integrity check.
         public static let resumeFailed = Kind("resumeFailed")
-        /// The body exceeded a configured size limit.
-        public static let bodyTooLarge = Kind("bodyTooLarge")
+        /// The response was larger than a configured limit allows (`maximumResponseSize`,
+        /// `maximumDownloadSize`, or the limit on a response head); the message names the limit
+        /// and how many bytes arrived.
+        public static let responseTooLarge = Kind("responseTooLarge")
+        /// The former name of ``responseTooLarge``.
+        @available(*, deprecated, renamed: "responseTooLarge")
+        public static var bodyTooLarge: Kind { .responseTooLarge }
         /// The session was invalidated before the request could run.
         public static let sessionInvalidated = Kind("sessionInvalidated")
         /// Any other transport failure.
@@ -172,7 +177,7 @@ extension CourierError {
         case .cannotCreateFile, .cannotOpenFile, .cannotWriteToFile, .cannotRemoveFile, .cannotMoveFile, .fileDoesNotExist,
              .noPermissionsToReadFile, .fileIsDirectory:
             kind = .fileSystem
-        case .dataLengthExceedsMaximum: kind = .bodyTooLarge
+        case .dataLengthExceedsMaximum: kind = .responseTooLarge
         default: kind = .transportFailed
         }
         let message = urlError.userInfo[NSLocalizedDescriptionKey] as? String ?? urlError.localizedDescription
@@ -181,6 +186,10 @@ extension CourierError {
         if urlError.code == .unsupportedURL, message.contains("HTTP/0.9") {
             self.init(.invalidResponse, "The server's reply is not HTTP (no status line; \(message)).",
                       underlyingError: urlError, url: url ?? urlError.failingURL)
+            return
+        }
+        if Self.isTransportHeadLimit(message) {
+            self.init(.responseTooLarge, Self.transportHeadLimitMessage(message), underlyingError: urlError, url: url ?? urlError.failingURL)
             return
         }
         self.init(kind, message, underlyingError: urlError, url: url ?? urlError.failingURL)

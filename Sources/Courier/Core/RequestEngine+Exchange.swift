@@ -64,9 +64,11 @@ extension RequestEngine {
         record.bytesSent = 0
         let number = nextExchangeNumber
         nextExchangeNumber += 1
-        let transportRequest: TransportRequest
+        var transportRequest: TransportRequest
         do {
             transportRequest = try makeTransportRequest(request)
+            transportRequest.minimumTransferRate = minimumTransferRate
+            transportRequest.maximumBodySize = bodySizeLimit?.bytes
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.
             let exchange = Exchange(number: number, request: request, transfer: InertTransfer(), route: nil)
@@ -153,6 +155,11 @@ extension RequestEngine {
 
     private func receive(_ head: ResponseHead, in exchange: Exchange) {
         exchange.head = head
+        if let failure = headLimitFailure(head) {
+            exchange.failure = failure
+            exchange.transfer.cancel()
+            return
+        }
         if head.statusCode == 101 {
             // Courier never speaks another protocol on a connection: whether or not the request
             // asked for an upgrade, waiting for a body that will never come helps nobody.
@@ -187,6 +194,12 @@ extension RequestEngine {
             return
         }
         exchange.disposition = disposition
+        if case .store(_, let total) = disposition, let failure = sizeLimitFailure(announcedTotal: total, head: head) {
+            record.response = response
+            exchange.failure = failure
+            exchange.transfer.cancel()
+            return
+        }
         switch disposition {
         case .store(let offset, let total):
             record.response = response
@@ -211,8 +224,14 @@ extension RequestEngine {
     }
 
     private func receiveBody(_ data: Data, in exchange: Exchange) {
-        guard exchange.redirect == nil, exchange.failure == nil, case .store(_, let total)? = exchange.disposition else {
+        guard exchange.redirect == nil, exchange.failure == nil, case .store(let offset, let total)? = exchange.disposition else {
             exchange.transfer.acknowledge(data.count)
+            return
+        }
+        if let failure = sizeLimitFailure(seen: offset + exchange.received + Int64(data.count), head: exchange.head) {
+            exchange.failure = failure
+            exchange.transfer.acknowledge(data.count)
+            exchange.transfer.cancel()
             return
         }
         do {

@@ -25,6 +25,8 @@ package final class RequestEngine {
     /// What the request asked of the session's features; the engine only carries it.
     var featureSettings = RequestFeatureSettings()
     var interceptors: [any RequestInterceptor] = []
+    /// The request's own size limits and minimum rate; the session's apply where `nil`.
+    var limitOverrides = ResponseLimitOverrides()
     /// What the request learned so far: the last request, response, metrics and error.
     var record = RequestRecord()
     /// Redirects followed within the current attempt, for the limit and loop detection.

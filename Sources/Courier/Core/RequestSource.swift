@@ -71,6 +71,8 @@ protocol ResponseBodySink: AnyObject {
     var allowsRetry: Bool { get }
     /// Whether the body may come from a transfer shared with other requests (see ``ExchangeContext/bodyMayBeShared``).
     var allowsSharing: Bool { get }
+    /// Which size limit the engine enforces on this sink's bytes (memory unless the sink says otherwise).
+    var sizeLimitClass: BodySizeLimitClass { get }
 }
 
 extension ResponseBodySink {
@@ -78,6 +80,7 @@ extension ResponseBodySink {
     var validatesAtHead: Bool { false }
     var allowsRetry: Bool { true }
     var allowsSharing: Bool { true }
+    var sizeLimitClass: BodySizeLimitClass { .memory }
 }
 
 /// What a sink does with a response's body.

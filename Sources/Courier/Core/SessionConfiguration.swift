@@ -44,7 +44,8 @@ public struct SessionConfiguration: Sendable {
     }
 
     /// The default configuration: automatic transport, 60 s idle timeout, 7-day resource timeout,
-    /// shared cookies, 8 connections per host.
+    /// shared cookies, 8 connections per host, in-memory bodies up to 256 MiB, downloads unlimited,
+    /// no minimum transfer rate.
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 
     /// Which transport carries requests.
@@ -71,6 +72,27 @@ public struct SessionConfiguration: Sendable {
     /// Where Courier writes its own temporary files (downloads in progress, large multipart bodies).
     /// They are removed when the request ends, whatever the outcome.
     public var temporaryDirectory: URL = TemporaryFiles.defaultDirectory
+    /// The largest response body, in decoded bytes, that Courier keeps in memory (data, string,
+    /// JSON and decodable responses, and the body kept with a failure): 256 MiB by default,
+    /// `nil` for no limit. A body that grows past it stops the transfer at once and fails with
+    /// `.responseTooLarge`; a `Content-Length` above it fails at the head without reading the body.
+    /// A request's own ``Request/maximumResponseSize(_:)`` wins. Streams have no size limit.
+    public var maximumResponseSize: Int? = 256 << 20
+    /// The largest file a download may write, in bytes: `nil` (no limit) by default. Checked
+    /// against `Content-Length` at the head and while writing; failures are `.responseTooLarge`.
+    /// A request's own ``DownloadRequest/maximumDownloadSize(_:)`` wins.
+    public var maximumDownloadSize: Int64? = nil
+    /// The slowest a transfer may go before it fails with `.timedOut` (see ``MinimumTransferRate``);
+    /// `nil` (off) by default. A request's own ``Request/minimumTransferRate(_:)`` wins.
+    public var minimumTransferRate: MinimumTransferRate? = nil
+    /// The most header fields a response head may have (repeated fields count once each time
+    /// they appear for `Set-Cookie`, once in all for other names, which are joined): 1000 by
+    /// default, `nil` for no limit. More fails the request with `.responseTooLarge`.
+    public var maximumResponseHeaderCount: Int? = 1000
+    /// The most bytes of header fields a response head may have: 256 KiB by default, `nil` for no
+    /// limit of Courier's own. More fails the request with `.responseTooLarge`. libcurl (both
+    /// transports on Linux) also refuses heads over 300 KiB, or a single field over 100 KiB.
+    public var maximumResponseHeadSize: Int? = 256 << 10
     /// The clock retry delays are measured on; tests can inject a clock they control.
     public var retryClock: any Clock<Duration> = ContinuousClock()
 

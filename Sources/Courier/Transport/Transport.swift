@@ -75,6 +75,12 @@ import Foundation
     public var automaticDecompression: Bool
     /// Maximum body bytes delivered to the sink and not yet acknowledged.
     public var flowControlWindow: Int
+    /// The slowest the exchange may go before it fails with `.timedOut`; `nil` for no minimum.
+    public var minimumTransferRate: MinimumTransferRate?
+    /// The body size (decoded bytes of this exchange) past which the request layer fails the
+    /// exchange; a transport may stop reading once it is crossed, after delivering the chunk that
+    /// crossed it, or at a head whose `Content-Length` is above it. `nil` for no limit.
+    public var maximumBodySize: Int64?
 
     /// Creates a request; only the URL is required.
     public init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,

@@ -41,6 +41,7 @@ struct URLSessionTransferStateTests {
         case .cancelled: "cancelled"
         case .timedOut(.idle(let limit)): "timedOut(idle \(limit))"
         case .timedOut(.deadline): "timedOut(deadline)"
+        case .timedOut(.tooSlow(let rate, let moved)): "timedOut(tooSlow \(rate), \(moved) bytes)"
         case .notHTTP: "notHTTP"
         case .bodyBeforeHead: "bodyBeforeHead"
         case .resumeRejected(.wrongRange(let range, let offset)): "resumeRejected(range \(range ?? "none") for \(offset))"

@@ -56,7 +56,11 @@ public final class Deduplicator: Sendable {
             state.statistics.transfers += 1
             return (created.firstSubscription, created)
         }
-        created?.start(request, on: transport)
+        // A shared transfer serves callers with different size limits: each caller's request
+        // enforces its own, so the transport must not stop at the first caller's.
+        var shared = request
+        shared.maximumBodySize = nil
+        created?.start(shared, on: transport)
         return subscription
     }
 

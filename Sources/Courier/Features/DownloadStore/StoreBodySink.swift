@@ -49,6 +49,8 @@ final class StoreBodySink: ResponseBodySink {
     }
 
     var flowControlWindow: Int { 4 << 20 }
+    /// Downloads are limited by `maximumDownloadSize`.
+    var sizeLimitClass: BodySizeLimitClass { .download }
     /// The partial file and its journal belong to this one request.
     var allowsSharing: Bool { false }
 

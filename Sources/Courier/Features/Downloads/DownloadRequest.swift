@@ -197,3 +197,17 @@ public struct URLResponseSerializer: ResponseSerializer {
 }
 
 extension DownloadRequest: RequestInternals {}
+
+extension DownloadRequest {
+    /// Limits the size of this download's file to `bytes`, instead of the session's
+    /// ``SessionConfiguration/maximumDownloadSize``; `nil` lifts the limit.
+    ///
+    /// A `Content-Length` (or `Content-Range` total) above it fails at the head; a body that grows
+    /// past it stops the transfer at once. Either way the request fails with `.responseTooLarge`
+    /// and the partial file is removed (a resumable download keeps what its store holds).
+    @discardableResult
+    public nonisolated func maximumDownloadSize(_ bytes: Int64?) -> Self {
+        engineAccess.perform { $0.limitOverrides.maximumDownloadSize = .some(bytes.map { max(0, $0) }) }
+        return self
+    }
+}

@@ -21,6 +21,8 @@ final class FileBodySink: ResponseBodySink {
     }
 
     var flowControlWindow: Int { 4 << 20 }
+    /// Downloads are limited by `maximumDownloadSize`.
+    var sizeLimitClass: BodySizeLimitClass { .download }
 
     func begin(_ head: ResponseHead, method: HTTPMethod) throws -> BodyDisposition {
         try openTemporaryFile()

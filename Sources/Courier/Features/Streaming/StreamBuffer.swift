@@ -116,6 +116,8 @@ final class StreamBodySink: ResponseBodySink {
     func finalize(response: LazyHTTPResponse?) -> RequestCompletion.Body { .memory(nil) }
     func discard() {}
     var flowControlWindow: Int { 1 << 20 }
+    /// A stream has no size limit: its consumer bounds memory by taking chunks.
+    var sizeLimitClass: BodySizeLimitClass { .unlimited }
     var validatesAtHead: Bool { true }
     var allowsRetry: Bool { !buffer.hasDelivered }
     /// A stream's consumer sets the pace of its transfer; a shared transfer could not follow it.

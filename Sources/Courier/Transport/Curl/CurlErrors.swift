@@ -45,12 +45,20 @@ extension CourierError {
     /// The error for a transfer libcurl ended with `code`; `detail` is the transfer's error buffer.
     init(curl code: Int32, detail: String, url: URL) {
         let error = CurlError(code: code)
-        let message = detail.isEmpty ? error.text : detail
+        var message = detail.isEmpty ? error.text : detail
         // A reply without a status line is HTTP/0.9 to libcurl, which refuses it as an
         // "unsupported protocol": the URL was fine, the server's answer was not HTTP.
         if code == CCURLE_UNSUPPORTED_PROTOCOL, detail.contains("HTTP/0.9") {
             self.init(.invalidResponse, "The server's reply is not HTTP (no status line; libcurl: \(message)).",
                       underlyingError: error, url: url)
+            return
+        }
+        // CURLOPT_LOW_SPEED_LIMIT/TIME (the minimum transfer rate) end a transfer with this sentence.
+        if code == CCURLE_OPERATION_TIMEDOUT, message.hasPrefix("Operation too slow") {
+            message = "The transfer was slower than its minimum transfer rate: \(message)"
+        }
+        if Self.isTransportHeadLimit(message) {
+            self.init(.responseTooLarge, Self.transportHeadLimitMessage(message), underlyingError: error, url: url)
             return
         }
         self.init(error.kind, message, underlyingError: error, url: url)

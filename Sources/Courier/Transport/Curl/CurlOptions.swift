@@ -66,6 +66,10 @@ struct CurlOption: Sendable {
     static let xferInfoFunction = CurlOption(name: "CURLOPT_XFERINFOFUNCTION", number: CCURLOPT_XFERINFOFUNCTION)
     /// `CURLOPT_XFERINFODATA`.
     static let xferInfoData = CurlOption(name: "CURLOPT_XFERINFODATA", number: CCURLOPT_XFERINFODATA)
+    /// `CURLOPT_LOW_SPEED_LIMIT`.
+    static let lowSpeedLimit = CurlOption(name: "CURLOPT_LOW_SPEED_LIMIT", number: CCURLOPT_LOW_SPEED_LIMIT)
+    /// `CURLOPT_LOW_SPEED_TIME`.
+    static let lowSpeedTime = CurlOption(name: "CURLOPT_LOW_SPEED_TIME", number: CCURLOPT_LOW_SPEED_TIME)
 }
 
 /// A libcurl multi option (`CURLMoption`) with its name, so a refusal can say which option it was.

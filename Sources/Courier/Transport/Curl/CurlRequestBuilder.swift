@@ -110,6 +110,10 @@ enum CurlRequestBuilder {
         try easy.set(.proxy, string: defaults.proxies.proxy(for: urlString))
         try easy.set(.noProxy, string: defaults.proxies.noProxy ?? "")
         if let caInfo = defaults.caInfoPath { try easy.set(.caInfo, string: caInfo) }
+        // Set on every transfer, 0 included: a reused handle would otherwise keep the last one's.
+        // libcurl skips the check while the transfer is paused, so suspend and backpressure do not trip it.
+        try easy.set(.lowSpeedLimit, request.minimumTransferRate?.bytesPerSecond ?? 0)
+        try easy.set(.lowSpeedTime, request.minimumTransferRate?.wholeSeconds ?? 0)
 
         switch plan.method {
         case .get:

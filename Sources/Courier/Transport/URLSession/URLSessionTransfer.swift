@@ -28,6 +28,12 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         var lastActivity = ContinuousClock.now
         var bytesSent: Int64 = 0
         var timeToFirstByte: Duration?
+        /// Where the minimum transfer rate's current window started, and the bytes moved by then.
+        var rateWindow = (start: ContinuousClock.now, bytes: Int64(0))
+        /// `cancel()` was called: body bytes still queued on the delegate queue are dropped.
+        var cancelRequested = false
+        /// The status of the current response, once its head arrived.
+        var statusCode: Int?
     }
 
     private let request: TransportRequest
@@ -91,7 +97,16 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     }
 
     func cancel() {
+        let task = state.withLock { state in
+            state.cancelRequested = true
+            return state.machine.currentTask
+        }
         transport.delegateQueue.addOperation { [self] in handle(.cancel) }
+        // The operation above waits behind every callback already queued, and with no
+        // backpressure a fast server keeps adding to them faster than they drain: stop the
+        // network now (`URLSessionTask.cancel()` may be called from any thread), and drop the
+        // body bytes queued meanwhile.
+        task?.cancel()
     }
 
     /// URLSession has no backpressure: nothing to reopen.
@@ -110,11 +125,35 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         }
         handle(.responseReceived(task, head), from: task) { state, now in
             if state.timeToFirstByte == nil { state.timeToFirstByte = now - startInstant }
+            state.statusCode = head?.statusCode
+        }
+        if let limit = request.maximumBodySize, let head, !(300..<400).contains(head.statusCode),
+           !head.hasNoBody(for: request.method), head.expectedContentLength > limit {
+            stopOverLimit()
         }
     }
 
+    /// Ends the transfer as soon as its body is over ``TransportRequest/maximumBodySize``. The
+    /// request layer, which already has the head or the chunk that crossed the limit, reports
+    /// the failure; stopping here, without waiting for it, keeps a fast server from pushing
+    /// much more through a transport that has no backpressure.
+    /// Called on the delegate queue, so the transfer ends here and now.
+    private func stopOverLimit() {
+        let task = state.withLock { state in
+            state.cancelRequested = true
+            return state.machine.currentTask
+        }
+        handle(.cancel)
+        task?.cancel()
+    }
+
     func taskDidReceive(_ data: Data, task: URLSessionTask) {
+        if state.withLock({ $0.cancelRequested }) { return }
         handle(.dataReceived(task, data), from: task)
+        if let limit = request.maximumBodySize,
+           state.withLock({ $0.machine.receivedBytes > limit && !(300..<400).contains($0.statusCode ?? 200) }) {
+            stopOverLimit()
+        }
     }
 
     func taskDidSend(_ totalSent: Int64, of expected: Int64, task: URLSessionTask) {
@@ -192,14 +231,15 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
 
     /// Schedules the first timeout check; each check schedules the next one until the transfer ends.
     private func armTimer() {
-        guard request.idleTimeout != nil || request.deadline != nil else { return }
-        scheduleCheck(after: nextCheck(from: state.withLock { $0.lastActivity }))
+        guard request.idleTimeout != nil || request.deadline != nil || request.minimumTransferRate != nil else { return }
+        scheduleCheck(after: state.withLock { nextCheck(from: $0.lastActivity, rateWindowStart: $0.rateWindow.start) })
     }
 
-    private func nextCheck(from lastActivity: ContinuousClock.Instant) -> Duration {
+    private func nextCheck(from lastActivity: ContinuousClock.Instant, rateWindowStart: ContinuousClock.Instant) -> Duration {
         var next: ContinuousClock.Instant = .now + .seconds(3600)
         if let idle = request.idleTimeout { next = min(next, lastActivity + idle) }
         if let deadline = request.deadline { next = min(next, deadline) }
+        if let rate = request.minimumTransferRate { next = min(next, rateWindowStart + rate.window) }
         return max(.milliseconds(1), next - .now)
     }
 
@@ -220,12 +260,22 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             if state.machine.isFinished { return (nil, nil) }
             if let deadline = request.deadline, now >= deadline { return (.deadline, nil) }
             // Only a running task counts towards the idle timeout; time suspended does not.
+            // Nor towards the minimum transfer rate: its window starts again on resuming.
+            let moved = state.bytesSent + state.machine.receivedBytes
             guard state.machine.idleClockRuns else {
                 state.lastActivity = now
-                return (nil, nextCheck(from: now))
+                state.rateWindow = (now, moved)
+                return (nil, nextCheck(from: now, rateWindowStart: now))
             }
             if let idle = request.idleTimeout, now - state.lastActivity >= idle { return (.idle(idle), nil) }
-            return (nil, nextCheck(from: state.lastActivity))
+            if let rate = request.minimumTransferRate, now - state.rateWindow.start >= rate.window {
+                let inWindow = moved - state.rateWindow.bytes
+                if Double(inWindow) < Double(rate.bytesPerSecond) * (now - state.rateWindow.start).timeInterval {
+                    return (.tooSlow(rate, moved: inWindow), nil)
+                }
+                state.rateWindow = (now, moved)
+            }
+            return (nil, nextCheck(from: state.lastActivity, rateWindowStart: state.rateWindow.start))
         }
         if let expired = verdict.expired {
             handle(.timedOut(expired))

@@ -122,6 +122,8 @@ struct URLSessionTransferState<Task: AnyObject> {
         case idle(Duration)
         /// The request's deadline passed.
         case deadline
+        /// Fewer bytes than the minimum transfer rate asks moved during its window: this many.
+        case tooSlow(MinimumTransferRate, moved: Int64)
     }
 
     /// Why a continuation's response was refused.
@@ -197,6 +199,14 @@ struct URLSessionTransferState<Task: AnyObject> {
     }
 
     /// Whether `task` is the task whose callbacks count.
+    /// The task running or held, if any.
+    var currentTask: Task? {
+        switch state {
+        case .running(let run), .holding(let run, _): run.task
+        default: nil
+        }
+    }
+
     func isCurrent(_ task: Task) -> Bool {
         switch state {
         case .running(let run), .holding(let run, _): run.task === task
@@ -423,6 +433,9 @@ extension URLSessionTransferState.End {
             return CourierError(.cancelled, "The request was cancelled.", url: url)
         case .timedOut(.deadline):
             return CourierError(.timedOut, "The request exceeded its resource timeout.", url: url)
+        case .timedOut(.tooSlow(let rate, let moved)):
+            return CourierError(.timedOut, "The transfer was slower than its minimum transfer rate (\(rate)): "
+                                + "\(moved) bytes moved in the last \(rate.window.timeInterval) s.", url: url)
         case .timedOut(.idle(let idle)):
             return CourierError(.timedOut, "No data was sent or received for \(idle.timeInterval) s (request timeout).", url: url)
         case .notHTTP:

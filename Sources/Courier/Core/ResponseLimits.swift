@@ -1,0 +1,171 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The slowest a transfer may go: fewer than ``bytesPerSecond`` on average over ``window`` (bytes
+/// sent and received together, while the transfer runs) fails it with `.timedOut`.
+///
+/// A server that drips one byte at a time never trips the idle timeout; this catches it.
+/// Off unless set, on a ``SessionConfiguration`` or per request with
+/// ``Request/minimumTransferRate(_:)``. On the curl transport it is libcurl's
+/// `CURLOPT_LOW_SPEED_LIMIT`/`CURLOPT_LOW_SPEED_TIME` (the window is rounded up to whole seconds);
+/// on URLSession Courier measures it itself. Time spent suspended does not count.
+public struct MinimumTransferRate: Sendable, Hashable, CustomStringConvertible {
+    /// The average rate, in bytes per second, below which the transfer fails.
+    public var bytesPerSecond: Int
+    /// How long the rate may stay below ``bytesPerSecond`` before the transfer fails.
+    public var window: Duration
+
+    /// A rate of `bytesPerSecond` averaged over `window` (30 s unless given).
+    public init(bytesPerSecond: Int, window: Duration = .seconds(30)) {
+        self.bytesPerSecond = max(0, bytesPerSecond)
+        self.window = max(window, .milliseconds(1))
+    }
+
+    /// `"1024 bytes/s over 30 s"`.
+    public var description: String { "\(bytesPerSecond) bytes/s over \(window.timeInterval) s" }
+
+    /// The window in whole seconds, at least 1 (libcurl's unit).
+    var wholeSeconds: Int {
+        let (seconds, attoseconds) = window.components
+        return max(1, Int(clamping: seconds) + (attoseconds > 0 ? 1 : 0))
+    }
+}
+
+/// Which size limit applies to a body sink's bytes.
+enum BodySizeLimitClass {
+    /// The body is kept in memory: ``SessionConfiguration/maximumResponseSize``.
+    case memory
+    /// The body is written to a file: ``SessionConfiguration/maximumDownloadSize``.
+    case download
+    /// No size limit (a stream's consumer bounds memory by taking chunks).
+    case unlimited
+}
+
+/// What one request changed of the session's limits; `nil` keeps the session's value, `.some(nil)` lifts it.
+struct ResponseLimitOverrides: Sendable {
+    var maximumResponseSize: Int??
+    var maximumDownloadSize: Int64??
+    var minimumTransferRate: MinimumTransferRate??
+}
+
+/// A body size limit in force for one request, and the name it is configured under.
+struct BodySizeLimit {
+    let bytes: Int64
+    let setting: String
+
+    /// The error for a body of `seen` bytes, or one announced as `announced` bytes at the head.
+    func failure(seen: Int64? = nil, announced: Int64? = nil, head: ResponseHead?) -> CourierError {
+        let message = if let announced {
+            "The response announces a body of \(announced) bytes (Content-Length), more than \(setting) allows "
+                + "(\(Self.format(bytes))); the body was not read."
+        } else {
+            "The response body exceeded \(setting) (\(Self.format(bytes))): \(seen ?? 0) bytes arrived before the transfer was stopped."
+        }
+        return CourierError(.responseTooLarge, message, responseCode: head?.statusCode, url: head?.url)
+    }
+
+    /// `"1048576 bytes (1 MiB)"`.
+    static func format(_ bytes: Int64) -> String {
+        let units: [(Int64, String)] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        guard let (size, unit) = units.first(where: { bytes >= $0.0 }) else { return "\(bytes) bytes" }
+        let value = Double(bytes) / Double(size)
+        let shown = value == value.rounded() ? String(Int64(value)) : String(format: "%.1f", value)
+        return "\(bytes) bytes (\(shown) \(unit))"
+    }
+}
+
+extension RequestEngine {
+    /// The size limit on this request's body, or `nil` when there is none.
+    var bodySizeLimit: BodySizeLimit? {
+        let configuration = session.configuration
+        switch sink.sizeLimitClass {
+        case .memory:
+            let bytes = limitOverrides.maximumResponseSize ?? configuration.maximumResponseSize
+            return bytes.map { BodySizeLimit(bytes: Int64($0), setting: "maximumResponseSize") }
+        case .download:
+            let bytes = limitOverrides.maximumDownloadSize ?? configuration.maximumDownloadSize
+            return bytes.map { BodySizeLimit(bytes: $0, setting: "maximumDownloadSize") }
+        case .unlimited:
+            return nil
+        }
+    }
+
+    /// The minimum transfer rate in force for this request.
+    var minimumTransferRate: MinimumTransferRate? {
+        limitOverrides.minimumTransferRate ?? session.configuration.minimumTransferRate
+    }
+
+    /// The failure for a head whose announced body (`total`, from offset 0; -1 when unknown) is over the limit.
+    func sizeLimitFailure(announcedTotal total: Int64, head: ResponseHead) -> CourierError? {
+        guard let limit = bodySizeLimit, total > limit.bytes else { return nil }
+        return limit.failure(announced: total, head: head)
+    }
+
+    /// The failure when `seen` body bytes (from offset 0, counting the chunk that just arrived) are over the limit.
+    func sizeLimitFailure(seen: Int64, head: ResponseHead?) -> CourierError? {
+        guard let limit = bodySizeLimit, seen > limit.bytes else { return nil }
+        return limit.failure(seen: seen, head: head)
+    }
+}
+
+extension Request {
+    /// Limits this request's in-memory response body to `bytes` decoded bytes, instead of the
+    /// session's ``SessionConfiguration/maximumResponseSize``; `nil` lifts the limit.
+    ///
+    /// A body that grows past it stops the transfer at once and fails with `.responseTooLarge`;
+    /// a `Content-Length` above it fails at the head, before any body byte is read. Streams
+    /// (`streamRequest`) have no size limit; downloads have ``DownloadRequest/maximumDownloadSize(_:)``.
+    @discardableResult
+    public nonisolated func maximumResponseSize(_ bytes: Int?) -> Self {
+        engineAccess.perform { $0.limitOverrides.maximumResponseSize = .some(bytes.map { max(0, $0) }) }
+        return self
+    }
+
+    /// Fails this request with `.timedOut` when it moves fewer than `rate.bytesPerSecond` over
+    /// `rate.window`, instead of the session's ``SessionConfiguration/minimumTransferRate``;
+    /// `nil` turns the check off for this request.
+    @discardableResult
+    public nonisolated func minimumTransferRate(_ rate: MinimumTransferRate?) -> Self {
+        engineAccess.perform { $0.limitOverrides.minimumTransferRate = .some(rate) }
+        return self
+    }
+}
+
+extension RequestEngine {
+    /// The failure for a head with more fields or more bytes than the session allows.
+    func headLimitFailure(_ head: ResponseHead) -> CourierError? {
+        let configuration = session.configuration
+        if let maximum = configuration.maximumResponseHeaderCount {
+            // Repeated fields are joined in `headers`; `Set-Cookie` fields are also kept apart.
+            let count = head.headers.count + max(0, head.setCookies.count - 1)
+            if count > maximum {
+                return CourierError(.responseTooLarge, "The response head has \(count) header fields, more than "
+                                    + "maximumResponseHeaderCount (\(maximum)) allows.", responseCode: head.statusCode, url: head.url)
+            }
+        }
+        if let maximum = configuration.maximumResponseHeadSize {
+            let size = head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+            if size > maximum {
+                return CourierError(.responseTooLarge, "The response head has \(size) bytes of header fields, more than "
+                                    + "maximumResponseHeadSize (\(BodySizeLimit.format(Int64(maximum)))) allows.",
+                                    responseCode: head.statusCode, url: head.url)
+            }
+        }
+        return nil
+    }
+}
+
+extension CourierError {
+    /// libcurl (under both transports on Linux) refuses a response head over 300 KiB with this
+    /// sentence; the failure is a `.responseTooLarge`, not a lost connection.
+    static func isTransportHeadLimit(_ message: String) -> Bool {
+        message.hasPrefix("Too large response headers")
+    }
+
+    /// The message for libcurl's own head limit.
+    static func transportHeadLimitMessage(_ detail: String) -> String {
+        "The response head is larger than the transport accepts (libcurl allows 300 KiB in total): \(detail)."
+    }
+}
