@@ -158,7 +158,7 @@ enum ResourceMeasurement {
         ProcessInfo.processInfo.environment["COURIER_RESOURCE_TESTS"] == "1" && dlsym(nil, "__tsan_init") == nil
     }
 
-    static let skipMessage: Comment = "SKIPPED process-wide RSS and descriptor checks: run alone with COURIER_RESOURCE_TESTS=1 (.ci/run does)"
+    static let skipMessage: Comment = "SKIPPED process-wide RSS and descriptor checks: run this test alone with COURIER_RESOURCE_TESTS=1 (.ci/run does)"
 
     /// Open descriptors of this process.
     static func openDescriptors() -> Int {
