@@ -33,7 +33,10 @@ import CourierTestServer
         let slack: Int64 = 40 << 20
         #expect((metrics?.bytesReceived ?? .max) < limit + slack, sourceLocation: sourceLocation)
         if transport == .curl {
-            #expect(server.bytesSent(path: path) < limit + slack, sourceLocation: sourceLocation)
+            // The server also counts what sits in both kernel socket buffers, which loopback
+            // autotuning grows to several MiB each; under CI's parallel large tests a run measured
+            // 43.4 MB sent against 41 MiB received at most. The offered bodies are 64 MiB or more.
+            #expect(server.bytesSent(path: path) < limit + slack + (16 << 20), sourceLocation: sourceLocation)
         }
     }
 
