@@ -8,6 +8,7 @@ import FoundationNetworking
 #endif
 @_spi(Transport) @testable import Courier
 import CourierTestServer
+import CourierLocking
 
 /// Shared transfers are released when their last caller has its answer, a dropped session frees
 /// everything, and streams never join a shared transfer.
@@ -23,16 +24,18 @@ import CourierTestServer
     }
 
     /// Weak references to requests, checked once they should all be gone.
-    final class WeakRequests: @unchecked Sendable {
-        // Only touched by the test's own task.
-        private var references: [() -> (any Request)?] = []
+    final class WeakRequests: Sendable {
+        private final class Reference: Sendable {
+            weak let request: (any Request)?
+            init(_ request: any Request) { self.request = request }
+        }
+        private let references = Locked<[Reference]>([])
 
         func add(_ request: any Request) {
-            weak var weakRequest = request as AnyObject
-            references.append { weakRequest as? any Request }
+            references.withLock { $0.append(Reference(request)) }
         }
 
-        var alive: Int { references.filter { $0() != nil }.count }
+        var alive: Int { references.withLock { $0.filter { $0.request != nil }.count } }
     }
 
     @Test(arguments: TransportUnderTest.available)

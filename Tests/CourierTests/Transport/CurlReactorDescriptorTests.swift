@@ -1,6 +1,8 @@
 @_spi(Transport) @testable import Courier
 import CCurl
 import CourierTestServer
+import CourierTestSupport
+import CourierLocking
 import Foundation
 import Testing
 
@@ -9,6 +11,8 @@ import Testing
 @Suite("Curl reactor: descriptors it cannot watch")
 struct CurlReactorDescriptorTests {
     /// The C handles a test drives; handed to a helper thread whose end the test awaits.
+    // @unchecked: raw C handles, used by one thread at a time (the test hands them to the helper
+    // thread and waits for its end before touching them again).
     private struct Handles: @unchecked Sendable {
         let multi: OpaquePointer
         let reactor: OpaquePointer
@@ -16,9 +20,9 @@ struct CurlReactorDescriptorTests {
     }
 
     /// The result a helper thread publishes; `done` orders the write before the test's read.
-    private final class Outcome: @unchecked Sendable {
+    private final class Outcome: Sendable {
         let done = DispatchSemaphore(value: 0)
-        var value: Int32 = 0
+        let value = Locked<Int32>(0)
     }
 
     /// A multi handle with an installed reactor and one easy handle; throws when libcurl is not loadable.
@@ -43,12 +47,13 @@ struct CurlReactorDescriptorTests {
     private static func result(within seconds: Double, of body: @escaping @Sendable () -> Int32) -> Int32? {
         let outcome = Outcome()
         let thread = Thread {
-            outcome.value = body()
+            let result = body()
+            outcome.value.withLock { $0 = result }
             outcome.done.signal()
         }
         thread.start()
         guard outcome.done.wait(timeout: .now() + seconds) == .success else { return nil }
-        return outcome.value
+        return outcome.value.withLock { $0 }
     }
 
     /// Every transfer the reactor refused so far, oldest first.
@@ -119,8 +124,9 @@ struct CurlReactorDescriptorTests {
     @Test("the event loop fails the transfer whose socket the reactor refused, and goes on with the next one")
     func loopFailsTheRefusedTransfer() async throws {
         let server = try TestServer()
-        defer { server.shutdown() }
-        server.enqueue([MockResponse.ok("never sent"), MockResponse.ok("second")])
+        defer { expectClean(server.shutdown()) }
+        // The refused transfer never reaches the server: only the next request takes a response.
+        server.enqueue([MockResponse.ok("second")])
         let transport = try CurlTestSupport.transport(maximumConnectionsPerHost: 1)
         defer { transport.shutdown() }
 
