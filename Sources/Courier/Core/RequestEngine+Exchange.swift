@@ -156,19 +156,17 @@ extension RequestEngine {
     private func receive(_ head: ResponseHead, in exchange: Exchange) {
         exchange.head = head
         if let failure = headLimitFailure(head) {
-            exchange.failure = failure
-            exchange.transfer.cancel()
+            stop(exchange, failing: failure)
             return
         }
         if head.statusCode == 101 {
             // Courier never speaks another protocol on a connection: whether or not the request
             // asked for an upgrade, waiting for a body that will never come helps nobody.
             let asked = exchange.request.headers.contains("Upgrade")
-            exchange.failure = CourierError(.invalidResponse, asked
+            stop(exchange, failing: CourierError(.invalidResponse, asked
                 ? "The server switched protocols (101), which Courier cannot follow."
                 : "The server switched protocols (101) without being asked to upgrade.",
-                responseCode: 101, url: head.url)
-            exchange.transfer.cancel()
+                responseCode: 101, url: head.url))
             return
         }
         storeCookies(from: head)
@@ -180,8 +178,7 @@ extension RequestEngine {
                 notifyMonitors { $0.request($1, willRedirectTo: next, from: response.httpResponse) }
                 return
             case .failure(let error):
-                exchange.failure = error
-                exchange.transfer.cancel()
+                stop(exchange, failing: error)
                 return
             }
         }
@@ -189,15 +186,13 @@ extension RequestEngine {
         do {
             disposition = try sink.begin(head, method: exchange.request.method)
         } catch {
-            exchange.failure = CourierError(wrapping: error, url: head.url)
-            exchange.transfer.cancel()
+            stop(exchange, failing: CourierError(wrapping: error, url: head.url))
             return
         }
         exchange.disposition = disposition
         if case .store(_, let total) = disposition, let failure = sizeLimitFailure(announcedTotal: total, head: head) {
             record.response = response
-            exchange.failure = failure
-            exchange.transfer.cancel()
+            stop(exchange, failing: failure)
             return
         }
         switch disposition {
@@ -218,8 +213,7 @@ extension RequestEngine {
         }
         if let response = record.response { notifyMonitors { $0.request($1, didReceiveResponse: response.httpResponse) } }
         if sink.validatesAtHead, let response = record.response, let failure = firstValidationFailure(response, body: .memory(nil)) {
-            exchange.failure = failure
-            exchange.transfer.cancel()
+            stop(exchange, failing: failure)
         }
     }
 
@@ -229,16 +223,14 @@ extension RequestEngine {
             return
         }
         if let failure = sizeLimitFailure(seen: offset + exchange.received + Int64(data.count), head: exchange.head) {
-            exchange.failure = failure
             exchange.transfer.acknowledge(data.count)
-            exchange.transfer.cancel()
+            stop(exchange, failing: failure)
             return
         }
         do {
             try sink.append(data, from: exchange.transfer)
         } catch {
-            exchange.failure = CourierError(wrapping: error, url: exchange.head?.url)
-            exchange.transfer.cancel()
+            stop(exchange, failing: CourierError(wrapping: error, url: exchange.head?.url))
             return
         }
         exchange.received += Int64(data.count)
@@ -247,6 +239,12 @@ extension RequestEngine {
                                         totalUnitCount: total >= 0 ? max(total, record.bytesReceived) : -1)
         shared.downloadProgress.update(progress)
         notifyMonitors { $0.request($1, didUpdateDownloadProgress: progress) }
+    }
+
+    /// Ends `exchange` as failed: its first failure is the one it ends with, and the transport stops.
+    private func stop(_ exchange: Exchange, failing failure: CourierError) {
+        exchange.failure = failure
+        exchange.transfer.cancel()
     }
 
     /// A body shorter than its `Content-Length` is a lost connection, never a silent success.
