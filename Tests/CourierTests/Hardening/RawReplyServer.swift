@@ -1,4 +1,5 @@
 import Foundation
+import CourierTestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -27,25 +28,13 @@ final class RawReplyServer: Sendable {
     init(reply: Data, closesAfterReply: Bool) throws {
         self.reply = reply
         self.closesAfterReply = closesAfterReply
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw RawServerError(description: "socket() failed: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(descriptor, 16) == 0 else {
+        let (descriptor, port) = try bindLoopbackSocket()
+        guard listen(descriptor, 16) == 0 else {
             close(descriptor)
-            throw RawServerError(description: "bind/listen failed: \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            throw RawServerError(description: "listen() failed: \(errno)")
         }
         listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "RawReplyServer"
         thread.start()
