@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__APPLE__)
@@ -76,6 +77,9 @@ static struct {
     int (*multi_socket_action)(ccurl_multi *, int, int, int *);
     ccurl_message *(*multi_info_read)(ccurl_multi *, int *);
     const char *(*multi_strerror)(int);
+    void *(*share_init)(void);
+    int (*share_setopt)(void *, int, ...);
+    int (*share_cleanup)(void *);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -129,6 +133,9 @@ static void load_library(void) {
     RESOLVE(multi_socket_action, "curl_multi_socket_action");
     RESOLVE(multi_info_read, "curl_multi_info_read");
     RESOLVE(multi_strerror, "curl_multi_strerror");
+    RESOLVE(share_init, "curl_share_init");
+    RESOLVE(share_setopt, "curl_share_setopt");
+    RESOLVE(share_cleanup, "curl_share_cleanup");
 
     int code = api.global_init(CCURL_GLOBAL_ALL);
     if (code != CCURLE_OK) {
@@ -268,6 +275,112 @@ int ccurl_multi_next_done(ccurl_multi *multi, ccurl_easy **handle, int *result) 
         }
     }
     return 0;
+}
+
+// MARK: - Share
+
+// CURLSHoption (7.10) and curl_lock_data (7.10.3 / 7.23.0) values.
+#define CCURLSHOPT_SHARE 1
+#define CCURLSHOPT_LOCKFUNC 3
+#define CCURLSHOPT_UNLOCKFUNC 4
+#define CCURLSHOPT_USERDATA 5
+#define CCURL_LOCK_DATA_DNS 3
+#define CCURL_LOCK_DATA_SSL_SESSION 4
+#define CCURL_LOCK_DATA_LAST 8
+
+struct ccurl_share {
+    void *handle;
+    pthread_mutex_t locks[CCURL_LOCK_DATA_LAST];
+};
+
+static void share_lock(void *easy, int data, int access, void *userptr) {
+    (void)easy; (void)access;
+    struct ccurl_share *share = userptr;
+    if (data >= 0 && data < CCURL_LOCK_DATA_LAST) pthread_mutex_lock(&share->locks[data]);
+}
+
+static void share_unlock(void *easy, int data, void *userptr) {
+    (void)easy;
+    struct ccurl_share *share = userptr;
+    if (data >= 0 && data < CCURL_LOCK_DATA_LAST) pthread_mutex_unlock(&share->locks[data]);
+}
+
+ccurl_share *ccurl_share_create(void) {
+    if (!api.share_init) return NULL;
+    struct ccurl_share *share = calloc(1, sizeof *share);
+    if (share == NULL) return NULL;
+    for (int i = 0; i < CCURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&share->locks[i], NULL);
+    share->handle = api.share_init();
+    if (share->handle == NULL
+        || api.share_setopt(share->handle, CCURLSHOPT_LOCKFUNC, share_lock) != 0
+        || api.share_setopt(share->handle, CCURLSHOPT_UNLOCKFUNC, share_unlock) != 0
+        || api.share_setopt(share->handle, CCURLSHOPT_USERDATA, share) != 0
+        || api.share_setopt(share->handle, CCURLSHOPT_SHARE, CCURL_LOCK_DATA_SSL_SESSION) != 0
+        || api.share_setopt(share->handle, CCURLSHOPT_SHARE, CCURL_LOCK_DATA_DNS) != 0) {
+        if (share->handle != NULL) api.share_cleanup(share->handle);
+        for (int i = 0; i < CCURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&share->locks[i]);
+        free(share);
+        return NULL;
+    }
+    return share;
+}
+
+int ccurl_share_destroy(ccurl_share *share) {
+    if (share == NULL || !api.share_cleanup) return 0;
+    int code = api.share_cleanup(share->handle);
+    if (code != 0) return code; // still in use: keep the locks alive for whoever uses it
+    for (int i = 0; i < CCURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&share->locks[i]);
+    free(share);
+    return 0;
+}
+
+int ccurl_easy_setopt_share(ccurl_easy *handle, ccurl_share *share) {
+    return api.easy_setopt ? api.easy_setopt(handle, CCURLOPT_SHARE, share != NULL ? share->handle : NULL) : CCURLE_FAILED_INIT;
+}
+
+// MARK: - TLS details
+
+// CURLINFO_TLS_SSL_PTR (7.48.0) and CURLSSLBACKEND_OPENSSL (7.34.0).
+#define CCURLINFO_TLS_SSL_PTR 0x40002D
+#define CCURLSSLBACKEND_OPENSSL 1
+
+typedef struct ccurl_tls_session_info {
+    int backend;
+    void *internals;
+} ccurl_tls_session_info;
+
+static struct {
+    const char *(*get_version)(const void *ssl);
+    const void *(*get_current_cipher)(const void *ssl);
+    const char *(*cipher_get_name)(const void *cipher);
+} openssl;
+static pthread_once_t openssl_once = PTHREAD_ONCE_INIT;
+
+// libssl is already in the process (libcurl loaded it); RTLD_NOLOAD finds it without loading anything.
+static void load_openssl(void) {
+    const char *names[] = { "libssl.so.3", "libssl.so.1.1", "libssl.so", "libssl.3.dylib" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *library = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+        if (library == NULL) continue;
+        openssl.get_version = (const char *(*)(const void *))dlsym(library, "SSL_get_version");
+        openssl.get_current_cipher = (const void *(*)(const void *))dlsym(library, "SSL_get_current_cipher");
+        openssl.cipher_get_name = (const char *(*)(const void *))dlsym(library, "SSL_CIPHER_get_name");
+        if (openssl.get_version && openssl.get_current_cipher && openssl.cipher_get_name) return;
+        memset(&openssl, 0, sizeof openssl);
+    }
+}
+
+int ccurl_tls_details(ccurl_easy *handle, const char **version, const char **cipher) {
+    if (!api.easy_getinfo) return -1;
+    ccurl_tls_session_info *info = NULL;
+    if (api.easy_getinfo(handle, CCURLINFO_TLS_SSL_PTR, &info) != CCURLE_OK || info == NULL
+        || info->backend != CCURLSSLBACKEND_OPENSSL || info->internals == NULL) return -1;
+    pthread_once(&openssl_once, load_openssl);
+    if (!openssl.get_version) return -1;
+    const void *cipher_object = openssl.get_current_cipher(info->internals);
+    *version = openssl.get_version(info->internals);
+    *cipher = cipher_object != NULL ? openssl.cipher_get_name(cipher_object) : NULL;
+    return *version != NULL ? 0 : -1;
 }
 
 // MARK: - Threads

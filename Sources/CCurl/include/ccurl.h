@@ -84,6 +84,29 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLOPT_XFERINFOFUNCTION 20219       // 7.32.0
 #define CCURLOPT_SUPPRESS_CONNECT_HEADERS 265 // 7.54.0
 #define CCURLOPT_UPLOAD_BUFFERSIZE 280        // 7.62.0
+#define CCURLOPT_SSLCERT 10025                // 7.1
+#define CCURLOPT_KEYPASSWD 10026              // 7.17.0 (as CURLOPT_SSLCERTPASSWD since 7.1)
+#define CCURLOPT_SSLVERSION 32                // 7.1
+#define CCURLOPT_SSL_VERIFYPEER 64            // 7.4.2
+#define CCURLOPT_SSL_VERIFYHOST 81            // 7.8.1
+#define CCURLOPT_HTTP_VERSION 84              // 7.9.1
+#define CCURLOPT_SSLCERTTYPE 10086            // 7.9.3
+#define CCURLOPT_SSLKEY 10087                 // 7.9.3
+#define CCURLOPT_CAPATH 10097                 // 7.9.8
+#define CCURLOPT_SHARE 10100                  // 7.10
+#define CCURLOPT_PINNEDPUBLICKEY 10230        // 7.39.0 (sha256// pins with OpenSSL since 7.44.0)
+#define CCURLOPT_PIPEWAIT 237                 // 7.43.0
+#define CCURLOPT_CA_CACHE_TIMEOUT 321         // 7.87.0
+
+// CURL_HTTP_VERSION_* values for CCURLOPT_HTTP_VERSION.
+#define CCURL_HTTP_VERSION_NONE 0             // 7.9.1: libcurl's default (HTTP/2 over TLS by ALPN since 7.62.0)
+#define CCURL_HTTP_VERSION_2TLS 4             // 7.47.0: HTTP/2 over TLS by ALPN, HTTP/1.1 in the clear
+#define CCURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE 5 // 7.49.0
+
+// CURL_SSLVERSION_* values for CCURLOPT_SSLVERSION (the minimum; the maximum stays the default).
+#define CCURL_SSLVERSION_DEFAULT 0            // 7.1
+#define CCURL_SSLVERSION_TLSv1_2 6            // 7.34.0
+#define CCURL_SSLVERSION_TLSv1_3 7            // 7.52.0
 
 // CURLPROTO_* bits for CCURLOPT_PROTOCOLS.
 #define CCURLPROTO_HTTP 1                     // 7.19.4
@@ -104,6 +127,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLINFO_STARTTRANSFER_TIME_T 0x600036 // 7.61.0
 #define CCURLINFO_APPCONNECT_TIME_T 0x600038    // 7.61.0
 #define CCURLINFO_CAINFO 0x10003D               // 7.84.0
+#define CCURLINFO_SSL_VERIFYRESULT 0x20000D     // 7.5: the X509_V_ERR_* result of verifying the peer
 
 // CURL_HTTP_VERSION_* values reported by CCURLINFO_HTTP_VERSION.
 #define CCURL_HTTP_VERSION_1_0 1                // 7.9.1
@@ -119,6 +143,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLMOPT_TIMERDATA 10005               // 7.16.0
 #define CCURLMOPT_MAXCONNECTS 6                 // 7.16.3
 #define CCURLMOPT_MAX_HOST_CONNECTIONS 7        // 7.30.0
+#define CCURLMOPT_MAX_CONCURRENT_STREAMS 16     // 7.67.0
 
 // MARK: - Socket interface (curl_multi_socket_action)
 
@@ -273,6 +298,27 @@ const char *ccurl_multi_strerror(int code);
 /// Takes the next finished transfer off the multi handle's message queue (curl_multi_info_read
 /// filtered to CURLMSG_DONE). Returns 1 and fills `handle`/`result`, or 0 when none is left.
 int ccurl_multi_next_done(ccurl_multi *multi, ccurl_easy **handle, int *result);
+
+// MARK: - Share interface
+
+/// A libcurl share handle (`CURLSH *`) with its own locks, usable from several threads at once.
+typedef struct ccurl_share ccurl_share;
+
+/// Creates a share handle that shares TLS sessions (CURL_LOCK_DATA_SSL_SESSION) and the DNS cache
+/// (CURL_LOCK_DATA_DNS) between every easy handle given it through CCURLOPT_SHARE, from any thread:
+/// each kind of data has a mutex of its own. NULL when libcurl cannot.
+ccurl_share *ccurl_share_create(void);
+/// Releases the share once no easy handle uses it any more; returns 0, or libcurl's CURLSHcode.
+int ccurl_share_destroy(ccurl_share *share);
+/// CCURLOPT_SHARE: `handle` shares through `share` (NULL: stops sharing).
+int ccurl_easy_setopt_share(ccurl_easy *handle, ccurl_share *share);
+
+// MARK: - TLS details
+
+/// The negotiated TLS protocol version ("TLSv1.3") and cipher suite of the connection `handle` is
+/// using right now, read from OpenSSL through CURLINFO_TLS_SSL_PTR (7.48.0). The strings are
+/// OpenSSL's static ones. Returns 0 and fills both, or -1 (not TLS, not OpenSSL, no connection).
+int ccurl_tls_details(ccurl_easy *handle, const char **version, const char **cipher);
 
 // MARK: - Threads
 

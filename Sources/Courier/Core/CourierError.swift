@@ -35,8 +35,28 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         public static let timedOut = Kind("timedOut")
         /// The connection closed or reset before the response was complete (includes truncated bodies).
         public static let connectionLost = Kind("connectionLost")
-        /// The TLS handshake or certificate check failed.
+        /// The TLS handshake failed for a reason none of the kinds below names (see
+        /// ``CourierError/isSecureConnectionFailure`` for every TLS kind at once).
         public static let secureConnectionFailed = Kind("secureConnectionFailed")
+        /// The server's certificate does not chain to a trusted certificate authority (unknown
+        /// issuer, self-signed); the message names the host and the verification result.
+        public static let serverCertificateUntrusted = Kind("serverCertificateUntrusted")
+        /// The server's certificate has expired or is not valid yet.
+        public static let serverCertificateHasBadDate = Kind("serverCertificateHasBadDate")
+        /// The server's certificate does not name the host that was asked for.
+        public static let serverCertificateHostnameMismatch = Kind("serverCertificateHostnameMismatch")
+        /// The server's public key is not one of the host's pins (``TLSConfiguration/pinnedPublicKeys``).
+        public static let pinMismatch = Kind("pinMismatch")
+        /// The server refused the client certificate, or required one and none was configured.
+        public static let clientCertificateRejected = Kind("clientCertificateRejected")
+        /// Client and server share no TLS version (see ``TLSConfiguration/minimumVersion``).
+        public static let tlsVersionUnsupported = Kind("tlsVersionUnsupported")
+        /// The server would not speak the HTTP version the request requires (``HTTPVersion/http2``).
+        public static let httpVersionUnavailable = Kind("httpVersionUnavailable")
+        /// The session's configuration cannot be honoured: a file it names is unreadable, a value is
+        /// malformed, or the transport cannot do what a field asks. Every request of the session
+        /// fails with it; ``SessionConfiguration/validate()`` reports it up front.
+        public static let invalidConfiguration = Kind("invalidConfiguration")
         /// The server sent something that is not valid HTTP.
         public static let invalidResponse = Kind("invalidResponse")
         /// More redirects than allowed, or a redirect loop.
@@ -110,8 +130,16 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
 
     /// Whether this error came from the network rather than from validation or serialization.
     public var isTransportError: Bool {
-        [.cannotFindHost, .cannotConnect, .timedOut, .connectionLost, .secureConnectionFailed,
-         .invalidResponse, .transportFailed].contains(kind)
+        isSecureConnectionFailure || [.cannotFindHost, .cannotConnect, .timedOut, .connectionLost,
+                                      .invalidResponse, .transportFailed, .httpVersionUnavailable].contains(kind)
+    }
+
+    /// Whether TLS failed: ``Kind-swift.struct/secureConnectionFailed`` or one of the precise TLS
+    /// kinds (untrusted, bad date, host name mismatch, pin mismatch, client certificate rejected,
+    /// TLS version unsupported).
+    public var isSecureConnectionFailure: Bool {
+        [.secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+         .serverCertificateHostnameMismatch, .pinMismatch, .clientCertificateRejected, .tlsVersionUnsupported].contains(kind)
     }
 
     /// `kind: message`, with the status code, URL and underlying error when present.
@@ -192,7 +220,25 @@ extension CourierError {
             self.init(.responseTooLarge, Self.transportHeadLimitMessage(message), underlyingError: urlError, url: url ?? urlError.failingURL)
             return
         }
-        self.init(kind, message, underlyingError: urlError, url: url ?? urlError.failingURL)
+        self.init(Self.tlsKind(of: urlError.code, message: message) ?? kind, message, underlyingError: urlError,
+                  url: url ?? urlError.failingURL)
+    }
+}
+
+extension CourierError {
+    /// The precise TLS kind of a URLSession failure: from its code, and on Linux (where
+    /// FoundationNetworking reports most TLS failures as a lost connection) from libcurl's text.
+    fileprivate static func tlsKind(of code: URLError.Code, message: String) -> Kind? {
+        switch code {
+        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot: return .serverCertificateUntrusted
+        case .serverCertificateHasBadDate, .serverCertificateNotYetValid: return .serverCertificateHasBadDate
+        case .clientCertificateRejected, .clientCertificateRequired: return .clientCertificateRejected
+        default:
+            let text = message.lowercased()
+            guard text.contains("ssl") || text.contains("tls") || text.contains("certificate") || text.contains("alert") else { return nil }
+            // libcurl's codes are not in the URLError; the text alone tells the TLS failures apart.
+            return TLSFailure(code: -1, detail: message)?.kind
+        }
     }
 }
 

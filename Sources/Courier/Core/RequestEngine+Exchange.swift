@@ -68,6 +68,7 @@ extension RequestEngine {
         do {
             transportRequest = try makeTransportRequest(request)
             transportRequest.minimumTransferRate = minimumTransferRate
+            transportRequest.httpVersion = httpVersion ?? session.configuration.httpVersion
             transportRequest.maximumBodySize = bodySizeLimit?.bytes
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.

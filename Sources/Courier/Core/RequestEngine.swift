@@ -27,6 +27,8 @@ package final class RequestEngine {
     var interceptors: [any RequestInterceptor] = []
     /// The request's own size limits and minimum rate; the session's apply where `nil`.
     var limitOverrides = ResponseLimitOverrides()
+    /// The request's own HTTP version; the session's applies when `nil`.
+    var httpVersion: HTTPVersion?
     /// What the request learned so far: the last request, response, metrics and error.
     var record = RequestRecord()
     /// Redirects followed within the current attempt, for the limit and loop detection.

@@ -59,9 +59,19 @@ public struct SessionConfiguration: Sendable {
     public var maximumConnectionsPerHost: Int = 8
     /// Cookie handling.
     public var cookies: Cookies = .shared
-    /// Extra certificate authorities (PEM files) to trust in addition to the system trust store
-    /// (curl transport; URLSession uses the platform's trust evaluation).
+    /// Extra certificate authorities (PEM files) to trust in addition to the system trust store:
+    /// the same as `tls.trustRoots = .system(adding: certificates)`, and added to whatever
+    /// ``tls`` trusts (curl transport; URLSession uses the platform's trust evaluation).
     public var additionalTrustedCertificates: [URL] = []
+    /// Trust roots, client certificate, public-key pins, minimum TLS version (see ``TLSConfiguration``).
+    public var tls: TLSConfiguration = .default
+    /// The HTTP version requests speak: ``HTTPVersion/automatic`` (HTTP/2 over TLS when the server
+    /// offers it) by default. A request's own ``Request/httpVersion(_:)`` wins.
+    ///
+    /// Over HTTP/2, concurrent requests to one origin share one connection (up to the server's
+    /// stream limit, beyond which more connections open); ``maximumConnectionsPerHost`` then
+    /// bounds connections, not requests in flight.
+    public var httpVersion: HTTPVersion = .automatic
     /// Maximum redirects followed before failing with `.tooManyRedirects`; 0 follows none.
     public var maximumRedirects: Int = 16
     /// Whether and how redirects are followed (a request's own policy wins).
@@ -99,8 +109,27 @@ public struct SessionConfiguration: Sendable {
     /// Creates the default configuration.
     public init() {}
 
+    /// Checks what can be checked before any request: the TLS files are readable, the pins well
+    /// formed, and the chosen transport can honour every TLS field. A session whose configuration
+    /// fails this fails each of its requests with the same error.
+    public func validate() throws(CourierError) {
+        try transportConfiguration.tls.validate()
+        var usesURLSession = false
+        switch transport {
+        case .urlSession: usesURLSession = true
+        case .curl: usesURLSession = false
+        case .automatic:
+            #if !canImport(FoundationNetworking)
+            usesURLSession = true
+            #endif
+        }
+        if usesURLSession { try URLSessionTransport.checkSupport(of: transportConfiguration.tls, httpVersion: httpVersion) }
+    }
+
     var transportConfiguration: TransportConfiguration {
-        TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost,
-                               additionalTrustedCertificates: additionalTrustedCertificates)
+        var configuration = TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost)
+        configuration.tls = tls
+        configuration.tls.trustRoots = tls.trustRoots.adding(additionalTrustedCertificates)
+        return configuration
     }
 }

@@ -21,6 +21,8 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
         var httpVersion: String?
         var remoteAddress: String?
         var transport: String
+        var tlsVersion: String? = nil
+        var tlsCipherSuite: String? = nil
     }
 
     /// An immutable box around the figures, replaced on every change. Metrics ride inside every
@@ -107,6 +109,18 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
         get { storage.values.remoteAddress }
         set { update { $0.remoteAddress = newValue } }
     }
+    /// The TLS version of the connection, e.g. `"TLSv1.3"`; `nil` in the clear or when the
+    /// transport cannot tell (URLSession).
+    public var tlsVersion: String? {
+        get { storage.values.tlsVersion }
+        set { update { $0.tlsVersion = newValue } }
+    }
+    /// The TLS cipher suite of the connection, e.g. `"TLS_AES_256_GCM_SHA384"`; `nil` in the clear
+    /// or when the transport cannot tell (URLSession).
+    public var tlsCipherSuite: String? {
+        get { storage.values.tlsCipherSuite }
+        set { update { $0.tlsCipherSuite = newValue } }
+    }
     /// Which transport carried the exchange, e.g. `"curl"` or `"urlSession"`.
     public var transport: String {
         get { storage.values.transport }
@@ -143,6 +157,7 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
         }
         var parts = ["transport=\(transport)"]
         if let httpVersion { parts.append(httpVersion) }
+        if let tlsVersion { parts.append(tlsVersion + (tlsCipherSuite.map { " " + $0 } ?? "")) }
         parts.append("dns=\(ms(dnsLookup)) connect=\(ms(connect)) tls=\(ms(tlsHandshake)) ttfb=\(ms(timeToFirstByte)) total=\(ms(total))")
         parts.append("sent=\(bytesSent)B received=\(bytesReceived)B redirects=\(redirectCount)")
         if let connectionReused { parts.append("reused=\(connectionReused)") }

@@ -46,13 +46,18 @@ import Foundation
 @_spi(Transport) public struct TransportConfiguration: Sendable {
     /// Maximum open connections per host (scheme + host + port).
     public var maximumConnectionsPerHost: Int = 8
-    /// Extra certificate authorities (PEM files) trusted in addition to the system store.
-    public var additionalTrustedCertificates: [URL] = []
+    /// How TLS connections are secured.
+    public var tls = TLSConfiguration()
+    /// Extra certificate authorities (PEM files) trusted in addition to ``tls``'s trust roots.
+    public var additionalTrustedCertificates: [URL] {
+        get { tls.trustRoots.includesSystem ? tls.trustRoots.certificateFiles : [] }
+        set { tls.trustRoots = TLSConfiguration.TrustRoots.system.adding(newValue) }
+    }
 
     /// Creates a configuration.
     public init(maximumConnectionsPerHost: Int = 8, additionalTrustedCertificates: [URL] = []) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
-        self.additionalTrustedCertificates = additionalTrustedCertificates
+        tls.trustRoots = TLSConfiguration.TrustRoots.system.adding(additionalTrustedCertificates)
     }
 }
 
@@ -77,6 +82,8 @@ import Foundation
     public var flowControlWindow: Int
     /// The slowest the exchange may go before it fails with `.timedOut`; `nil` for no minimum.
     public var minimumTransferRate: MinimumTransferRate?
+    /// The HTTP version to speak.
+    public var httpVersion: HTTPVersion = .automatic
     /// The body size (decoded bytes of this exchange) past which the request layer fails the
     /// exchange; a transport may stop reading once it is crossed, after delivering the chunk that
     /// crossed it, or at a head whose `Content-Length` is above it. `nil` for no limit.

@@ -6,6 +6,11 @@ import FoundationNetworking
 /// Picks the transport a session configuration asks for, falling back when libcurl is missing.
 enum TransportFactory {
     static func makeTransport(for configuration: SessionConfiguration) -> (any Transport, SessionNotice?) {
+        do {
+            try configuration.validate()
+        } catch {
+            return (FailingTransport(error: error), SessionNotice(kind: .invalidConfiguration, message: error.message))
+        }
         switch configuration.transport {
         case .urlSession(let urlSessionConfiguration):
             return (URLSessionTransport(configuration: configuration.transportConfiguration,
@@ -22,6 +27,15 @@ enum TransportFactory {
             do {
                 return (try makeCurl(configuration), nil)
             } catch {
+                // The fallback must not quietly drop TLS settings URLSession cannot honour.
+                do {
+                    try URLSessionTransport.checkSupport(of: configuration.transportConfiguration.tls,
+                                                        httpVersion: configuration.httpVersion)
+                } catch let unsupported {
+                    let failure = CourierError(.invalidConfiguration, "libcurl could not be loaded (\(error)), and URLSession, "
+                                               + "the fallback, cannot honour the TLS configuration: \(unsupported.message)")
+                    return (FailingTransport(error: failure), SessionNotice(kind: .invalidConfiguration, message: failure.message))
+                }
                 let notice = SessionNotice(kind: .transportFallback,
                                            message: "libcurl could not be loaded (\(error)); using URLSession instead.")
                 return (URLSessionTransport(configuration: configuration.transportConfiguration,

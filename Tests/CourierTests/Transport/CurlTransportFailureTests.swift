@@ -271,7 +271,7 @@ struct CurlTransportFailureTests {
             _ = try CurlTestSupport.transport(trusting: [notPEM])
             Issue.record("a non-PEM trust file was accepted")
         } catch let error as CourierError {
-            #expect(error.kind == .fileSystem)
+            #expect(error.kind == .invalidConfiguration)
             #expect(error.message.contains("no PEM certificate"))
         }
     }

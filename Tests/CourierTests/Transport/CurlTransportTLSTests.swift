@@ -7,7 +7,7 @@ import Testing
 /// Runs only where nginx and the openssl tool are installed.
 @Suite("Curl transport HTTPS", .enabled(if: CurlTLSFixture.toolsAvailable, "needs nginx and openssl"))
 struct CurlTransportTLSTests {
-    @Test("trusting the extra CA succeeds; without it the handshake fails with .secureConnectionFailed")
+    @Test("trusting the extra CA succeeds; without it the handshake fails with .serverCertificateUntrusted")
     func extraCertificateAuthority() async throws {
         let fixture = try await CurlTLSFixture.start()
         defer { fixture.stop() }
@@ -28,7 +28,9 @@ struct CurlTransportTLSTests {
         defer { plain.shutdown() }
         let bad = try await CurlTestSupport.run(TransportRequest(url: fixture.url), on: plain)
         CurlTestSupport.expectContract(bad)
-        #expect(bad.error?.kind == .secureConnectionFailed)
+        #expect(bad.error?.kind == .serverCertificateUntrusted, "\(String(describing: bad.error))")
+        #expect(bad.error?.isSecureConnectionFailure == true)
+        #expect(bad.error?.message.contains("127.0.0.1") == true)
         #expect(bad.error?.url == fixture.url)
         #expect(bad.head == nil)
     }

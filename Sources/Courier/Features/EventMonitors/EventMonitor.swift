@@ -75,6 +75,9 @@ public struct SessionNotice: Sendable, CustomStringConvertible {
         case transportFallback
         /// A server pool switched its active server.
         case serverSwitched
+        /// The session's configuration cannot be honoured (see ``SessionConfiguration/validate()``):
+        /// every request fails with `.invalidConfiguration`.
+        case invalidConfiguration
     }
 
     /// The kind.

@@ -61,6 +61,10 @@ extension CourierError {
             self.init(.responseTooLarge, Self.transportHeadLimitMessage(message), underlyingError: error, url: url)
             return
         }
+        if let tls = TLSFailure(code: code, detail: message) {
+            self.init(tls.kind, tls.sentence(host: url.host ?? "the server") + " (libcurl: \(message))", underlyingError: error, url: url)
+            return
+        }
         self.init(error.kind, message, underlyingError: error, url: url)
     }
 }

@@ -70,6 +70,9 @@ final class CurlEventLoop: @unchecked Sendable {
         do {
             try Self.set(.maxHostConnections, perHost, on: multi)
             try Self.set(.maxConnects, cachedConnections, on: multi)
+            // libcurl's own cap is 100 streams per HTTP/2 connection; above it, the server's
+            // SETTINGS_MAX_CONCURRENT_STREAMS decides when another connection opens.
+            try Self.set(.maxConcurrentStreams, 1000, on: multi)
         } catch {
             ccurl_multi_cleanup(multi)
             throw error
@@ -287,7 +290,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private func attach(_ exchange: CurlExchange) {
         let request = exchange.handle.request
         do throws(CourierError) {
-            let plan = try CurlRequestBuilder.plan(for: request)
+            var plan = try CurlRequestBuilder.plan(for: request)
+            if !exchange.handle.mayMultiplex { plan.waitsToMultiplex = false }
             if plan.sendsBody { exchange.body = try CurlBodySource(request.body, url: request.url) }
             guard let easy = pool.take() else {
                 throw CourierError(.transportFailed, "libcurl could not create an easy handle.", url: request.url)
@@ -367,7 +371,8 @@ final class CurlEventLoop: @unchecked Sendable {
         if let easy = exchange.easy {
             // Removing an unfinished transfer closes its connection instead of returning it to the cache.
             if detach, !removeLater { ccurl_multi_remove_handle(multi, easy.pointer) }
-            metrics = CurlMetrics.collect(from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered)
+            metrics = CurlMetrics.collect(from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered,
+                                          tls: exchange.tlsDetails)
             detail = easy.errorDetail
         } else {
             metrics = TransferMetrics(start: exchange.startDate, transport: "curl")
@@ -381,7 +386,7 @@ final class CurlEventLoop: @unchecked Sendable {
             error = exchange.headDelivered ? nil
                 : CourierError(.invalidResponse, "The server ended the exchange without a response head.", url: request.url)
         case .curl(let code):
-            error = bodyFailure?.with(url: request.url) ?? CourierError(curl: code, detail: detail, url: request.url)
+            error = (exchange.failure ?? bodyFailure)?.with(url: request.url) ?? CourierError(curl: code, detail: detail, url: request.url)
         case .failed(let failure):
             error = failure.error.with(url: request.url)
         case .cancelled:
@@ -398,6 +403,9 @@ final class CurlEventLoop: @unchecked Sendable {
         if error == nil {
             exchange.reportFinalUploadProgress(sentBytes: metrics.bytesSent)
             if let firstByte = metrics.timeToFirstByte { responseWait.record(timeToFirstByte: firstByte) }
+        }
+        if exchange.handle.mayMultiplex, let version = metrics.httpVersion {
+            defaults.routing.learn(exchange.handle.origin, httpVersion: version)
         }
         mailbox.transferEnded(origin: exchange.handle.origin)
         exchange.handle.sink.receive(.completed(error: error, metrics: metrics))

@@ -50,6 +50,11 @@ final class CurlExchange {
     /// Bytes moved since the loop's last activity stamp.
     private var movedBytes = false
 
+    /// Why the exchange stopped itself from a callback (a response over the wrong HTTP version).
+    var failure: CourierError?
+    /// The connection's TLS version and cipher suite, read when the head arrived.
+    var tlsDetails: (version: String, cipher: String?)?
+
     private var parser = CurlResponseParser()
     private var deliveredCount = 0
     private var uploadSent: Int64 = 0
@@ -158,9 +163,24 @@ final class CurlExchange {
         markActivity()
         if let head = parser.consume(line, url: handle.request.url),
            !handle.cancelRequested.load(ordering: .relaxed) {
+            guard handle.request.httpVersion.accepts(negotiated: head.httpVersion, for: head.url) else {
+                failure = CourierError(.httpVersionUnavailable, "\(head.url.host ?? "The server") answered over \(head.httpVersion), "
+                                       + "but the request requires \(handle.request.httpVersion).", url: head.url)
+                return 0 // libcurl ends the transfer with CURLE_WRITE_ERROR
+            }
+            readTLSDetails()
             handle.sink.receive(.response(head))
         }
         return line.count
+    }
+
+    /// Reads the TLS version and cipher of an HTTPS exchange's connection while it is attached.
+    private func readTLSDetails() {
+        guard let easy, handle.request.url.scheme?.lowercased() == "https" else { return }
+        var version: UnsafePointer<CChar>?
+        var cipher: UnsafePointer<CChar>?
+        guard ccurl_tls_details(easy.pointer, &version, &cipher) == 0, let version else { return }
+        tlsDetails = (String(cString: version), cipher.map { String(cString: $0) })
     }
 
     /// CURLOPT_WRITEFUNCTION: delivers a body chunk, or refuses it (libcurl keeps it and offers it

@@ -29,6 +29,10 @@ struct CurlLibrary: Sendable {
     /// The CA bundle libcurl uses by default (libcurl 7.70.0+), when it says.
     let defaultCAInfo: String?
 
+    /// Whether libcurl keeps a parsed CA file for later connections (CURLOPT_CA_CACHE_TIMEOUT,
+    /// 7.87.0): then a CA file costs one parse per event loop rather than one per connection.
+    var cachesCAFiles: Bool { versionNumber >= 0x075700 }
+
     /// The content codings this libcurl decodes, in the order it advertises them.
     var contentCodings: [String] {
         var codings: [String] = []

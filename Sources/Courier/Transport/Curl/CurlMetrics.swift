@@ -13,7 +13,8 @@ enum CurlMetrics {
     }
 
     /// The metrics of the transfer that just ran on `easy`.
-    static func collect(from easy: CurlEasyHandle, start: Date, bytesReceived: Int64) -> TransferMetrics {
+    static func collect(from easy: CurlEasyHandle, start: Date, bytesReceived: Int64,
+                        tls: (version: String, cipher: String?)? = nil) -> TransferMetrics {
         let handle = easy.pointer
         var timeline = Timeline()
         ccurl_easy_getinfo_off(handle, CCURLINFO_NAMELOOKUP_TIME_T, &timeline.nameLookup)
@@ -37,6 +38,8 @@ enum CurlMetrics {
         values.bytesSent = uploaded
         values.bytesReceived = bytesReceived
         values.httpVersion = httpVersion(Int32(truncatingIfNeeded: version))
+        values.tlsVersion = tls?.version
+        values.tlsCipherSuite = tls?.cipher
         if let address {
             if let last = easy.lastRemoteAddress, last.ip == address, last.port == port {
                 values.remoteAddress = last.text

@@ -28,6 +28,30 @@ struct CurlOption: Sendable {
     static let noProxy = CurlOption(name: "CURLOPT_NOPROXY", number: CCURLOPT_NOPROXY)
     /// `CURLOPT_CAINFO`.
     static let caInfo = CurlOption(name: "CURLOPT_CAINFO", number: CCURLOPT_CAINFO)
+    /// `CURLOPT_CAPATH`.
+    static let caPath = CurlOption(name: "CURLOPT_CAPATH", number: CCURLOPT_CAPATH)
+    /// `CURLOPT_SSLVERSION`.
+    static let sslVersion = CurlOption(name: "CURLOPT_SSLVERSION", number: CCURLOPT_SSLVERSION)
+    /// `CURLOPT_SSL_VERIFYPEER`.
+    static let sslVerifyPeer = CurlOption(name: "CURLOPT_SSL_VERIFYPEER", number: CCURLOPT_SSL_VERIFYPEER)
+    /// `CURLOPT_SSL_VERIFYHOST`.
+    static let sslVerifyHost = CurlOption(name: "CURLOPT_SSL_VERIFYHOST", number: CCURLOPT_SSL_VERIFYHOST)
+    /// `CURLOPT_PINNEDPUBLICKEY`.
+    static let pinnedPublicKey = CurlOption(name: "CURLOPT_PINNEDPUBLICKEY", number: CCURLOPT_PINNEDPUBLICKEY)
+    /// `CURLOPT_SSLCERT`.
+    static let sslCert = CurlOption(name: "CURLOPT_SSLCERT", number: CCURLOPT_SSLCERT)
+    /// `CURLOPT_SSLCERTTYPE`.
+    static let sslCertType = CurlOption(name: "CURLOPT_SSLCERTTYPE", number: CCURLOPT_SSLCERTTYPE)
+    /// `CURLOPT_SSLKEY`.
+    static let sslKey = CurlOption(name: "CURLOPT_SSLKEY", number: CCURLOPT_SSLKEY)
+    /// `CURLOPT_KEYPASSWD`.
+    static let keyPassword = CurlOption(name: "CURLOPT_KEYPASSWD", number: CCURLOPT_KEYPASSWD)
+    /// `CURLOPT_HTTP_VERSION`.
+    static let httpVersion = CurlOption(name: "CURLOPT_HTTP_VERSION", number: CCURLOPT_HTTP_VERSION)
+    /// `CURLOPT_SHARE`.
+    static let share = CurlOption(name: "CURLOPT_SHARE", number: CCURLOPT_SHARE)
+    /// `CURLOPT_PIPEWAIT`.
+    static let pipeWait = CurlOption(name: "CURLOPT_PIPEWAIT", number: CCURLOPT_PIPEWAIT)
     /// `CURLOPT_NOBODY`.
     static let noBody = CurlOption(name: "CURLOPT_NOBODY", number: CCURLOPT_NOBODY)
     /// `CURLOPT_UPLOAD`.
@@ -81,6 +105,8 @@ struct CurlMultiOption: Sendable {
 
     /// `CURLMOPT_MAX_HOST_CONNECTIONS`.
     static let maxHostConnections = CurlMultiOption(name: "CURLMOPT_MAX_HOST_CONNECTIONS", number: CCURLMOPT_MAX_HOST_CONNECTIONS)
+    /// `CURLMOPT_MAX_CONCURRENT_STREAMS`.
+    static let maxConcurrentStreams = CurlMultiOption(name: "CURLMOPT_MAX_CONCURRENT_STREAMS", number: CCURLMOPT_MAX_CONCURRENT_STREAMS)
     /// `CURLMOPT_MAXCONNECTS`.
     static let maxConnects = CurlMultiOption(name: "CURLMOPT_MAXCONNECTS", number: CCURLMOPT_MAXCONNECTS)
 }
@@ -130,6 +156,12 @@ extension CurlEasyHandle {
     /// Sets a string option; libcurl copies the string.
     func set(_ option: CurlOption, string value: String) throws(CourierError) {
         try check(option, value.withCString { ccurl_easy_setopt_ptr(pointer, option.number, $0) })
+    }
+
+    /// Sets a string option, or clears it (NULL: libcurl's "none", not its default) when `value` is `nil`.
+    func set(_ option: CurlOption, optionalString value: String?) throws(CourierError) {
+        guard let value else { return try check(option, ccurl_easy_setopt_ptr(pointer, option.number, nil)) }
+        try set(option, string: value)
     }
 }
 

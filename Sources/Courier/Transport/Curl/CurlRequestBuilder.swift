@@ -5,8 +5,12 @@ import Foundation
 struct CurlHandleDefaults: Sendable {
     /// CURLOPT_BUFFERSIZE: the receive buffer (bytes read from the socket per call).
     var receiveBufferSize = 256 * 1024
-    /// CURLOPT_CAINFO: a combined CA bundle, when extra certificates are trusted.
-    var caInfoPath: String?
+    /// The TLS options of HTTPS transfers.
+    var tls = CurlTLSSettings()
+    /// The share handle (TLS sessions, DNS) every easy handle uses.
+    var share: CurlShare?
+    /// Which loop each HTTP/2 origin's transfers go to, and what the loops learned about origins.
+    var routing = CurlMultiplexRouting()
     /// The longest a pass on a caller's thread waits for a fast answer (``CurlResponseWait``).
     var responseWaitLimit = CurlResponseWait.defaultLimit
     /// CURLOPT_PROXY and CURLOPT_NOPROXY, from the environment.
@@ -39,6 +43,10 @@ enum CurlRequestBuilder {
         /// CURLOPT_ACCEPT_ENCODING: `""` (advertise and decode everything libcurl has), or `nil`
         /// to send nothing extra and decode nothing.
         var acceptEncoding: String?
+        /// CURLOPT_HTTP_VERSION.
+        var httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
+        /// CURLOPT_PIPEWAIT: wait for a connection that may multiplex rather than open another.
+        var waitsToMultiplex = false
 
         /// Whether a request body is sent.
         var sendsBody: Bool {
@@ -76,6 +84,22 @@ enum CurlRequestBuilder {
             }
         }
         var plan = Plan(method: method, fields: request.headers, suppressesExpect: false, acceptEncoding: nil)
+        let secure = request.url.scheme?.lowercased() == "https"
+        switch request.httpVersion {
+        case .automatic:
+            plan.httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
+        case .http1_1:
+            plan.httpVersion = Int(CCURL_HTTP_VERSION_1_1)
+        case .http2:
+            guard secure else {
+                throw CourierError(.httpVersionUnavailable, "HTTP/2 is negotiated over TLS only: use https, or "
+                                   + ".http2PriorKnowledge for a cleartext HTTP/2 server.", url: request.url)
+            }
+            plan.httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
+        case .http2PriorKnowledge:
+            plan.httpVersion = Int(secure ? CCURL_HTTP_VERSION_2TLS : CCURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+        }
+        plan.waitsToMultiplex = request.httpVersion != .http1_1 && (secure || request.httpVersion == .http2PriorKnowledge)
         // libcurl adds `Expect: 100-continue` to every upload, which costs a round trip (or a
         // one-second wait on servers that ignore it); Courier sends it only when asked to.
         plan.suppressesExpect = plan.sendsBody && !request.headers.contains("Expect")
@@ -109,7 +133,11 @@ enum CurlRequestBuilder {
         try easy.set(.errorBuffer, pointer: easy.errorBuffer)
         try easy.set(.proxy, string: defaults.proxies.proxy(for: urlString))
         try easy.set(.noProxy, string: defaults.proxies.noProxy ?? "")
-        if let caInfo = defaults.caInfoPath { try easy.set(.caInfo, string: caInfo) }
+        if let share = defaults.share { try easy.check(.share, ccurl_easy_setopt_share(handle, share.pointer)) }
+        let secure = request.url.scheme?.lowercased() == "https"
+        if secure { try defaults.tls.apply(to: easy, for: request.url) }
+        try easy.set(.httpVersion, plan.httpVersion)
+        try easy.set(.pipeWait, plan.waitsToMultiplex ? 1 : 0)
         // Set on every transfer, 0 included: a reused handle would otherwise keep the last one's.
         // libcurl skips the check while the transfer is paused, so suspend and backpressure do not trip it.
         try easy.set(.lowSpeedLimit, request.minimumTransferRate?.bytesPerSecond ?? 0)

@@ -28,11 +28,17 @@ final class CurlTransferHandle: TransportTransfer {
     /// Set by the loop when it paused for backpressure; `acknowledge` clears it and wakes the loop.
     let awaitingAcknowledgement = Atomic<Bool>(false)
 
-    init(request: TransportRequest, sink: any TransportEventSink, mailbox: CurlMailbox, origin: String) {
+    /// Whether the transfer may share an HTTP/2 connection: it waits for one being set up rather
+    /// than open its own (CURLOPT_PIPEWAIT), and its response teaches the transport which version
+    /// its origin speaks.
+    let mayMultiplex: Bool
+
+    init(request: TransportRequest, sink: any TransportEventSink, mailbox: CurlMailbox, origin: String, mayMultiplex: Bool = false) {
         self.request = request
         self.sink = sink
         self.mailbox = mailbox
         self.origin = origin
+        self.mayMultiplex = mayMultiplex
         self.submitted = .now
     }
 

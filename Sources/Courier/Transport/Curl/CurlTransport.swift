@@ -56,9 +56,11 @@ import CourierLocking
     init(configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration,
          proxies: CurlProxyEnvironment) throws(CourierError) {
         library = try CurlLibrary.load()
-        trustStore = configuration.additionalTrustedCertificates.isEmpty ? nil
-            : try CurlTrustStore(additionalCertificates: configuration.additionalTrustedCertificates, library: library)
-        defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, caInfoPath: trustStore?.path,
+        try configuration.tls.validate()
+        let (tls, store) = try CurlTLSSettings.make(for: configuration.tls, library: library,
+                                                    environment: ProcessInfo.processInfo.environment)
+        trustStore = store
+        defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
                                       responseWaitLimit: responseWaitLimit, proxies: proxies)
         plan = CurlLoopPlan(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
                             processors: ProcessInfo.processInfo.activeProcessorCount)
@@ -79,34 +81,44 @@ import CourierLocking
     /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
     /// the calling thread, before this method returns.
     public func startTransfer(_ request: TransportRequest, sink: any TransportEventSink) -> any TransportTransfer {
-        // The key only balances the loops (each loop enforces its own share of the limit), so a
-        // single loop needs none.
-        let origin = plan.loopCount > 1 ? "\(request.url.host(percentEncoded: true) ?? ""):\(request.url.port ?? 0)" : ""
+        // The key balances the loops (each loop enforces its own share of the limit), so a single
+        // loop needs none, and names the origins that may multiplex over HTTP/2.
+        let candidate = Self.mayMultiplex(request)
+        let origin = plan.loopCount > 1 || candidate ? Self.originKey(request.url) : ""
+        let known = candidate ? defaults.routing.lookup(origin) : CurlMultiplexRouting.Origin()
+        let multiplexes = candidate && !known.speaksHTTP1
         let choice = loops.withLock { state -> (loop: CurlLoop, alone: Bool)? in
             guard case .running(var running) = state, !running.isEmpty else { return nil }
-            var chosen = running[0]
-            var fewest = chosen.mailbox.transfersInFlight(to: origin)
+            var index = 0
+            var fewest = running[0].mailbox.transfersInFlight(to: origin)
             var total = fewest.total
-            for loop in running.dropFirst() {
+            for (candidateIndex, loop) in running.enumerated().dropFirst() {
                 let load = loop.mailbox.transfersInFlight(to: origin)
                 total += load.total
                 if (load.origin, load.total) < (fewest.origin, fewest.total) {
-                    chosen = loop
+                    index = candidateIndex
                     fewest = load
                 }
             }
-            if fewest.origin > 0, running.count < plan.loopCount,
+            if multiplexes, let home = known.home, home < running.count {
+                // An HTTP/2 origin's transfers all go to its home loop, to share its connection.
+                running[home].mailbox.transferAssigned(origin: origin)
+                return (running[home], total == 0)
+            }
+            if !multiplexes, fewest.origin > 0, running.count < plan.loopCount,
                let started = try? CurlLoop.start(index: running.count, plan: plan, defaults: defaults, trustStore: trustStore) {
                 // A loop that cannot start leaves the transport with the loops it has.
                 running.append(started)
                 state = .running(running)
-                chosen = started
+                index = running.count - 1
             }
-            chosen.mailbox.transferAssigned(origin: origin)
-            return (chosen, total == 0)
+            if multiplexes { defaults.routing.assign(origin, to: index) }
+            running[index].mailbox.transferAssigned(origin: origin)
+            return (running[index], total == 0)
         }
         guard let (loop, alone) = choice else { return invalidated(request, sink: sink) }
-        let handle = CurlTransferHandle(request: request, sink: sink, mailbox: loop.mailbox, origin: origin)
+        let handle = CurlTransferHandle(request: request, sink: sink, mailbox: loop.mailbox, origin: origin,
+                                        mayMultiplex: multiplexes)
         // Only the transport's one transfer is sent from this thread: under concurrent load the
         // callers' threads are the busy ones, and the loops send in batches on threads of their own.
         switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone && FastPaths.enabled) {
@@ -121,6 +133,20 @@ import CourierLocking
             if !loop.runPassIfIdle() { loop.mailbox.wakeIfWaiting() }
         }
         return handle
+    }
+
+    /// Whether `request` may share an HTTP/2 connection with others to its origin.
+    static func mayMultiplex(_ request: TransportRequest) -> Bool {
+        switch request.httpVersion {
+        case .http1_1: false
+        case .http2PriorKnowledge: true
+        case .automatic, .http2: request.url.scheme?.lowercased() == "https"
+        }
+    }
+
+    /// `"https://host:port"`: what the loops count transfers by, and what HTTP/2 routing remembers.
+    static func originKey(_ url: URL) -> String {
+        "\(url.scheme ?? "")://\(url.host(percentEncoded: true) ?? ""):\(url.port ?? 0)"
     }
 
     /// Whether every running loop sleeps without transfers; the next transfer then goes out from

@@ -2,37 +2,35 @@ import CCurl
 import Foundation
 import Synchronization
 
-/// A private CA bundle for one transport: the system trust store followed by the extra PEM
-/// certificates the configuration trusts, written once to a temporary file (mode 0600) that
-/// libcurl reads through CURLOPT_CAINFO and that is removed at shutdown.
+/// A private CA file for one transport, written once to a temporary file (mode 0600) that
+/// libcurl reads through CURLOPT_CAINFO and that is removed at shutdown: the certificates a
+/// ``TLSConfiguration`` trusts beyond (or instead of) the system's, after the system bundle when
+/// the system is trusted through a file.
 final class CurlTrustStore: Sendable {
-    /// The combined bundle's path.
+    /// The file's path.
     let path: String
-    /// The system bundle that was included, or `nil` when none was found.
-    let systemBundle: String?
     // Guards against removing the file twice (shutdown and deinit may both ask).
     private let removed = Atomic<Bool>(false)
 
-    /// Writes the combined bundle; throws `.fileSystem` when an extra certificate file cannot be
-    /// read or holds no PEM certificate, or when the temporary file cannot be written.
-    init(additionalCertificates: [URL], library: CurlLibrary) throws(CourierError) {
+    /// Writes `bundle` (when given and readable) followed by `certificates`; throws
+    /// `.invalidConfiguration` when a certificate file cannot be read or holds no PEM certificate,
+    /// and `.fileSystem` when the temporary file cannot be written.
+    init(certificates: [URL], prependingBundle bundlePath: String?) throws(CourierError) {
         var bundle = Data()
-        let system = Self.systemBundlePath(library: library)
-        if let system, let data = FileManager.default.contents(atPath: system) {
+        if let bundlePath, let data = FileManager.default.contents(atPath: bundlePath) {
             bundle.append(data)
             if data.last != UInt8(ascii: "\n") { bundle.append(UInt8(ascii: "\n")) }
         }
-        for certificate in additionalCertificates {
+        for certificate in certificates {
             guard let data = FileManager.default.contents(atPath: certificate.path) else {
-                throw CourierError(.fileSystem, "Cannot read the trusted certificate file \(certificate.path).")
+                throw CourierError(.invalidConfiguration, "Cannot read the trusted certificate file \(certificate.path).")
             }
             guard data.range(of: Data("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
-                throw CourierError(.fileSystem, "The trusted certificate file \(certificate.path) holds no PEM certificate.")
+                throw CourierError(.invalidConfiguration, "The trusted certificate file \(certificate.path) holds no PEM certificate.")
             }
             bundle.append(data)
             if data.last != UInt8(ascii: "\n") { bundle.append(UInt8(ascii: "\n")) }
         }
-        systemBundle = system
         path = try Self.writeTemporaryFile(bundle)
     }
 

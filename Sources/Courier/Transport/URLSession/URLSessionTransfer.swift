@@ -56,6 +56,12 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     // MARK: - Public verbs (any thread)
 
     func start() {
+        if request.httpVersion != .automatic {
+            let error = CourierError(.invalidConfiguration, "The URLSession transport cannot choose the HTTP version "
+                                     + "(\(request.httpVersion) was asked for); use the curl transport.", url: request.url)
+            transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
+            return
+        }
         #if canImport(FoundationNetworking)
         // FoundationNetworking reads an upload file to its end whatever length it announced, so
         // bytes a file gained since it was measured would reach the server after the body, as the

@@ -1,0 +1,159 @@
+import Testing
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@_spi(Transport) @testable import Courier
+import CourierLocking
+
+/// The real HTTPS and HTTP/2 servers `.ci/start-servers.sh` starts (nginx), by environment variable;
+/// tests that need one print `SKIPPED …` and do nothing where it is not running.
+enum HTTPSInterop {
+    static func url(_ variable: String) -> URL? {
+        guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {
+            print("SKIPPED HTTPS/HTTP/2 interop checks that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
+            return nil
+        }
+        return url
+    }
+
+    static func file(_ variable: String) -> URL? {
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+            print("SKIPPED HTTPS/HTTP/2 interop checks that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
+            return nil
+        }
+        return URL(fileURLWithPath: value)
+    }
+
+    static func text(_ variable: String) -> String? {
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+            print("SKIPPED HTTPS/HTTP/2 interop checks that need \(variable): it is not set.")
+            return nil
+        }
+        return value
+    }
+
+    /// A curl-transport session trusting the test CA, with `configure` applied.
+    static func session(baseURL: URL, configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
+        let ca = try #require(file("COURIER_TEST_CA_FILE"))
+        var configuration = SessionConfiguration()
+        configuration.transport = .curl
+        configuration.cookies = .none
+        configuration.tls.trustRoots = .system(adding: [ca])
+        configuration.requestTimeout = 30
+        configure(&configuration)
+        return Session(configuration: configuration, baseURL: baseURL, callbackQueue: testCallbackQueue)
+    }
+
+    /// The nginx connection serial number a response came over (`X-Connection`).
+    static func connection(of response: HTTPURLResponse?) -> String? {
+        response?.value(forHTTPHeaderField: "X-Connection")
+    }
+}
+
+/// HTTP versions and HTTP/2 multiplexing against nginx, proven with nginx's own connection numbers.
+@Suite(.enabled(if: TransportUnderTest.available.contains(.curl), "needs the curl transport"))
+struct HTTP2InteropTests {
+    @Test func automaticNegotiatesHTTP2OverTLSAndHTTP1_1CanBeForced() async throws {
+        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        let session = try HTTPSInterop.session(baseURL: h2)
+        let automatic = await session.request("connection").serializingData().response
+        #expect(automatic.error == nil, "\(String(describing: automatic.error))")
+        #expect(automatic.metrics?.httpVersion == "HTTP/2")
+        #expect(automatic.metrics?.tlsVersion?.hasPrefix("TLSv1.") == true, "\(String(describing: automatic.metrics))")
+        #expect(automatic.metrics?.tlsCipherSuite?.isEmpty == false)
+
+        let forced = await session.request("connection").httpVersion(.http1_1).serializingData().response
+        #expect(forced.error == nil, "\(String(describing: forced.error))")
+        #expect(forced.metrics?.httpVersion == "HTTP/1.1")
+
+        let http1Session = try HTTPSInterop.session(baseURL: h2) { $0.httpVersion = .http1_1 }
+        let sessionWide = await http1Session.request("connection").serializingData().response
+        #expect(sessionWide.metrics?.httpVersion == "HTTP/1.1")
+    }
+
+    @Test func strictHTTP2FailsAgainstAnHTTP1OnlyServerAndOnCleartext() async throws {
+        guard let h1 = HTTPSInterop.url("COURIER_NGINX_HTTPS_H1_URL") else { return }
+        let session = try HTTPSInterop.session(baseURL: h1) { $0.httpVersion = .http2 }
+        let response = await session.request("connection").serializingData().response
+        #expect(response.error?.kind == .httpVersionUnavailable, "\(String(describing: response.error))")
+        #expect(response.error?.message.contains("HTTP/1.1") == true)
+        // The same server is fine when HTTP/1.1 is acceptable.
+        let automatic = await session.request("connection").httpVersion(.automatic).serializingData().response
+        #expect(automatic.error == nil, "\(String(describing: automatic.error))")
+        #expect(automatic.metrics?.httpVersion == "HTTP/1.1")
+        // Cleartext HTTP/2 needs prior knowledge: refused before any byte is sent.
+        let cleartext = await session.request(URL(string: "http://127.0.0.1:1/never")!).serializingData().response
+        #expect(cleartext.error?.kind == .httpVersionUnavailable, "\(String(describing: cleartext.error))")
+    }
+
+    @Test func priorKnowledgeSpeaksCleartextHTTP2() async throws {
+        guard let h2c = HTTPSInterop.url("COURIER_NGINX_H2C_URL") else { return }
+        let session = try HTTPSInterop.session(baseURL: h2c) { $0.httpVersion = .http2PriorKnowledge }
+        let response = await session.request("connection").serializingData().response
+        #expect(response.error == nil, "\(String(describing: response.error))")
+        #expect(response.metrics?.httpVersion == "HTTP/2")
+        #expect(response.metrics?.tlsVersion == nil)
+        // Without prior knowledge (and without an HTTP/2 connection to reuse: a new session) the
+        // server's binary answer is not HTTP/1.x.
+        let fresh = try HTTPSInterop.session(baseURL: h2c)
+        let plain = await fresh.request("connection").serializingData().response
+        #expect(plain.error?.kind == .invalidResponse, "\(String(describing: plain.error))")
+    }
+
+    @Test func oneHundredConcurrentRequestsShareOneConnection() async throws {
+        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        let session = try HTTPSInterop.session(baseURL: h2)
+        let connections = try await withThrowingTaskGroup(of: (String?, String?).self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    let response = await session.request("connection?n=\(index)").serializingData().response
+                    if let error = response.error { throw error }
+                    return (HTTPSInterop.connection(of: response.response), response.metrics?.httpVersion)
+                }
+            }
+            var seen: [(String?, String?)] = []
+            for try await pair in group { seen.append(pair) }
+            return seen
+        }
+        #expect(connections.count == 100)
+        #expect(connections.allSatisfy { $0.1 == "HTTP/2" })
+        #expect(Set(connections.compactMap(\.0)).count == 1, "connections: \(Set(connections.compactMap(\.0)))")
+    }
+
+    @Test func beyondTheServersStreamLimitMoreConnectionsOpen() async throws {
+        guard let limited = HTTPSInterop.url("COURIER_NGINX_STREAMLIMIT_URL") else { return }
+        let session = try HTTPSInterop.session(baseURL: limited)
+        // Connect first, so the server's SETTINGS (8 streams) are known before the burst.
+        _ = await session.request("connection").serializingData().response
+        let connections = try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    let response = await session.request("slow.bin?n=\(index)").serializingData().response
+                    if let error = response.error { throw error }
+                    return HTTPSInterop.connection(of: response.response)
+                }
+            }
+            var seen: Set<String> = []
+            for try await connection in group { if let connection { seen.insert(connection) } }
+            return seen
+        }
+        #expect(connections.count > 1, "64 requests over a server allowing 8 streams used \(connections.count) connection(s)")
+    }
+
+    @Test func aGoAwayMidFlightLosesNoIdempotentRequest() async throws {
+        guard let goaway = HTTPSInterop.url("COURIER_NGINX_GOAWAY_URL") else { return }
+        let session = try HTTPSInterop.session(baseURL: goaway)
+        // nginx ends each connection with GOAWAY after 10 requests; 100 concurrent GETs cross many.
+        let results = await withTaskGroup(of: CourierError?.self) { group in
+            for index in 0..<100 {
+                group.addTask { await session.request("connection?n=\(index)").serializingData().response.error }
+            }
+            var errors: [CourierError?] = []
+            for await error in group { errors.append(error) }
+            return errors
+        }
+        let failures = results.compactMap { $0 }
+        #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(3))")
+    }
+}
