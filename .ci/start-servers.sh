@@ -1,55 +1,115 @@
 #!/usr/bin/env bash
 # Starts the real servers Courier's interop tests use and prints the environment to export.
-#   httpbin under gunicorn on 127.0.0.1:18181
-#   nginx on 127.0.0.1:18180 (HTTP) and 127.0.0.1:18443 (HTTPS, certificate from a fresh CA)
+# All on 127.0.0.1, with certificates made afresh on every run (.ci/make-certs.py, in $root/tls):
+#   httpbin under gunicorn on 18181
+#   nginx (.ci/nginx.conf.in): 18180 HTTP; 18443 HTTPS with HTTP/2; 18444 HTTPS HTTP/1.1 only;
+#     18445 h2c (prior knowledge); 18446 mutual TLS (400 without a good client certificate);
+#     18447 expired, 18448 wrong host, 18449 self-signed certificate; 18450 TLS 1.2 only;
+#     18451 GOAWAY after 10 requests per connection; 18452 at most 8 concurrent HTTP/2 streams
+#   .ci/mtls-server.py on 18453: mutual TLS that refuses a bad client certificate in the handshake
+# Needs nginx, curl, openssl and python3 with httpbin, gunicorn and cryptography (.ci/run installs them).
 set -euo pipefail
 root=${COURIER_CI_ROOT:-/tmp/courier-ci}
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$root"/{www,logs,tmp,tls}
+mkdir -p "$root"/{www,logs,tmp}
 
-# Fixtures: random bytes (Range, ETag, Last-Modified) and compressible text.
+# Daemons from a previous run. `running` counts an exited process that its parent (init, for a
+# daemon) has not reaped yet as gone: kill -0 still succeeds on such a zombie, and here init reaps
+# only every second or so.
+running() {
+  kill -0 "$1" 2>/dev/null || return 1
+  [ -r "/proc/$1/stat" ] || return 0
+  [ "$(sed -E 's/^.*\) (.).*$/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+# Signals the daemon whose pid is in file $1 and prints its pid (nothing when there is none).
+stop_pidfile() {
+  local old
+  if [ -f "$1" ] && old=$(cat "$1") && [ -n "$old" ] && kill "$old" 2>/dev/null; then echo "$old"; fi
+}
+# Waits until process $1 (if any) is gone, at most $2 tenths of a second, then removes pid file $3
+# (a daemon removes its own as it exits; this is for one that died without doing so).
+wait_gone() {
+  if [ -n "$1" ]; then
+    for _ in $(seq 1 "$2"); do running "$1" || break; sleep 0.1; done
+  fi
+  rm -f "$3"
+}
+# Stop all three at once; they exit while the certificates are made.
+old_gunicorn=$(stop_pidfile "$root/gunicorn.pid")
+old_nginx=$(stop_pidfile "$root/nginx.pid")
+old_mtls=$(stop_pidfile "$root/mtls-server.pid")
+
+# Fixtures: random bytes (Range, ETag, Last-Modified), compressible text, a 4 MiB file nginx serves slowly.
 [ -f "$root/www/random-1m.bin" ] || head -c 1048576 /dev/urandom > "$root/www/random-1m.bin"
 [ -f "$root/www/text-1m.txt" ] || python3 -c "import sys; sys.stdout.write(('courier interop line\n' * 52429)[:1048576])" > "$root/www/text-1m.txt"
+[ -f "$root/www/slow.bin" ] || head -c 4194304 /dev/urandom > "$root/www/slow.bin"
 echo '{"name":"courier","ok":true}' > "$root/www/small.json"
 
-# A CA and a server certificate for 127.0.0.1.
-if [ ! -f "$root/tls/server.crt" ]; then
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Courier Test CA" \
-    -keyout "$root/tls/ca.key" -out "$root/tls/ca.crt" 2>/dev/null
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$root/tls/server.key" -out "$root/tls/server.csr" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' > "$root/tls/ext.cnf"
-  openssl x509 -req -in "$root/tls/server.csr" -CA "$root/tls/ca.crt" -CAkey "$root/tls/ca.key" -CAcreateserial \
-    -days 2 -extfile "$root/tls/ext.cnf" -out "$root/tls/server.crt" 2>/dev/null
-fi
+# Certificates, new on every run (so they never expire on a machine that is kept, and a $root from an
+# older run gets every file): made aside, then swapped in whole.
+python3 -c "import cryptography" 2>/dev/null || { echo "start-servers.sh: python3 needs the cryptography package (pip install cryptography)" >&2; exit 1; }
+rm -rf "$root/tls.new" "$root/tls.old"
+python3 "$here/make-certs.py" "$root/tls.new" >&2
+[ -d "$root/tls" ] && mv "$root/tls" "$root/tls.old"
+mv "$root/tls.new" "$root/tls"
+rm -rf "$root/tls.old"
 
-sed -e "s#@ROOT@#$root#g" -e "s#@HTTP_PORT@#18180#g" -e "s#@HTTPS_PORT@#18443#g" "$here/nginx.conf.in" > "$root/nginx.conf"
-# A previous run's nginx must be gone (not just signalled) before the new one binds the ports.
-if [ -f "$root/nginx.pid" ] && old=$(cat "$root/nginx.pid") && kill "$old" 2>/dev/null; then
-  for _ in $(seq 1 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
-fi
-nginx -c "$root/nginx.conf"
-
-# Likewise for a previous gunicorn; then start it as a daemon, so that it holds none of this
-# script's descriptors (a caller reading our output with $(...) would otherwise wait for it).
-if [ -f "$root/gunicorn.pid" ] && old=$(cat "$root/gunicorn.pid") && kill "$old" 2>/dev/null; then
-  for _ in $(seq 1 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
-fi
+# httpbin: the previous gunicorn must be gone; then start it as a daemon, so that it holds none of
+# this script's descriptors (a caller reading our output with $(...) would otherwise wait for it).
+wait_gone "$old_gunicorn" 100 "$root/gunicorn.pid"
 pkill -f "gunicorn.*18181" 2>/dev/null || true
 for _ in $(seq 1 50); do pgrep -f "gunicorn.*18181" >/dev/null || break; sleep 0.1; done
-rm -f "$root/gunicorn.pid"
 (cd "$root" && gunicorn --daemon -b 127.0.0.1:18181 -w 2 --pid "$root/gunicorn.pid" \
   --log-file "$root/logs/gunicorn.log" httpbin:app </dev/null >/dev/null 2>&1)
 
+# nginx: a previous run's nginx must be gone (not just signalled) before the new one binds the ports.
+sed -e "s#@ROOT@#$root#g" "$here/nginx-server.conf.in" > "$root/nginx-server.conf"
+sed -e "s#@ROOT@#$root#g" -e "s#@HTTP_PORT@#18180#g" -e "s#@HTTPS_PORT@#18443#g" "$here/nginx.conf.in" > "$root/nginx.conf"
+wait_gone "$old_nginx" 50 "$root/nginx.pid"
+nginx -c "$root/nginx.conf"
+
+# The mutual-TLS Python server: it listens before it detaches, and writes its pid file.
+wait_gone "$old_mtls" 50 "$root/mtls-server.pid"
+python3 "$here/mtls-server.py" --port 18453 --cert "$root/tls/server.crt" --key "$root/tls/server.key" \
+  --client-ca "$root/tls/client-ca.crt" --daemon --pid-file "$root/mtls-server.pid" \
+  --log-file "$root/logs/mtls-server.log" </dev/null >>"$root/logs/mtls-server.log" 2>&1 \
+  || { echo "mtls-server.py did not start" >&2; tail -n 20 "$root/logs/mtls-server.log" >&2; exit 1; }
+
+tls=$root/tls
 for _ in $(seq 1 50); do
   curl -sf http://127.0.0.1:18181/get >/dev/null && curl -sf http://127.0.0.1:18180/small.json >/dev/null && break
   sleep 0.2
 done
 curl -sf http://127.0.0.1:18181/get >/dev/null || { echo "httpbin did not start" >&2; cat "$root/logs/gunicorn.log" >&2; exit 1; }
 curl -sf http://127.0.0.1:18180/small.json >/dev/null || { echo "nginx did not start" >&2; exit 1; }
+curl -sf --cacert "$tls/ca.crt" https://127.0.0.1:18443/small.json >/dev/null || { echo "nginx HTTPS does not answer" >&2; exit 1; }
+curl -sf --cacert "$tls/ca.crt" --cert "$tls/client.crt" --key "$tls/client.key" https://127.0.0.1:18453/ >/dev/null \
+  || { echo "mtls-server.py does not answer" >&2; tail -n 20 "$root/logs/mtls-server.log" >&2; exit 1; }
 
 cat <<ENV
 export COURIER_HTTPBIN_URL=http://127.0.0.1:18181
 export COURIER_NGINX_URL=http://127.0.0.1:18180
 export COURIER_NGINX_HTTPS_URL=https://127.0.0.1:18443
-export COURIER_TEST_CA_FILE=$root/tls/ca.crt
+export COURIER_NGINX_HTTPS_H1_URL=https://127.0.0.1:18444
+export COURIER_NGINX_H2C_URL=http://127.0.0.1:18445
+export COURIER_NGINX_MTLS_URL=https://127.0.0.1:18446
+export COURIER_NGINX_EXPIRED_URL=https://127.0.0.1:18447
+export COURIER_NGINX_WRONGHOST_URL=https://127.0.0.1:18448
+export COURIER_NGINX_SELFSIGNED_URL=https://127.0.0.1:18449
+export COURIER_NGINX_TLS12_URL=https://127.0.0.1:18450
+export COURIER_NGINX_GOAWAY_URL=https://127.0.0.1:18451
+export COURIER_NGINX_STREAMLIMIT_URL=https://127.0.0.1:18452
+export COURIER_PY_MTLS_URL=https://127.0.0.1:18453
+export COURIER_TEST_CA_FILE=$tls/ca.crt
+export COURIER_TEST_CA_DIR=$tls/capath
+export COURIER_TEST_OTHER_CA_FILE=$tls/other-ca.crt
+export COURIER_TEST_CLIENT_CERT=$tls/client.crt
+export COURIER_TEST_CLIENT_KEY=$tls/client.key
+export COURIER_TEST_CLIENT_COMBINED=$tls/client-combined.pem
+export COURIER_TEST_CLIENT_P12=$tls/client.p12
+export COURIER_TEST_CLIENT_P12_PASSWORD=courier
+export COURIER_TEST_ROGUE_CLIENT_CERT=$tls/rogue-client.crt
+export COURIER_TEST_ROGUE_CLIENT_KEY=$tls/rogue-client.key
+export COURIER_TEST_SERVER_PIN='$(cat "$tls/server.pin")'
+export COURIER_TEST_WRONG_PIN='$(cat "$tls/wrong.pin")'
 ENV
