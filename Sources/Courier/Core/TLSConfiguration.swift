@@ -20,7 +20,7 @@ public struct TLSConfiguration: Sendable, Hashable {
     public struct TrustRoots: Sendable, Hashable {
         enum Source: Sendable, Hashable {
             case system(adding: [URL])
-            case only([URL])
+            case only([URL], directory: URL?)
         }
 
         let source: Source
@@ -34,16 +34,18 @@ public struct TLSConfiguration: Sendable, Hashable {
             TrustRoots(source: .system(adding: certificates))
         }
 
-        /// Only the certificate authorities in `certificates` (PEM files); the system's are not trusted.
-        public static func only(_ certificates: [URL]) -> TrustRoots {
-            TrustRoots(source: .only(certificates))
+        /// Only the certificate authorities in `certificates` (PEM files) and, when given, in
+        /// `directory` (a directory prepared with `openssl rehash`, as curl's `--capath` takes);
+        /// the system's are not trusted.
+        public static func only(_ certificates: [URL], directory: URL? = nil) -> TrustRoots {
+            TrustRoots(source: .only(certificates, directory: directory))
         }
 
         /// The extra PEM files, beyond the system store when it is trusted.
         var certificateFiles: [URL] {
             switch source {
             case .system(let extra): extra
-            case .only(let files): files
+            case .only(let files, _): files
             }
         }
 
@@ -57,7 +59,7 @@ public struct TLSConfiguration: Sendable, Hashable {
             guard !certificates.isEmpty else { return self }
             switch source {
             case .system(let extra): return .system(adding: extra + certificates)
-            case .only(let files): return .only(files + certificates)
+            case .only(let files, let directory): return .only(files + certificates, directory: directory)
             }
         }
     }
@@ -168,8 +170,14 @@ public struct TLSConfiguration: Sendable, Hashable {
                 throw CourierError(.invalidConfiguration, "TLSConfiguration.trustRoots: cannot read the certificate file \(file.path).")
             }
         }
-        if case .only(let files) = trustRoots.source, files.isEmpty {
-            throw CourierError(.invalidConfiguration, "TLSConfiguration.trustRoots is .only([]): no certificate could ever be trusted.")
+        if case .only(let files, let directory) = trustRoots.source {
+            if files.isEmpty, directory == nil {
+                throw CourierError(.invalidConfiguration, "TLSConfiguration.trustRoots is .only([]): no certificate could ever be trusted.")
+            }
+            var isDirectory: ObjCBool = false
+            if let directory, !(FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                throw CourierError(.invalidConfiguration, "TLSConfiguration.trustRoots: \(directory.path) is not a directory.")
+            }
         }
         if let client = clientCertificate {
             for file in [client.certificate] + [client.privateKey].compactMap({ $0 }) {

@@ -62,6 +62,8 @@ struct CURLCommand {
     private let headers: [(name: String, value: String)]
     private let body: Body
     private let decompresses: Bool
+    /// `--http1.1`, `--tlsv1.3`, `--insecure` and the like, from the session's and request's settings.
+    private let protocolOptions: [String]
 
     init(request: URLRequest, engine: RequestEngine) {
         self.request = request
@@ -76,11 +78,40 @@ struct CURLCommand {
         let ranged = request.value(forHTTPHeaderField: "Range") != nil
         if ranged, request.value(forHTTPHeaderField: "Accept-Encoding") == nil { fields["Accept-Encoding"] = "identity" }
         decompresses = configuration.automaticDecompression && !ranged
+        protocolOptions = Self.protocolOptions(version: engine.httpVersion ?? configuration.httpVersion,
+                                               tls: configuration.transportConfiguration.tls, url: request.url)
         // curl computes Content-Length itself; a copied one could disagree with the body it sends.
         fields = fields.filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }
         var sorted = fields.map { (name: $0.key, value: $0.value) }
         sorted.sort { $0.name.lowercased() < $1.name.lowercased() }
         headers = sorted
+    }
+
+    /// The curl options that say which HTTP version and which TLS settings the request uses.
+    private static func protocolOptions(version: HTTPVersion, tls: TLSConfiguration, url: URL?) -> [String] {
+        var options: [String] = []
+        switch version {
+        case .automatic: break
+        case .http1_1: options.append("--http1.1")
+        case .http2: options.append("--http2")
+        case .http2PriorKnowledge: options.append("--http2-prior-knowledge")
+        }
+        guard url?.scheme?.lowercased() == "https" else { return options }
+        if tls.certificateVerification == .disabledForDevelopmentOnly { options.append("--insecure") }
+        let files = tls.trustRoots.certificateFiles
+        // curl takes one CA file; Courier's several are shown one option each.
+        options += files.map { "--cacert " + Shell.quote($0.path) }
+        if case .only(_, let directory?) = tls.trustRoots.source { options.append("--capath " + Shell.quote(directory.path)) }
+        if let client = tls.clientCertificate {
+            let password = client.password.map { ":" + $0 } ?? ""
+            options.append("--cert " + Shell.quote(client.certificate.path + (client.format == .pkcs12 ? password : "")))
+            if client.format == .pkcs12 { options.append("--cert-type P12") }
+            if let key = client.privateKey { options.append("--key " + Shell.quote(key.path)) }
+            if client.format == .pem, client.password != nil { options.append("--pass '…'") }
+        }
+        if let host = url?.host, let pins = tls.curlPins(for: host) { options.append("--pinnedpubkey " + Shell.quote(pins)) }
+        if tls.minimumVersion == .tls1_3 { options.append("--tlsv1.3") }
+        return options
     }
 
     private static func body(of request: URLRequest, engine: RequestEngine) -> Body {
@@ -126,6 +157,7 @@ struct CURLCommand {
         // curl adds `Expect: 100-continue` to larger bodies; Courier only sends it when asked.
         if body.isSent, request.value(forHTTPHeaderField: "Expect") == nil { options.append("-H 'Expect:'") }
         if decompresses { options.append("--compressed") }
+        options += protocolOptions
 
         var before = ""
         switch body {

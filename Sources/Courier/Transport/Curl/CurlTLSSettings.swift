@@ -45,10 +45,12 @@ struct CurlTLSSettings: Sendable {
                 store = try CurlTrustStore(certificates: extra, prependingBundle: system.file)
                 settings.caInfo = store?.path
             }
-        case .only(let files):
-            store = try CurlTrustStore(certificates: files, prependingBundle: nil)
-            settings.caInfo = store?.path
-            settings.caPath = nil
+        case .only(let files, let directory):
+            if !files.isEmpty {
+                store = try CurlTrustStore(certificates: files, prependingBundle: nil)
+                settings.caInfo = store?.path
+            }
+            settings.caPath = directory?.path
         }
         return (settings, store)
     }

@@ -54,11 +54,11 @@ import CourierLocking
     /// Like ``init(configuration:receiveBufferSize:)``, with the longest a pass on a caller's thread
     /// waits for a fast answer (tests lengthen it to make the wait observable) and the proxy settings.
     init(configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration,
-         proxies: CurlProxyEnvironment) throws(CourierError) {
+         proxies: CurlProxyEnvironment, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CourierError) {
         library = try CurlLibrary.load()
         try configuration.tls.validate()
         let (tls, store) = try CurlTLSSettings.make(for: configuration.tls, library: library,
-                                                    environment: ProcessInfo.processInfo.environment)
+                                                    environment: environment)
         trustStore = store
         defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
                                       responseWaitLimit: responseWaitLimit, proxies: proxies)
