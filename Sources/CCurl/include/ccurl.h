@@ -96,6 +96,8 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLOPT_SHARE 10100                  // 7.10
 #define CCURLOPT_PINNEDPUBLICKEY 10230        // 7.39.0 (sha256// pins with OpenSSL since 7.44.0)
 #define CCURLOPT_PIPEWAIT 237                 // 7.43.0
+#define CCURLOPT_FRESH_CONNECT 74             // 7.7
+#define CCURLOPT_FORBID_REUSE 75              // 7.7
 #define CCURLOPT_CA_CACHE_TIMEOUT 321         // 7.87.0
 
 // CURL_HTTP_VERSION_* values for CCURLOPT_HTTP_VERSION.

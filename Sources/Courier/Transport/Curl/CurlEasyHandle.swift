@@ -12,6 +12,8 @@ final class CurlEasyHandle {
     /// The peer address the last transfer on this handle reported, formatted for metrics: a pooled
     /// handle usually serves the same connection again, so the text is made once.
     var lastRemoteAddress: (ip: String, port: Int, text: String)?
+    /// Whether CURLOPT_FRESH_CONNECT and CURLOPT_FORBID_REUSE are on (see ``CurlRequestBuilder``).
+    var isolatesConnection = false
     /// Whether the handle served a transfer before (it came back from ``CurlEasyPool``).
     private(set) var hasServedTransfer = false
 
@@ -37,6 +39,7 @@ final class CurlEasyHandle {
     /// Clears every option and the error buffer so the handle can serve another transfer.
     func reset() {
         ccurl_easy_reset(pointer)
+        isolatesConnection = false
         errorBuffer[0] = 0
         hasServedTransfer = true
     }

@@ -33,6 +33,10 @@ struct CurlLibrary: Sendable {
     /// 7.87.0): then a CA file costs one parse per event loop rather than one per connection.
     var cachesCAFiles: Bool { versionNumber >= 0x075700 }
 
+    /// Whether a cleartext HTTP/2 (prior knowledge) connection carries more than one request
+    /// correctly: libcurl before 8.0.0 breaks the second one's framing (curl issue 10634).
+    var reusesCleartextHTTP2: Bool { versionNumber >= 0x080000 }
+
     /// The content codings this libcurl decodes, in the order it advertises them.
     var contentCodings: [String] {
         var codings: [String] = []

@@ -48,6 +48,10 @@ struct CurlOption: Sendable {
     static let keyPassword = CurlOption(name: "CURLOPT_KEYPASSWD", number: CCURLOPT_KEYPASSWD)
     /// `CURLOPT_HTTP_VERSION`.
     static let httpVersion = CurlOption(name: "CURLOPT_HTTP_VERSION", number: CCURLOPT_HTTP_VERSION)
+    /// `CURLOPT_FRESH_CONNECT`.
+    static let freshConnect = CurlOption(name: "CURLOPT_FRESH_CONNECT", number: CCURLOPT_FRESH_CONNECT)
+    /// `CURLOPT_FORBID_REUSE`.
+    static let forbidReuse = CurlOption(name: "CURLOPT_FORBID_REUSE", number: CCURLOPT_FORBID_REUSE)
     /// `CURLOPT_SHARE`.
     static let share = CurlOption(name: "CURLOPT_SHARE", number: CCURLOPT_SHARE)
     /// `CURLOPT_PIPEWAIT`.

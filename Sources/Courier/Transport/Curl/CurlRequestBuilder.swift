@@ -47,6 +47,8 @@ enum CurlRequestBuilder {
         var httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
         /// CURLOPT_PIPEWAIT: wait for a connection that may multiplex rather than open another.
         var waitsToMultiplex = false
+        /// CURLOPT_FRESH_CONNECT and CURLOPT_FORBID_REUSE: a connection of its own, closed afterwards.
+        var isolatesConnection = false
 
         /// Whether a request body is sent.
         var sendsBody: Bool {
@@ -98,8 +100,12 @@ enum CurlRequestBuilder {
             plan.httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
         case .http2PriorKnowledge:
             plan.httpVersion = Int(secure ? CCURL_HTTP_VERSION_2TLS : CCURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+            // libcurl before 8.0.0 breaks the framing of a second request on a cleartext HTTP/2
+            // connection (curl issue 10634): each request gets a connection of its own there.
+            plan.isolatesConnection = !secure && (try? CurlLibrary.load())?.reusesCleartextHTTP2 == false
         }
         plan.waitsToMultiplex = request.httpVersion != .http1_1 && (secure || request.httpVersion == .http2PriorKnowledge)
+            && !plan.isolatesConnection
         // libcurl adds `Expect: 100-continue` to every upload, which costs a round trip (or a
         // one-second wait on servers that ignore it); Courier sends it only when asked to.
         plan.suppressesExpect = plan.sendsBody && !request.headers.contains("Expect")
@@ -138,6 +144,11 @@ enum CurlRequestBuilder {
         if secure { try defaults.tls.apply(to: easy, for: request.url) }
         try easy.set(.httpVersion, plan.httpVersion)
         try easy.set(.pipeWait, plan.waitsToMultiplex ? 1 : 0)
+        if plan.isolatesConnection != easy.isolatesConnection {
+            try easy.set(.freshConnect, plan.isolatesConnection ? 1 : 0)
+            try easy.set(.forbidReuse, plan.isolatesConnection ? 1 : 0)
+            easy.isolatesConnection = plan.isolatesConnection
+        }
         // Set on every transfer, 0 included: a reused handle would otherwise keep the last one's.
         // libcurl skips the check while the transfer is paused, so suspend and backpressure do not trip it.
         try easy.set(.lowSpeedLimit, request.minimumTransferRate?.bytesPerSecond ?? 0)
