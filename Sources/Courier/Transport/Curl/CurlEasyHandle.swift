@@ -36,6 +36,9 @@ final class CurlEasyHandle {
         return String(cString: errorBuffer)
     }
 
+    /// Empties the error buffer, for a transfer that runs again on this handle.
+    func clearErrorDetail() { errorBuffer[0] = 0 }
+
     /// Clears every option and the error buffer so the handle can serve another transfer.
     func reset() {
         ccurl_easy_reset(pointer)

@@ -326,7 +326,15 @@ final class CurlEventLoop: @unchecked Sendable {
         while ccurl_multi_next_done(multi, &easy, &result) == 1 {
             var userdata: UnsafeMutableRawPointer?
             guard let easy, ccurl_easy_getinfo_ptr(easy, CCURLINFO_PRIVATE, &userdata) == CCURLE_OK, let userdata else { continue }
-            apply(.curlDone(result), to: Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue())
+            let exchange = Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue()
+            if exchange.mayRetryUnprocessed(result: result) {
+                // The server never processed the request (GOAWAY, refused stream): run it again
+                // on another connection, as libcurl itself does a few times before giving up.
+                ccurl_multi_remove_handle(multi, easy)
+                exchange.prepareForRetry()
+                if ccurl_multi_add_handle(multi, easy) == 0 { continue }
+            }
+            apply(.curlDone(result), to: exchange)
         }
     }
 

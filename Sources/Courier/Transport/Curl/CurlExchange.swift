@@ -174,6 +174,35 @@ final class CurlExchange {
         return line.count
     }
 
+    /// How many times the exchange ran again after the server left it unprocessed.
+    private(set) var unprocessedRetries = 0
+    /// At most this many runs again (each after libcurl's own few).
+    static let maximumUnprocessedRetries = 8
+
+    /// Whether a transfer that ended with `result` was never processed by the server and may run
+    /// again on another connection: HTTP/2 streams refused or cut off by a GOAWAY before any answer
+    /// (libcurl's "Connection died, tried 5 times before giving up"), for requests without a body
+    /// whose method is idempotent.
+    func mayRetryUnprocessed(result: Int32) -> Bool {
+        guard result == CCURLE_SEND_ERROR || result == CCURLE_HTTP2_STREAM || result == CCURLE_RECV_ERROR,
+              handle.mayMultiplex, body == nil, !parser.hasStarted, deliveredCount == 0,
+              unprocessedRetries < Self.maximumUnprocessedRetries, state.isRunning,
+              !handle.cancelRequested.load(ordering: .relaxed),
+              [HTTPMethod.get, .head, .options, .put, .delete, .trace].contains(handle.request.method),
+              let detail = easy?.errorDetail,
+              detail.contains("Connection died") || detail.contains("REFUSED_STREAM") else { return false }
+        return true
+    }
+
+    /// Readies the exchange to run again from the start (nothing of it was delivered).
+    func prepareForRetry() {
+        unprocessedRetries += 1
+        parser = CurlResponseParser()
+        failure = nil
+        tlsDetails = nil
+        easy?.clearErrorDetail()
+    }
+
     /// Reads the TLS version and cipher of an HTTPS exchange's connection while it is attached.
     private func readTLSDetails() {
         guard let easy, handle.request.url.scheme?.lowercased() == "https" else { return }

@@ -12,6 +12,8 @@ struct CurlResponseParser {
     private var fields: [(name: String, value: String)] = []
     /// Whether the final head has been returned.
     private(set) var isComplete = false
+    /// Whether any status line has been read (an interim or the final head).
+    var hasStarted: Bool { isComplete || statusCode != nil }
 
     /// Feeds one header line; returns the head when this line (the blank line) completes a final head.
     mutating func consume(_ line: UnsafeRawBufferPointer, url: URL) -> ResponseHead? {
