@@ -127,7 +127,8 @@ struct NginxTLSInteropTests {
     @Test func untrustedCAFailsClearly() async throws {
         guard TransportUnderTest.available.contains(.curl) else { return }
         let error = await session(trusting: false).request("small.json").serializingData().response.error
-        #expect(error?.kind == .secureConnectionFailed)
+        #expect(error?.kind == .serverCertificateUntrusted)
+        #expect(error?.isSecureConnectionFailure == true)
         #expect(error?.message.isEmpty == false)
     }
 }

@@ -149,6 +149,35 @@ struct CurlUnitTests {
         #expect(CurlMetrics.remoteAddress(ip: "::1", port: 80) == "[::1]:80")
     }
 
+    @Test("TLS failures are told apart by libcurl's code and OpenSSL's text (as seen against nginx and Python)")
+    func tlsKinds() throws {
+        _ = try CurlLibrary.load()
+        let cases: [(Int32, String, CourierError.Kind)] = [
+            (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: certificate has expired", .serverCertificateHasBadDate),
+            (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: certificate is not yet valid", .serverCertificateHasBadDate),
+            (CCURLE_PEER_FAILED_VERIFICATION, "SSL: no alternative certificate subject name matches target host name '127.0.0.1'",
+             .serverCertificateHostnameMismatch),
+            (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: self-signed certificate", .serverCertificateUntrusted),
+            (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: unable to get local issuer certificate", .serverCertificateUntrusted),
+            (CCURLE_SSL_PINNEDPUBKEYNOTMATCH, "SSL: public key does not match pinned public key", .pinMismatch),
+            (CCURLE_SSL_CONNECT_ERROR, "OpenSSL/3.0.19: error:0A00042E:SSL routines::tlsv1 alert protocol version", .tlsVersionUnsupported),
+            (CCURLE_RECV_ERROR, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
+             .clientCertificateRejected),
+            (CCURLE_RECV_ERROR, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0",
+             .clientCertificateRejected),
+            (CCURLE_SSL_CONNECT_ERROR, "OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca", .clientCertificateRejected),
+            (CCURLE_SSL_CERTPROBLEM, "could not parse PKCS12 file, check password", .invalidConfiguration),
+            (CCURLE_SSL_CONNECT_ERROR, "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure", .secureConnectionFailed),
+            (CCURLE_RECV_ERROR, "Connection reset by peer", .connectionLost),
+        ]
+        for (code, detail, kind) in cases {
+            let error = CourierError(curl: code, detail: detail, url: url)
+            #expect(error.kind == kind, "\(code) \(detail)")
+            #expect(error.message.contains(detail))
+            if kind != .connectionLost, kind != .invalidConfiguration { #expect(error.isSecureConnectionFailure) }
+        }
+    }
+
     @Test("curl result codes map to Courier kinds")
     func errorKinds() throws {
         _ = try CurlLibrary.load()
@@ -156,7 +185,8 @@ struct CurlUnitTests {
             (CCURLE_COULDNT_RESOLVE_HOST, .cannotFindHost), (CCURLE_COULDNT_CONNECT, .cannotConnect),
             (CCURLE_OPERATION_TIMEDOUT, .timedOut), (CCURLE_PARTIAL_FILE, .connectionLost),
             (CCURLE_RECV_ERROR, .connectionLost), (CCURLE_SEND_ERROR, .connectionLost), (CCURLE_GOT_NOTHING, .connectionLost),
-            (CCURLE_SSL_CONNECT_ERROR, .secureConnectionFailed), (CCURLE_PEER_FAILED_VERIFICATION, .secureConnectionFailed),
+            (CCURLE_SSL_CONNECT_ERROR, .secureConnectionFailed), (CCURLE_PEER_FAILED_VERIFICATION, .serverCertificateUntrusted),
+            (CCURLE_SSL_PINNEDPUBKEYNOTMATCH, .pinMismatch), (CCURLE_SSL_CERTPROBLEM, .invalidConfiguration),
             (CCURLE_BAD_CONTENT_ENCODING, .invalidResponse), (CCURLE_READ_ERROR, .fileSystem),
             (CCURLE_OUT_OF_MEMORY, .transportFailed),
         ]
