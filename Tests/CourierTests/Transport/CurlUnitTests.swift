@@ -108,17 +108,19 @@ struct CurlUnitTests {
     func plansHeaders() throws {
         let headers: HTTPHeaders = ["X-B": "2", "Accept": "application/json", "X-Empty": "", "X-A": "1"]
         let get = try CurlRequestBuilder.plan(for: TransportRequest(url: url, headers: headers))
-        #expect(get.headerLines == ["X-B: 2", "Accept: application/json", "X-Empty;", "X-A: 1"])
+        #expect(get.headerLines == ["X-B: 2", "Accept: application/json", "X-Empty;", "X-A: 1", "Accept-Encoding: deflate, gzip, br, zstd"])
         let post = try CurlRequestBuilder.plan(for: TransportRequest(url: url, method: .post, headers: headers, body: .data(Data([1]))))
         #expect(post.headerLines.last == "Expect:")
         let expecting = try CurlRequestBuilder.plan(for: TransportRequest(url: url, method: .post, headers: ["Expect": "100-continue"],
                                                                            body: .data(Data([1]))))
-        #expect(expecting.headerLines == ["Expect: 100-continue"])
+        #expect(expecting.headerLines == ["Expect: 100-continue", "Accept-Encoding: deflate, gzip, br, zstd"])
     }
 
     @Test("decoding on advertises everything; off sends nothing extra")
     func plansDecoding() throws {
-        #expect(try CurlRequestBuilder.plan(for: TransportRequest(url: url)).acceptEncoding == "")
+        #expect(try CurlRequestBuilder.plan(for: TransportRequest(url: url)).acceptEncoding == "deflate, gzip, br, zstd")
+        #expect(try CurlRequestBuilder.plan(for: TransportRequest(url: url)).fields["Accept-Encoding"] == "deflate, gzip, br, zstd")
+        #expect(try CurlRequestBuilder.plan(for: TransportRequest(url: url, headers: [.acceptEncoding("br")])).acceptEncoding == nil)
         #expect(try CurlRequestBuilder.plan(for: TransportRequest(url: url, automaticDecompression: false)).acceptEncoding == nil)
     }
 

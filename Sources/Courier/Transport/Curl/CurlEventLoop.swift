@@ -391,10 +391,11 @@ final class CurlEventLoop: @unchecked Sendable {
         let error: CourierError?
         switch end {
         case .curl(CCURLE_OK):
-            error = exchange.headDelivered ? nil
+            error = exchange.headDelivered ? exchange.incompleteDecodingError
                 : CourierError(.invalidResponse, "The server ended the exchange without a response head.", url: request.url)
         case .curl(let code):
-            error = (exchange.failure ?? bodyFailure)?.with(url: request.url) ?? CourierError(curl: code, detail: detail, url: request.url)
+            error = (exchange.failure ?? bodyFailure)?.with(url: request.url) ?? exchange.decodingFailure
+                ?? CourierError(curl: code, detail: detail, url: request.url)
         case .failed(let failure):
             error = failure.error.with(url: request.url)
         case .cancelled:

@@ -57,6 +57,17 @@ final class CurlExchange {
 
     private var parser = CurlResponseParser()
     private var deliveredCount = 0
+    /// Undoes the response's content codings (libcurl's own decoding is off, see ``receiveCodedBody(_:decoding:)``).
+    private var decoding: CurlContentDecoding?
+    /// Why the response's codings cannot be undone; the transfer fails at its first body byte.
+    private var decodingRefusal: CurlContentDecoding.Failure?
+    /// The coded bytes at the front of the next chunks that were decoded already: libcurl hands a
+    /// refused chunk over again from its first byte, and part of it may have been used before the refusal.
+    private var redeliveredPrefix = 0
+    /// Where decoded bytes are made before they are copied into the chunk delivered.
+    private var decodeBuffer: [UInt8] = []
+    /// Why the body failed to decode, once it has: the transfer's error.
+    private(set) var decodingFailure: CourierError?
     private var uploadSent: Int64 = 0
     private var uploadReported: Int64 = 0
     private unowned let clock: CurlActivityClock
@@ -161,15 +172,23 @@ final class CurlExchange {
     private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
         guard state.isRunning else { return line.count }
         markActivity()
-        if let head = parser.consume(line, url: handle.request.url),
-           !handle.cancelRequested.load(ordering: .relaxed) {
-            guard handle.request.httpVersion.accepts(negotiated: head.httpVersion, for: head.url) else {
-                failure = CourierError(.httpVersionUnavailable, "\(head.url.host ?? "The server") answered over \(head.httpVersion), "
-                                       + "but the request requires \(handle.request.httpVersion).", url: head.url)
-                return 0 // libcurl ends the transfer with CURLE_WRITE_ERROR
+        if let head = parser.consume(line, url: handle.request.url) {
+            if handle.request.automaticDecompression, let coding = head.headers.value(for: "Content-Encoding") {
+                do throws(CurlContentDecoding.Failure) {
+                    decoding = try CurlContentDecoding.make(contentEncoding: coding)
+                } catch {
+                    decodingRefusal = error
+                }
             }
-            readTLSDetails()
-            handle.sink.receive(.response(head))
+            if !handle.cancelRequested.load(ordering: .relaxed) {
+                guard handle.request.httpVersion.accepts(negotiated: head.httpVersion, for: head.url) else {
+                    failure = CourierError(.httpVersionUnavailable, "\(head.url.host ?? "The server") answered over \(head.httpVersion), "
+                                           + "but the request requires \(handle.request.httpVersion).", url: head.url)
+                    return 0 // libcurl ends the transfer with CURLE_WRITE_ERROR
+                }
+                readTLSDetails()
+                handle.sink.receive(.response(head))
+            }
         }
         return line.count
     }
@@ -200,6 +219,10 @@ final class CurlExchange {
         parser = CurlResponseParser()
         failure = nil
         tlsDetails = nil
+        decoding = nil
+        decodingRefusal = nil
+        decodingFailure = nil
+        redeliveredPrefix = 0
         easy?.clearErrorDetail()
     }
 
@@ -221,6 +244,11 @@ final class CurlExchange {
             _ = state.handle(.chunkDeferred)
             return Int(CCURL_WRITEFUNC_PAUSE)
         }
+        if let decoding { return receiveCodedBody(bytes, decoding: decoding) }
+        if let refusal = decodingRefusal {
+            decodingFailure = CourierError(.invalidResponse, refusal.message, url: handle.request.url)
+            return 0
+        }
         let window = handle.request.flowControlWindow
         if exceedsWindow(adding: bytes.count, window: window) {
             // Publish the wait before re-reading the acknowledgements (see CurlTransferHandle.acknowledge):
@@ -238,6 +266,79 @@ final class CurlExchange {
         handle.sink.receive(.body(Data(bytes)))
         DeliveryBatch.current?.noteDelivered(bytes: bytes.count)
         return bytes.count
+    }
+
+    /// The largest decoded chunk delivered at once.
+    static let decodedChunkSize = 64 << 10
+
+    /// CURLOPT_WRITEFUNCTION for a coded body: decodes the chunk only as far as the flow-control
+    /// window has room, delivering decoded chunks of at most ``decodedChunkSize`` bytes.
+    ///
+    /// libcurl's decoding is off, so what libcurl keeps while paused is coded wire bytes, at most one
+    /// read (CURLOPT_BUFFERSIZE). When the window fills before the chunk is used up the chunk is
+    /// refused: libcurl pauses and hands it over again after unpausing, and the part of it already
+    /// decoded (``redeliveredPrefix``) is skipped then. Decoded bytes held for the sink are thus
+    /// bounded by the window whatever the compression ratio; the decoders hold their own state (a
+    /// 32 KiB zlib window, brotli's up to 16 MiB, zstd's up to 8 MiB, 64 KiB between stacked codings).
+    private func receiveCodedBody(_ bytes: UnsafeRawBufferPointer, decoding: CurlContentDecoding) -> Int {
+        let skipped = min(redeliveredPrefix, bytes.count)
+        redeliveredPrefix -= skipped
+        var wire = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
+        markActivity()
+        let window = handle.request.flowControlWindow
+        // Decoding in chunks smaller than this into a window that has some room left would only
+        // make small deliveries: the window counts as full instead.
+        let smallest = min(Self.decodedChunkSize, max(1, window / 4))
+        if decodeBuffer.isEmpty { decodeBuffer = [UInt8](repeating: 0, count: Self.decodedChunkSize) }
+        while true {
+            var room = self.room(window: window)
+            if room < smallest {
+                // As in receiveBody: publish the wait before re-reading the acknowledgements.
+                handle.awaitingAcknowledgement.store(true, ordering: .sequentiallyConsistent)
+                room = self.room(window: window)
+                if room < smallest {
+                    _ = state.handle(.windowFull)
+                    redeliveredPrefix = bytes.count - wire.count
+                    return Int(CCURL_WRITEFUNC_PAUSE)
+                }
+                handle.awaitingAcknowledgement.store(false, ordering: .sequentiallyConsistent)
+            }
+            let capacity = min(room, Self.decodedChunkSize)
+            let result = decodeBuffer.withUnsafeMutableBytes { buffer in
+                Result { () throws(CurlContentDecoding.Failure) in
+                    try decoding.decode(&wire, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<capacity]))
+                }
+            }
+            guard case .success(let produced) = result else {
+                if case .failure(let failure) = result {
+                    decodingFailure = CourierError(.invalidResponse, failure.message, url: handle.request.url)
+                }
+                return 0 // libcurl ends the transfer (CURLE_WRITE_ERROR); finish reports decodingFailure
+            }
+            if produced > 0 {
+                deliveredCount += produced
+                handle.delivered.store(deliveredCount, ordering: .sequentiallyConsistent)
+                handle.sink.receive(.body(decodeBuffer.withUnsafeBytes { Data($0[..<produced]) }))
+                DeliveryBatch.current?.noteDelivered(bytes: produced)
+            }
+            // Less than asked for: the chunk is used up and its decoded bytes are all delivered.
+            if produced < capacity { return bytes.count }
+        }
+    }
+
+    /// How many decoded bytes the window has room for: a whole chunk when nothing is outstanding.
+    private func room(window: Int) -> Int {
+        let backlog = deliveredCount - handle.acknowledged.load(ordering: .sequentiallyConsistent)
+        return backlog <= 0 ? Self.decodedChunkSize : max(0, window - backlog)
+    }
+
+    /// For a transfer libcurl finished: the error when the body's codings did not end (a
+    /// truncated gzip stream, say), `nil` when they did or there was no body.
+    var incompleteDecodingError: CourierError? {
+        guard let decoding, decoding.wireBytes > 0, !decoding.isComplete else { return nil }
+        let codings = decoding.codings.reversed().map(\.rawValue).joined(separator: ", ")
+        return CourierError(.invalidResponse, "The response body ended before the end of its \(codings) data.",
+                            url: handle.request.url)
     }
 
     /// Whether delivering `count` more bytes would take the unacknowledged backlog past `window`.

@@ -40,8 +40,9 @@ enum CurlRequestBuilder {
         var fields: HTTPHeaders
         /// Whether `Expect:` goes out too, which stops libcurl adding `Expect: 100-continue`.
         var suppressesExpect: Bool
-        /// CURLOPT_ACCEPT_ENCODING: `""` (advertise and decode everything libcurl has), or `nil`
-        /// to send nothing extra and decode nothing.
+        /// The `Accept-Encoding` the transport adds (every coding it decodes here) when decoding
+        /// and the request has none of its own; it is in ``fields`` too. libcurl's own decoding is
+        /// always off: ``CurlExchange`` decodes, so that a paused transfer holds coded bytes only.
         var acceptEncoding: String?
         /// CURLOPT_HTTP_VERSION.
         var httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
@@ -109,9 +110,12 @@ enum CurlRequestBuilder {
         // libcurl adds `Expect: 100-continue` to every upload, which costs a round trip (or a
         // one-second wait on servers that ignore it); Courier sends it only when asked to.
         plan.suppressesExpect = plan.sendsBody && !request.headers.contains("Expect")
-        // With decoding on, "" makes libcurl advertise what it can decode; a caller's own
-        // Accept-Encoding header replaces that advertisement while decoding stays on.
-        if request.automaticDecompression { plan.acceptEncoding = "" }
+        // With decoding on, Courier advertises what it can decode; a caller's own Accept-Encoding
+        // header is sent instead, and decoding stays on.
+        if request.automaticDecompression, !request.headers.contains("Accept-Encoding"), let codings = CurlContentCoding.advertised {
+            plan.acceptEncoding = codings
+            plan.fields.add(name: "Accept-Encoding", value: codings)
+        }
         return plan
     }
 
@@ -167,12 +171,9 @@ enum CurlRequestBuilder {
             try easy.set(.customRequest, string: method)
         }
 
-        if let encoding = plan.acceptEncoding {
-            try easy.set(.acceptEncoding, string: encoding)
-        } else {
-            // Over HTTP/2 libcurl decodes a Content-Encoding even when it did not ask for one.
-            try easy.set(.httpContentDecoding, 0)
-        }
+        // libcurl never decodes (over HTTP/2 it would even without CURLOPT_ACCEPT_ENCODING): a
+        // transfer paused while libcurl decodes keeps a whole read's decoded output, however large.
+        try easy.set(.httpContentDecoding, 0)
 
         var list: OpaquePointer?
         for header in plan.fields {

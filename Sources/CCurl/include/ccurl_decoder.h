@@ -1,0 +1,71 @@
+// Content-coding decoders (gzip, deflate, br, zstd) on the system's zlib, brotli and zstd
+// libraries, loaded at run time with dlopen/dlsym the way ccurl.h loads libcurl: no header of
+// theirs is included and nothing links against them. A coding whose library is missing is simply
+// unavailable (ccurl_decoder_available() says so).
+//
+// The curl transport decodes bodies with these instead of letting libcurl do it, because a decoder
+// here produces output only into the buffer it is given: the caller decides how much decoded data
+// exists at any time, whatever the compression ratio (libcurl decodes a whole read at once and
+// holds the output in its pause buffer while a transfer is paused).
+//
+// A decoder is used by one thread at a time.
+
+#ifndef CCURL_DECODER_H
+#define CCURL_DECODER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The content codings (RFC 9110 §8.4.1) a decoder can undo.
+typedef enum ccurl_coding {
+    /// gzip (RFC 1952); also accepts a zlib stream, as libcurl does.
+    CCURL_CODING_GZIP = 1,
+    /// "deflate": a zlib stream (RFC 1950), or raw deflate (RFC 1951) as some servers send it.
+    CCURL_CODING_DEFLATE = 2,
+    /// Brotli (RFC 7932), through libbrotlidec.
+    CCURL_CODING_BROTLI = 3,
+    /// Zstandard (RFC 8878), through libzstd, with the 8 MiB window limit RFC 8878 sets for HTTP.
+    CCURL_CODING_ZSTD = 4,
+} ccurl_coding;
+
+/// What one ccurl_decoder_run() call ended with.
+typedef enum ccurl_decode_status {
+    /// Progress was made; the decoder wants more input or more output room (see ccurl_decoder_run()).
+    CCURL_DECODE_OK = 0,
+    /// The coded stream ended (its checksum, if any, verified); bytes after it were not consumed.
+    CCURL_DECODE_END = 1,
+    /// The input is not valid for the coding; ccurl_decoder_message() says why.
+    CCURL_DECODE_ERROR = 2,
+} ccurl_decode_status;
+
+/// A decoder for one coded stream.
+typedef struct ccurl_decoder ccurl_decoder;
+
+/// 1 when `coding`'s library loads and has what the decoder needs, 0 otherwise. Thread-safe.
+int ccurl_decoder_available(ccurl_coding coding);
+
+/// A new decoder, or NULL when the coding is unavailable or memory ran out.
+ccurl_decoder *ccurl_decoder_create(ccurl_coding coding);
+
+/// Decodes from `input` (`input_length` bytes) into `output` (room for `output_capacity` bytes),
+/// setting `*consumed` and `*produced`. It stops when the output is full, the input is used up
+/// (then everything the input allows has been produced), or the stream ends. A call that returns
+/// CCURL_DECODE_OK with room left in `output` has used up its input. Call it again with no input
+/// to take output the decoder still holds after a call that filled `output`.
+ccurl_decode_status ccurl_decoder_run(ccurl_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
+                                      void *output, size_t output_capacity, size_t *produced);
+
+/// Why the last call failed (a static or decoder-owned string; valid until the next call).
+const char *ccurl_decoder_message(const ccurl_decoder *decoder);
+
+/// Releases the decoder. NULL is ignored.
+void ccurl_decoder_destroy(ccurl_decoder *decoder);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
