@@ -51,6 +51,57 @@ struct CompressibleBody: Sendable {
         return data
     }
 
+    /// The body as raw deflate (RFC 1951) without a zlib header, as some servers send `deflate`.
+    var rawDeflate: Data { Data(deflated()) }
+
+    /// The body as one Zstandard (RFC 8878) frame of RLE blocks (128 KiB of one byte in 4 bytes: 1:32768).
+    var zstd: Data {
+        var data = Data([0x28, 0xB5, 0x2F, 0xFD])
+        data.append(0x00)      // Frame_Header_Descriptor: no content size, no checksum, no dictionary
+        data.append(7 << 3)    // Window_Descriptor: 2^(10 + 7) = 128 KiB
+        let blockLimit = 128 << 10
+        var blocks: [(byte: UInt8, count: Int)] = []
+        for run in runs {
+            var remaining = run.count
+            while remaining > 0 {
+                let count = min(remaining, blockLimit)
+                blocks.append((run.byte, count))
+                remaining -= count
+            }
+        }
+        for (index, block) in blocks.enumerated() {
+            let last: UInt32 = index == blocks.count - 1 ? 1 : 0
+            let header = last | 1 << 1 | UInt32(block.count) << 3 // Block_Type 1: RLE
+            data.append(contentsOf: [UInt8(truncatingIfNeeded: header), UInt8(truncatingIfNeeded: header >> 8),
+                                     UInt8(truncatingIfNeeded: header >> 16), block.byte])
+        }
+        if blocks.isEmpty { data.append(contentsOf: [1, 0, 0]) } // one empty raw block, the last
+        return data
+    }
+
+    /// The body as Brotli (RFC 7932) in uncompressed meta-blocks of at most 64 KiB (no compression:
+    /// for small bodies).
+    var brotli: Data {
+        var bytes: [UInt8] = []
+        for run in runs { bytes.append(contentsOf: repeatElement(run.byte, count: run.count)) }
+        var bits = BitWriter()
+        bits.write(0, count: 1) // WBITS = 16
+        var offset = 0
+        while offset < bytes.count {
+            let count = min(1 << 16, bytes.count - offset)
+            bits.write(0, count: 1)                   // ISLAST
+            bits.write(0, count: 2)                   // MNIBBLES: 4
+            bits.write(UInt32(count - 1), count: 16)  // MLEN - 1
+            bits.write(1, count: 1)                   // ISUNCOMPRESSED
+            bits.alignToByte()
+            bits.bytes.append(contentsOf: bytes[offset..<(offset + count)])
+            offset += count
+        }
+        bits.write(1, count: 1) // ISLAST
+        bits.write(1, count: 1) // ISLASTEMPTY
+        return Data(bits.bytes)
+    }
+
     /// Checks decoded bytes that start `offset` bytes into the body; returns the offset of the
     /// first wrong byte, if any.
     func firstMismatch(in chunk: Data, at offset: Int) -> Int? {
@@ -204,6 +255,9 @@ struct CompressibleBody: Sendable {
         mutating func writeHuffman(_ code: UInt32, length: Int) {
             for bit in stride(from: length - 1, through: 0, by: -1) { push(code >> UInt32(bit) & 1 == 1) }
         }
+
+        /// Pads with zero bits to the next byte boundary; the next bytes can then be appended whole.
+        mutating func alignToByte() { used = 8 }
 
         private mutating func push(_ bit: Bool) {
             if used == 8 {

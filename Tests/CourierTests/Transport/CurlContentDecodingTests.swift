@@ -1,0 +1,144 @@
+@_spi(Transport) @testable import Courier
+import CourierTestServer
+import CourierLocking
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// The curl transport undoes content codings itself (libcurl's decoding is off), producing decoded
+/// bytes only as far as the flow-control window allows.
+@Suite("Curl transport content decoding")
+struct CurlContentDecodingTests {
+    /// A response with `coding` and `wire` as its body.
+    static func coded(_ wire: Data, _ coding: String) -> MockResponse {
+        MockResponse.ok(wire).header("Content-Encoding", coding)
+    }
+
+    @Test("gzip, raw and zlib deflate, brotli, zstd and stacked codings decode byte-exact")
+    func everyCoding() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        let transport = try CurlTestSupport.transport()
+        defer { transport.shutdown() }
+        let body = CompressibleBody(runs: [(0x41, 70_000), (0x00, 3), (0x7A, 200_000), (0xFF, 1)])
+        let expected = Data(body.runs.flatMap { repeatElement($0.byte, count: $0.count) })
+        let twoFrames = body.zstd + CompressibleBody(runs: [(1, 5)]).zstd
+        let cases: [(coding: String, wire: Data, decoded: Data)] = [
+            ("gzip", body.gzip, expected), ("x-gzip", body.gzip, expected), ("deflate", body.zlib, expected),
+            ("deflate", body.rawDeflate, expected), ("br", body.brotli, expected), ("zstd", body.zstd, expected),
+            ("zstd", twoFrames, expected + Data(repeating: 1, count: 5)),
+            ("gzip, identity, zstd", CompressibleBody.runs(of: body.gzip).zstd, expected),
+            ("GZIP , Deflate", CompressibleBody.runs(of: body.gzip).zlib, expected),
+        ]
+        for (coding, wire, decoded) in cases {
+            server.enqueue(Self.coded(wire, coding))
+            let result = try await CurlTestSupport.run(TransportRequest(url: server.url("/coded")), on: transport)
+            CurlTestSupport.expectContract(result)
+            #expect(result.error == nil, "\(coding): \(result.error.map { "\($0)" } ?? "")")
+            #expect(result.body == decoded, "\(coding)")
+            #expect(result.head?.headers["Content-Encoding"] == coding)
+        }
+        // With no Accept-Encoding of its own the request advertises every coding this process decodes.
+        #expect(try await server.takeRequest().headers["Accept-Encoding"] == CurlContentCoding.advertised)
+    }
+
+    @Test("a body of ratio 1:1000 stays within the window of a sink that acknowledges slowly")
+    func decodedBytesStayWithinTheWindow() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        let transport = try CurlTestSupport.transport()
+        defer { transport.shutdown() }
+        // 32 MiB from about 33 KB (small enough for the TSan run).
+        let body = CompressibleBody.segments(64, of: 512 << 10)
+        let window = 256 << 10
+        server.enqueue(Self.coded(body.gzip, "gzip"))
+        // Checks each chunk where it arrives, and the backlog the transport let build up.
+        struct Seen { var offset = 0, acknowledged = 0, largestBacklog = 0, mismatch: Int? }
+        let seen = Locked(Seen())
+        let sink = CurlRecordingSink(autoAcknowledge: false, keepsBody: false) { event in
+            guard case .body(let chunk) = event else { return }
+            seen.withLock { seen in
+                if seen.mismatch == nil { seen.mismatch = body.firstMismatch(in: chunk, at: seen.offset) }
+                seen.offset += chunk.count
+                seen.largestBacklog = max(seen.largestBacklog, seen.offset - seen.acknowledged)
+            }
+        }
+        let (_, transfer) = CurlTestSupport.start(TransportRequest(url: server.url("/gz"), flowControlWindow: window), on: transport, sink: sink)
+        // The consumer takes 64 KiB at a time, and only once half a window is waiting (the
+        // transport then has the window full, or has finished): decoding must wait for it, however
+        // much the coded bytes in hand would give. The test counts an acknowledgement only after
+        // the transport has it, so the backlog the sink computes is never less than the real one.
+        var acknowledged = 0
+        while true {
+            let floor = acknowledged
+            try await sink.wait { $0.received >= floor + window / 2 || $0.isCompleted }
+            let (received, completed) = sink.progress
+            if completed, received == acknowledged { break }
+            let step = min(64 << 10, received - acknowledged)
+            transfer.acknowledge(step)
+            acknowledged += step
+            seen.withLock { $0.acknowledged = acknowledged }
+        }
+        let result = try await sink.completion()
+        CurlTestSupport.expectContract(result)
+        #expect(result.error == nil)
+        let final = seen.withLock { $0 }
+        #expect(final.offset == body.decodedCount)
+        #expect(final.mismatch == nil)
+        #expect(final.largestBacklog <= window, "backlog \(final.largestBacklog)")
+    }
+
+    @Test("a truncated, corrupt or overlong coded body fails as an invalid response")
+    func brokenBodiesFail() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        let transport = try CurlTestSupport.transport()
+        defer { transport.shutdown() }
+        let body = CompressibleBody.segments(8, of: 1 << 20)
+        let gzip = body.gzip
+        var corrupt = gzip
+        corrupt[gzip.count / 2] ^= 0xFF
+        corrupt[gzip.count / 2 + 1] ^= 0x55
+        let cases: [(String, MockResponse, String)] = [
+            ("truncated", Self.coded(gzip.prefix(gzip.count / 2), "gzip"), "ended before the end of its gzip data"),
+            ("corrupt", Self.coded(corrupt, "gzip"), "not valid gzip data"),
+            ("trailing", Self.coded(gzip + Data("more".utf8), "gzip"), "goes on after the end of its gzip data"),
+            ("truncated stack", Self.coded(CompressibleBody.runs(of: gzip).zstd.dropLast(1), "gzip, zstd"), "ended before the end"),
+            ("unknown", Self.coded(Data("abc".utf8), "compress"), "cannot decode: compress"),
+            ("too many", Self.coded(Data("abc".utf8), "gzip, gzip, gzip, gzip, gzip, gzip"), "more than 5 content codings"),
+        ]
+        for (name, response, message) in cases {
+            server.enqueue(response)
+            let result = try await CurlTestSupport.run(TransportRequest(url: server.url("/broken")), on: transport)
+            CurlTestSupport.expectContract(result)
+            #expect(result.error?.kind == .invalidResponse, "\(name): \(result.error.map { "\($0)" } ?? "no error")")
+            #expect(result.error?.message.contains(message) == true, "\(name): \(result.error?.message ?? "")")
+        }
+    }
+
+    @Test("no body, identity, and decoding turned off need no decoder")
+    func nothingToDecode() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        let transport = try CurlTestSupport.transport()
+        defer { transport.shutdown() }
+        let gzip = CompressibleBody.segments(2, of: 1000).gzip
+        server.enqueue([MockResponse(status: 204).header("Content-Encoding", "gzip"),
+                        Self.coded(gzip, "gzip"),
+                        Self.coded(Data("plain".utf8), "identity"),
+                        Self.coded(Data("odd".utf8), "compress"),
+                        Self.coded(gzip, "gzip")])
+        let empty = try await CurlTestSupport.run(TransportRequest(url: server.url("/none")), on: transport)
+        #expect(empty.error == nil)
+        #expect(empty.body.isEmpty)
+        let head = try await CurlTestSupport.run(TransportRequest(url: server.url("/head"), method: .head), on: transport)
+        #expect(head.error == nil)
+        let identity = try await CurlTestSupport.run(TransportRequest(url: server.url("/identity")), on: transport)
+        #expect(identity.body == Data("plain".utf8))
+        let raw = try await CurlTestSupport.run(TransportRequest(url: server.url("/raw"), automaticDecompression: false), on: transport)
+        #expect(raw.error == nil)
+        #expect(raw.body == Data("odd".utf8))
+        let rawGzip = try await CurlTestSupport.run(TransportRequest(url: server.url("/raw"), automaticDecompression: false), on: transport)
+        #expect(rawGzip.body == gzip)
+    }
+}
