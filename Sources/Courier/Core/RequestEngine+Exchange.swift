@@ -70,6 +70,7 @@ extension RequestEngine {
             transportRequest.minimumTransferRate = minimumTransferRate
             transportRequest.httpVersion = httpVersion ?? session.configuration.httpVersion
             transportRequest.maximumBodySize = bodySizeLimit?.bytes
+            transportRequest.maximumDecompressionRatio = maximumDecompressionRatio
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.
             let exchange = Exchange(number: number, request: request, transfer: InertTransfer(), route: nil)

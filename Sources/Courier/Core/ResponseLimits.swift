@@ -48,6 +48,27 @@ struct ResponseLimitOverrides: Sendable {
     var maximumResponseSize: Int??
     var maximumDownloadSize: Int64??
     var minimumTransferRate: MinimumTransferRate??
+    var maximumDecompressionRatio: Int??
+}
+
+/// The decompression-ratio guard (``SessionConfiguration/maximumDecompressionRatio``) as the
+/// transports apply it: they alone see coded bytes.
+enum DecompressionRatioLimit {
+    /// Decoded bytes that must have arrived before the ratio is checked, so that small bodies
+    /// that compress well are never refused.
+    static let minimumDecodedBytes: Int64 = 1 << 20
+
+    /// The failure when `decoded` bytes came from `coded` received bytes at a ratio above `ratio`
+    /// (and at least ``minimumDecodedBytes`` were decoded); `nil` otherwise.
+    static func failure(decoded: Int64, coded: Int64, ratio: Int, statusCode: Int?, url: URL?) -> CourierError? {
+        guard decoded >= minimumDecodedBytes else { return nil }
+        let (allowed, overflow) = Int64(ratio).multipliedReportingOverflow(by: max(coded, 1))
+        guard !overflow, decoded > allowed else { return nil }
+        let seen = String(format: "%.1f", Double(decoded) / Double(max(coded, 1)))
+        return CourierError(.responseTooLarge, "The response body decompressed at \(seen):1, more than maximumDecompressionRatio "
+                            + "(\(ratio):1) allows: \(decoded) decoded bytes from \(coded) received; the transfer was stopped.",
+                            responseCode: statusCode, url: url)
+    }
 }
 
 /// A body size limit in force for one request, and the name it is configured under.
@@ -97,6 +118,11 @@ extension RequestEngine {
         limitOverrides.minimumTransferRate ?? session.configuration.minimumTransferRate
     }
 
+    /// The decompression ratio in force for this request.
+    var maximumDecompressionRatio: Int? {
+        limitOverrides.maximumDecompressionRatio ?? session.configuration.maximumDecompressionRatio
+    }
+
     /// The failure for a head whose announced body (`total`, from offset 0; -1 when unknown) is over the limit.
     func sizeLimitFailure(announcedTotal total: Int64, head: ResponseHead) -> CourierError? {
         guard let limit = bodySizeLimit, total > limit.bytes else { return nil }
@@ -120,6 +146,16 @@ extension Request {
     @discardableResult
     public nonisolated func maximumResponseSize(_ bytes: Int?) -> Self {
         engineAccess.perform { $0.limitOverrides.maximumResponseSize = .some(bytes.map { max(0, $0) }) }
+        return self
+    }
+
+    /// Fails this request with `.responseTooLarge` when its compressed body decodes to more than
+    /// `ratio` bytes per byte received (checked once 1 MiB has been decoded), instead of the
+    /// session's ``SessionConfiguration/maximumDecompressionRatio``; `nil` turns the check off for
+    /// this request. Applies to every kind of request: in-memory, downloads and streams.
+    @discardableResult
+    public nonisolated func maximumDecompressionRatio(_ ratio: Int?) -> Self {
+        engineAccess.perform { $0.limitOverrides.maximumDecompressionRatio = .some(ratio.map { max(1, $0) }) }
         return self
     }
 

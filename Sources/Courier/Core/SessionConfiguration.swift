@@ -92,6 +92,20 @@ public struct SessionConfiguration: Sendable {
     /// against `Content-Length` at the head and while writing; failures are `.responseTooLarge`.
     /// A request's own ``DownloadRequest/maximumDownloadSize(_:)`` wins.
     public var maximumDownloadSize: Int64? = nil
+    /// The most decoded bytes a compressed response body may yield per byte received: `100` means
+    /// 100:1. `nil` (off) by default. The ratio is checked once at least 1 MiB has been decoded, so
+    /// small bodies that compress well always pass; crossing it stops the transfer at once and fails
+    /// with `.responseTooLarge`, naming the ratio, the limit and the bytes seen. The curl transport
+    /// counts every coded byte received; URLSession, which hands over decoded bytes only, compares
+    /// with the body's `Content-Length` and cannot check a coded body sent without one.
+    ///
+    /// Off by default because the size limits already bound what a decompression bomb can take
+    /// (``maximumResponseSize`` counts decoded bytes, and a stream holds the server back), and
+    /// because data made mostly of repeats (sparse files, padded exports) legitimately inflates
+    /// past any ratio. Where a small response may expand into a large download or an endless
+    /// stream, `100` is the usual bound of zip-bomb defences: text and JSON compress 3–20:1,
+    /// gzip at its limit about 1000:1. A request's own ``Request/maximumDecompressionRatio(_:)`` wins.
+    public var maximumDecompressionRatio: Int? = nil
     /// The slowest a transfer may go before it fails with `.timedOut` (see ``MinimumTransferRate``);
     /// `nil` (off) by default. A request's own ``Request/minimumTransferRate(_:)`` wins.
     public var minimumTransferRate: MinimumTransferRate? = nil

@@ -88,6 +88,10 @@ import Foundation
     /// exchange; a transport may stop reading once it is crossed, after delivering the chunk that
     /// crossed it, or at a head whose `Content-Length` is above it. `nil` for no limit.
     public var maximumBodySize: Int64?
+    /// The most decoded bytes per coded byte received (`100` for 100:1): once at least 1 MiB has
+    /// been decoded, a body past it fails the exchange with `.responseTooLarge` and the transport
+    /// stops reading. Only the transport sees coded bytes, so it enforces this; `nil` for no limit.
+    public var maximumDecompressionRatio: Int?
 
     /// Creates a request; only the URL is required.
     public init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,

@@ -47,6 +47,7 @@ struct URLSessionTransferStateTests {
         case .resumeRejected(.wrongRange(let range, let offset)): "resumeRejected(range \(range ?? "none") for \(offset))"
         case .resumeRejected(.resourceChanged): "resumeRejected(changed)"
         case .resumeRejected(.status(let status)): "resumeRejected(status \(status))"
+        case .rejected(let error): "rejected(\(error.kind))"
         }
     }
 
@@ -469,6 +470,7 @@ struct URLSessionTransferStateTests {
             (.resumeRejected(.wrongRange(contentRange: "bytes 0-1/2", offset: 1)), .resumeFailed, 206),
             (.resumeRejected(.resourceChanged), .resumeFailed, 200),
             (.resumeRejected(.status(416)), .resumeFailed, 416),
+            (.rejected(CourierError(.responseTooLarge, "ratio", responseCode: 200)), .responseTooLarge, 200),
         ]
         for (end, kind, code) in cases {
             let error = end.error(url: url)

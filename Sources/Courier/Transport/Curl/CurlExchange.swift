@@ -66,8 +66,11 @@ final class CurlExchange {
     private var redeliveredPrefix = 0
     /// Where decoded bytes are made before they are copied into the chunk delivered.
     private var decodeBuffer: [UInt8] = []
-    /// Why the body failed to decode, once it has: the transfer's error.
+    /// Why the body failed to decode, or decoded past the request's decompression ratio, once it
+    /// has: the transfer's error.
     private(set) var decodingFailure: CourierError?
+    /// The final response's status, for the errors above.
+    private var responseStatus: Int?
     private var uploadSent: Int64 = 0
     private var uploadReported: Int64 = 0
     private unowned let clock: CurlActivityClock
@@ -173,6 +176,7 @@ final class CurlExchange {
         guard state.isRunning else { return line.count }
         markActivity()
         if let head = parser.consume(line, url: handle.request.url) {
+            responseStatus = head.statusCode
             if handle.request.automaticDecompression, let coding = head.headers.value(for: "Content-Encoding") {
                 do throws(CurlContentDecoding.Failure) {
                     decoding = try CurlContentDecoding.make(contentEncoding: coding)
@@ -246,7 +250,7 @@ final class CurlExchange {
         }
         if let decoding { return receiveCodedBody(bytes, decoding: decoding) }
         if let refusal = decodingRefusal {
-            decodingFailure = CourierError(.invalidResponse, refusal.message, url: handle.request.url)
+            decodingFailure = CourierError(.invalidResponse, refusal.message, responseCode: responseStatus, url: handle.request.url)
             return 0
         }
         let window = handle.request.flowControlWindow
@@ -311,9 +315,15 @@ final class CurlExchange {
             }
             guard case .success(let produced) = result else {
                 if case .failure(let failure) = result {
-                    decodingFailure = CourierError(.invalidResponse, failure.message, url: handle.request.url)
+                    decodingFailure = CourierError(.invalidResponse, failure.message, responseCode: responseStatus, url: handle.request.url)
                 }
                 return 0 // libcurl ends the transfer (CURLE_WRITE_ERROR); finish reports decodingFailure
+            }
+            if produced > 0, let ratio = handle.request.maximumDecompressionRatio,
+               let failure = DecompressionRatioLimit.failure(decoded: Int64(deliveredCount + produced), coded: decoding.wireBytes,
+                                                             ratio: ratio, statusCode: responseStatus, url: handle.request.url) {
+                decodingFailure = failure
+                return 0
             }
             if produced > 0 {
                 deliveredCount += produced
@@ -338,7 +348,7 @@ final class CurlExchange {
         guard let decoding, decoding.wireBytes > 0, !decoding.isComplete else { return nil }
         let codings = decoding.codings.reversed().map(\.rawValue).joined(separator: ", ")
         return CourierError(.invalidResponse, "The response body ended before the end of its \(codings) data.",
-                            url: handle.request.url)
+                            responseCode: responseStatus, url: handle.request.url)
     }
 
     /// Whether delivering `count` more bytes would take the unacknowledged backlog past `window`.

@@ -34,6 +34,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         var cancelRequested = false
         /// The status of the current response, once its head arrived.
         var statusCode: Int?
+        /// The `Content-Length` of a response with a content coding: the coded bytes, which
+        /// URLSession does not count (it hands over decoded bytes only).
+        var codedLength: Int64?
     }
 
     private let request: TransportRequest
@@ -132,6 +135,7 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         handle(.responseReceived(task, head), from: task) { state, now in
             if state.timeToFirstByte == nil { state.timeToFirstByte = now - startInstant }
             state.statusCode = head?.statusCode
+            state.codedLength = head.flatMap(Self.codedLength)
         }
         if let limit = request.maximumBodySize, let head, !(300..<400).contains(head.statusCode),
            !head.hasNoBody(for: request.method), head.expectedContentLength > limit {
@@ -160,6 +164,23 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
            state.withLock({ $0.machine.receivedBytes > limit && !(300..<400).contains($0.statusCode ?? 200) }) {
             stopOverLimit()
         }
+        if let ratio = request.maximumDecompressionRatio, let failure = state.withLock({ state -> CourierError? in
+            guard let coded = state.codedLength else { return nil }
+            return DecompressionRatioLimit.failure(decoded: state.machine.receivedBytes, coded: coded, ratio: ratio,
+                                                   statusCode: state.statusCode, url: request.url)
+        }) {
+            state.withLock { $0.cancelRequested = true }
+            handle(.rejected(failure))
+        }
+    }
+
+    /// The coded length of a decoded body: its `Content-Length` when a content coding other than
+    /// `identity` applies (URLSession decodes it), else `nil`.
+    private static func codedLength(_ head: ResponseHead) -> Int64? {
+        guard let coding = head.headers["Content-Encoding"], !coding.trimmedASCII.isEmpty,
+              !coding.trimmedASCII.caseInsensitiveEquals("identity"),
+              let length = head.headers["Content-Length"].flatMap({ Int64($0.trimmedASCII) }), length >= 0 else { return nil }
+        return length
     }
 
     func taskDidSend(_ totalSent: Int64, of expected: Int64, task: URLSessionTask) {

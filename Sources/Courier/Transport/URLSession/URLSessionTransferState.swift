@@ -114,6 +114,8 @@ struct URLSessionTransferState<Task: AnyObject> {
         case bodyBeforeHead
         /// The response to a continuation cannot continue the body.
         case resumeRejected(ResumeRejection)
+        /// The transfer broke a limit of the request (the decompression ratio).
+        case rejected(CourierError)
     }
 
     /// Which Courier timeout fired.
@@ -160,6 +162,8 @@ struct URLSessionTransferState<Task: AnyObject> {
         case timedOut(Timeout)
         /// The transfer could not start (its request body could not be prepared).
         case startFailed(any Error)
+        /// The transfer broke a limit of the request and ends with this error.
+        case rejected(CourierError)
     }
 
     /// A side effect the transfer performs after a transition.
@@ -251,6 +255,8 @@ struct URLSessionTransferState<Task: AnyObject> {
             return end(.timedOut(timeout))
         case .startFailed(let error):
             return end(.taskFailed(error, afterHead: false))
+        case .rejected(let error):
+            return end(.rejected(error))
         }
     }
 
@@ -449,6 +455,8 @@ extension URLSessionTransferState.End {
             return CourierError(.resumeFailed, "The resource changed while the request was paused.", responseCode: 200, url: url)
         case .resumeRejected(.status(let status)):
             return CourierError(.resumeFailed, "Continuing after a pause failed with status \(status).", responseCode: status, url: url)
+        case .rejected(let error):
+            return error.with(url: url)
         }
     }
 }
