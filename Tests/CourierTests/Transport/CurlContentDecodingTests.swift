@@ -48,8 +48,8 @@ struct CurlContentDecodingTests {
         defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
-        // 32 MiB from about 33 KB (small enough for the TSan run).
-        let body = CompressibleBody.segments(64, of: 512 << 10)
+        // 16 MiB from about 17 KB (small enough for the TSan run).
+        let body = CompressibleBody.segments(64, of: 256 << 10)
         let window = 256 << 10
         server.enqueue(Self.coded(body.gzip, "gzip"))
         // Checks each chunk where it arrives, and the backlog the transport let build up.
@@ -67,7 +67,8 @@ struct CurlContentDecodingTests {
         // The consumer takes 64 KiB at a time, and only once half a window is waiting (the
         // transport then has the window full, or has finished): decoding must wait for it, however
         // much the coded bytes in hand would give. The test counts an acknowledgement only after
-        // the transport has it, so the backlog the sink computes is never less than the real one.
+        // the transport has it, so the backlog the sink computes is never less than the real one
+        // (and at most one step more: the transport may deliver before the test counts the step).
         var acknowledged = 0
         while true {
             let floor = acknowledged
@@ -85,7 +86,7 @@ struct CurlContentDecodingTests {
         let final = seen.withLock { $0 }
         #expect(final.offset == body.decodedCount)
         #expect(final.mismatch == nil)
-        #expect(final.largestBacklog <= window, "backlog \(final.largestBacklog)")
+        #expect(final.largestBacklog <= window + (64 << 10), "backlog \(final.largestBacklog)")
     }
 
     @Test("a truncated, corrupt or overlong coded body fails as an invalid response")
