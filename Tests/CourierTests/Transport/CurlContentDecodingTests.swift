@@ -115,6 +115,51 @@ struct CurlContentDecodingTests {
         #expect(final.largestBacklog <= window + (64 << 10), "backlog \(final.largestBacklog)")
     }
 
+    @Test("suspend stops the deliveries of a chunk that decodes to many; resume finishes byte-exact")
+    func suspendMidChunk() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        let transport = try CurlTestSupport.transport()
+        defer { transport.shutdown() }
+        // One read of this body decodes to many 64 KiB deliveries.
+        let body = CompressibleBody.segments(16, of: 1 << 20)
+        server.enqueue(Self.coded(body.gzip, "gzip"))
+        struct Seen { var offset = 0, suspended = false, suspendedOnce = false, deliveredWhileSuspended = 0, mismatch: Int? }
+        let seen = Locked(Seen())
+        let slot = Locked<(any TransportTransfer)?>(nil)
+        let sink = CurlRecordingSink(keepsBody: false) { event in
+            guard case .body(let chunk) = event else { return }
+            let suspendNow = seen.withLock { seen -> Bool in
+                if seen.mismatch == nil { seen.mismatch = body.firstMismatch(in: chunk, at: seen.offset) }
+                if seen.suspended { seen.deliveredWhileSuspended += 1 }
+                seen.offset += chunk.count
+                guard seen.offset >= 1 << 20, !seen.suspendedOnce else { return false }
+                seen.suspended = true
+                seen.suspendedOnce = true
+                return true
+            }
+            // On the loop's thread, inside the write callback: no later delivery of this chunk may follow.
+            if suspendNow { slot.withLock { $0 }?.suspend() }
+        }
+        let (_, transfer) = CurlTestSupport.start(TransportRequest(url: server.url("/gz"), flowControlWindow: 64 << 20),
+                                                  on: transport, sink: sink)
+        slot.withLock { $0 = transfer }
+        try await sink.wait { $0.received >= 1 << 20 || $0.isCompleted }
+        // The flag is cleared before resume(), so only a delivery made while suspended counts.
+        let whileSuspended = seen.withLock { seen in
+            seen.suspended = false
+            return seen.deliveredWhileSuspended
+        }
+        #expect(whileSuspended == 0)
+        transfer.resume()
+        let result = try await sink.completion()
+        CurlTestSupport.expectContract(result)
+        #expect(result.error == nil)
+        let final = seen.withLock { $0 }
+        #expect(final.offset == body.decodedCount)
+        #expect(final.mismatch == nil)
+    }
+
     @Test("a truncated, corrupt or overlong coded body fails as an invalid response")
     func brokenBodiesFail() async throws {
         let server = try TestServer()

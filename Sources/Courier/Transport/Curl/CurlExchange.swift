@@ -333,6 +333,13 @@ final class CurlExchange {
             }
             // Less than asked for: the chunk is used up and its decoded bytes are all delivered.
             if produced < capacity { return bytes.count }
+            // One chunk can decode to many deliveries: a suspend or cancel asked for meanwhile
+            // stops them here, as it stops a plain body at its next chunk (see receiveBody).
+            if handle.suspendRequested.load(ordering: .relaxed) || handle.cancelRequested.load(ordering: .relaxed) {
+                _ = state.handle(.chunkDeferred)
+                redeliveredPrefix = bytes.count - wire.count
+                return Int(CCURL_WRITEFUNC_PAUSE)
+            }
         }
     }
 
