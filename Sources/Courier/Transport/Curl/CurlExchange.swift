@@ -227,6 +227,7 @@ final class CurlExchange {
         decodingRefusal = nil
         decodingFailure = nil
         redeliveredPrefix = 0
+        responseStatus = nil
         easy?.clearErrorDetail()
     }
 
