@@ -77,14 +77,24 @@ import CourierLocking
         }
     }
 
-    /// Cancels `task` from the delegate queue, and only while it still runs.
+    /// Cancels `task` from the delegate queue, and only while it still runs: at once when called
+    /// there (transfers end there, so the task is cancelled before their end is reported).
     ///
     /// FoundationNetworking can crash when `cancel()` races the task's completion; doing it on the
     /// queue that delivers completions, after checking the task state, keeps the two apart as far
-    /// as the client can.
+    /// as the client can. It also crashes ("Transfer completed, but there's no response") when a
+    /// connection whose response head never ended closes before the cancel reaches it: a server
+    /// that holds a head open until the request times out, then closes. Cancelling before the
+    /// timeout is reported, rather than in a later operation, puts the cancel ahead of whatever
+    /// the caller and the server do next.
     func cancelTask(_ task: URLSessionTask) {
-        delegateQueue.addOperation {
+        let cancelIfRunning: @Sendable () -> Void = {
             if task.state == .running || task.state == .suspended { task.cancel() }
+        }
+        if OperationQueue.current === delegateQueue {
+            cancelIfRunning()
+        } else {
+            delegateQueue.addOperation(cancelIfRunning)
         }
     }
 }
