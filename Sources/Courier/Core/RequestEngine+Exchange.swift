@@ -171,6 +171,19 @@ extension RequestEngine {
                 responseCode: 101, url: head.url))
             return
         }
+        if head.statusCode < 200 {
+            // Transports skip interim responses; FoundationNetworking (the URLSession transport
+            // on Linux) instead reports the first one as the response, and the final status and
+            // headers are lost: failing beats answering with a 1xx status and someone else's body.
+            stop(exchange, failing: CourierError(.invalidResponse, "The transport reported the interim response \(head.statusCode) "
+                + "as the final one, so the final status and headers are unknown (FoundationNetworking does this; "
+                + "the curl transport reads past interim responses).", responseCode: head.statusCode, url: head.url))
+            return
+        }
+        if let problem = head.contentLengthProblem {
+            stop(exchange, failing: CourierError(.invalidResponse, problem, responseCode: head.statusCode, url: head.url))
+            return
+        }
         storeCookies(from: head)
         let response = LazyHTTPResponse(head: head)
         if let redirect = redirectRequest(for: head, after: exchange.request) {

@@ -186,6 +186,29 @@ import Foundation
     /// The body length the server announced, or -1 (none, or a content coding that the transport
     /// decodes). Meaningless for HEAD, 1xx, 204 and 304.
     public let expectedContentLength: Int64
+
+    /// Why this head's `Content-Length` cannot be trusted, or `nil` when it can (or is absent, or
+    /// `Transfer-Encoding` overrides it): RFC 9112 §6.3 makes a response whose length is not one
+    /// non-negative decimal number invalid. Repeated fields are joined, so two fields with
+    /// different values arrive here as a list (`5, 6`), like a list sent in one field; a list of
+    /// one value repeated (`5, 5`) is accepted (RFC 9110 §8.6). Transports read such a body by
+    /// one of the values (libcurl by the last, or until the connection closes when the number
+    /// overflows), so the body handed out could be cut short or run into the next response.
+    var contentLengthProblem: String? {
+        guard headers.value(for: "Transfer-Encoding") == nil, let value = headers.value(for: "Content-Length") else { return nil }
+        let values = value.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmedASCII }
+        let quoted = WireSyntax.quoted(value.count > 64 ? value.prefix(64) + "…" : value)
+        guard let first = values.first, values.allSatisfy({ $0 == first }) else {
+            return "The response has conflicting Content-Length values (\(quoted))."
+        }
+        guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return "The response's Content-Length is not a number of bytes (\(quoted))."
+        }
+        guard Int64(first) != nil else {
+            return "The response's Content-Length is too large to be a body length (\(quoted))."
+        }
+        return nil
+    }
 }
 
 /// What a transport reports about one exchange.
