@@ -204,4 +204,18 @@ extension CourierError {
     static func transportHeadLimitMessage(_ detail: String) -> String {
         "The response head is larger than the transport accepts (libcurl allows 300 KiB in total): \(detail)."
     }
+
+    /// libcurl keeps one header line in a buffer of at most 100 KiB and reports a longer line as
+    /// "Out of memory" (`CURLE_OUT_OF_MEMORY`); callers check that the head was being read.
+    static let transportHeaderLineLimitMessage = "A response header line is longer than the transport accepts "
+        + "(libcurl allows 100 KiB per line and reports a longer one as \"Out of memory\")."
+
+    /// Whether libcurl's `message` (under both transports on Linux) says the response's framing
+    /// is broken: bad chunked framing (libcurl 7.x "… in chunked-encoding", 8.x "chunk …",
+    /// "invalid chunk size …") or a `Content-Length` it cannot read. Libcurl reports these as
+    /// receive errors; they are the server's malformed reply, not a lost connection.
+    static func isMalformedFraming(_ message: String) -> Bool {
+        message.contains("in chunked-encoding") || message.hasPrefix("chunk ") || message.hasPrefix("invalid chunk size")
+            || message.hasPrefix("Invalid Content-Length")
+    }
 }

@@ -42,10 +42,21 @@ struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension CourierError {
-    /// The error for a transfer libcurl ended with `code`; `detail` is the transfer's error buffer.
-    init(curl code: Int32, detail: String, url: URL) {
+    /// The error for a transfer libcurl ended with `code`; `detail` is the transfer's error buffer;
+    /// `readingHead` is whether a status line had arrived and the head had not ended yet.
+    init(curl code: Int32, detail: String, url: URL, readingHead: Bool = false) {
         let error = CurlError(code: code)
         var message = detail.isEmpty ? error.text : detail
+        // A header line over libcurl's 100 KiB buffer is "Out of memory"; only while the head is
+        // read is that the likely cause (a real shortage elsewhere keeps its own kind).
+        if code == CCURLE_OUT_OF_MEMORY, readingHead {
+            self.init(.responseTooLarge, Self.transportHeaderLineLimitMessage, underlyingError: error, url: url)
+            return
+        }
+        if code == CCURLE_RECV_ERROR, Self.isMalformedFraming(message) {
+            self.init(.invalidResponse, "The response's framing is malformed: \(message).", underlyingError: error, url: url)
+            return
+        }
         // A reply without a status line is HTTP/0.9 to libcurl, which refuses it as an
         // "unsupported protocol": the URL was fine, the server's answer was not HTTP.
         if code == CCURLE_UNSUPPORTED_PROTOCOL, detail.contains("HTTP/0.9") {

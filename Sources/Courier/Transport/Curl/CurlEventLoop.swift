@@ -395,7 +395,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 : CourierError(.invalidResponse, "The server ended the exchange without a response head.", url: request.url)
         case .curl(let code):
             error = (exchange.failure ?? bodyFailure)?.with(url: request.url) ?? exchange.decodingFailure
-                ?? CourierError(curl: code, detail: detail, url: request.url)
+                ?? CourierError(curl: code, detail: detail, url: request.url, readingHead: exchange.readingHead)
         case .failed(let failure):
             error = failure.error.with(url: request.url)
         case .cancelled:

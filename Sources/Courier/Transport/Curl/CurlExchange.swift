@@ -100,6 +100,9 @@ final class CurlExchange {
     /// Whether the final response head was delivered.
     var headDelivered: Bool { parser.isComplete }
 
+    /// Whether a status line arrived and its head has not ended yet.
+    var readingHead: Bool { parser.isReadingHead }
+
     /// The earliest instant at which a Courier timeout could fire, if any.
     var timeoutInstant: ContinuousClock.Instant? {
         var instant = handle.request.deadline

@@ -15,6 +15,9 @@ struct CurlResponseParser {
     /// Whether any status line has been read (an interim or the final head).
     var hasStarted: Bool { isComplete || statusCode != nil }
 
+    /// Whether a status line has been read and its head has not ended yet.
+    var isReadingHead: Bool { statusCode != nil && !isComplete }
+
     /// Feeds one header line; returns the head when this line (the blank line) completes a final head.
     mutating func consume(_ line: UnsafeRawBufferPointer, url: URL) -> ResponseHead? {
         guard !isComplete else { return nil }

@@ -430,6 +430,11 @@ extension URLSessionTransferState.End {
                     return CourierError(.connectionLost, "The server closed the connection without sending a response.",
                                         underlyingError: urlError, url: url)
                 }
+                // libcurl under FoundationNetworking reports a header line over 100 KiB as "Out of
+                // memory"; before the head is complete that is the likely cause.
+                if !afterHead, (urlError.userInfo[NSLocalizedDescriptionKey] as? String) == "Out of memory" {
+                    return CourierError(.responseTooLarge, CourierError.transportHeaderLineLimitMessage, underlyingError: urlError, url: url)
+                }
                 return CourierError(urlError: urlError, url: url)
             }
             return CourierError(wrapping: error, url: url)
