@@ -220,6 +220,11 @@ extension CourierError {
             self.init(.responseTooLarge, Self.transportHeadLimitMessage(message), underlyingError: urlError, url: url ?? urlError.failingURL)
             return
         }
+        if Self.isUndecodableBody(message) {
+            self.init(.invalidResponse, "The response body cannot be decoded: \(message).", underlyingError: urlError,
+                      url: url ?? urlError.failingURL)
+            return
+        }
         if Self.isMalformedFraming(message) {
             self.init(.invalidResponse, "The response's framing is malformed: \(message).", underlyingError: urlError,
                       url: url ?? urlError.failingURL)

@@ -218,4 +218,11 @@ extension CourierError {
         message.contains("in chunked-encoding") || message.hasPrefix("chunk ") || message.hasPrefix("invalid chunk size")
             || message.hasPrefix("Invalid Content-Length")
     }
+
+    /// Whether libcurl's `message` says a body in a content coding (gzip, deflate, br, zstd)
+    /// could not be decoded. The curl transport has the code (`CURLE_BAD_CONTENT_ENCODING`);
+    /// FoundationNetworking keeps only the sentence.
+    static func isUndecodableBody(_ message: String) -> Bool {
+        message.hasPrefix("Error while processing content unencoding") || message.hasPrefix("Unrecognized content encoding")
+    }
 }
