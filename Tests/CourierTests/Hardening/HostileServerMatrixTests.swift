@@ -1,0 +1,327 @@
+import Testing
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@_spi(Transport) @testable import Courier
+import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 23's hostile-server matrix: each case is a raw TCP server (``ScriptedReplyServer``)
+/// playing one broken or hostile reply to both transports. Every case checks the exact outcome,
+/// that the request ended well before its 30 s timeout (or soon after the short one it sets), and
+/// that no socket to the server is left open once the session is dropped and the server stopped.
+/// Process-wide descriptor and thread counts are checked by ``ResourceHygieneTests``, which runs
+/// alone.
+///
+/// | Case | curl | URLSession | Notes |
+/// | --- | --- | --- | --- |
+/// | garbage instead of a status line | invalidResponse | invalidResponse | also `NonHTTPReplyTests` |
+/// | status line, then close | invalidResponse | not run | FoundationNetworking traps (SIGILL) |
+/// | a head that never ends | responseTooLarge | responseTooLarge | libcurl's 300 KiB head cap |
+/// | a head that stops half way, held open | timedOut | timedOut | the 2 s idle timeout |
+/// | one 1 MiB header line | responseTooLarge | responseTooLarge | libcurl's 100 KiB line buffer ("Out of memory") |
+/// | 100,000 short header lines | responseTooLarge | responseTooLarge | libcurl's 300 KiB head cap |
+/// | chunked: bad hex size | invalidResponse | invalidResponse | |
+/// | chunked: no CRLF after the data | invalidResponse | invalidResponse | |
+/// | chunked: chunk longer than declared | invalidResponse | invalidResponse | |
+/// | chunked: closed before the last chunk | connectionLost | connectionLost | |
+/// | Content-Length longer than the body, then close | connectionLost | connectionLost | |
+/// | two Content-Length fields, different | invalidResponse | invalidResponse | Courier's check (libcurl took the last) |
+/// | Content-Length list `5, 6` | invalidResponse | invalidResponse | Courier's check (libcurl took the first) |
+/// | Content-Length list `5, 5` | 200 | 200 | one value repeated is allowed (RFC 9110 §8.6) |
+/// | negative Content-Length | invalidResponse | invalidResponse | |
+/// | overflowing Content-Length | invalidResponse | invalidResponse | Courier's check (libcurl read to the close) |
+/// | 100 Continue without Expect | 200 | invalidResponse | FoundationNetworking reports the 100 as final |
+/// | 102, 103 with headers, 100, then 200 | 200 | invalidResponse | same |
+/// | HTTP/1.0 close-delimited body | 200, whole body | 200, whole body | |
+/// | chunked with trailers | 200 | not run | FoundationNetworking traps (SIGILL) |
+/// | unsolicited 101 | invalidResponse | invalidResponse | `NonHTTPReplyTests` |
+/// | upload: server stops reading mid-body | timedOut | timedOut | `HostileUploadTests`, 2 s idle timeout |
+/// | upload: 413 early, then close | 413 | 413 | `HostileUploadTests` |
+/// | gzip corrupt half way | invalidResponse | invalidResponse | |
+/// | gzip truncated (right Content-Length) | 200, partial body | 200, partial body | known defect, `withKnownIssue` |
+/// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
+/// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
+@Suite struct HostileServerMatrixTests {
+    /// What a case must end with on one transport.
+    enum Outcome: Sendable, Equatable {
+        /// Fails with exactly this kind.
+        case fails(CourierError.Kind)
+        /// Succeeds with this status and body.
+        case succeeds(status: Int, body: Data)
+        /// Not run on this transport, for this reason.
+        case notRun(String)
+    }
+
+    /// One hostile reply and what each transport must make of it.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let script: [ScriptedReplyServer.Step]
+        let curl: Outcome
+        let urlSession: Outcome
+        /// The idle timeout; cases that end by timing out set a short one.
+        var timeout: TimeInterval = 30
+
+        var testDescription: String { name }
+
+        func outcome(on transport: TransportUnderTest) -> Outcome {
+            transport == .curl ? curl : urlSession
+        }
+    }
+
+    static let ok = "HTTP/1.1 200 OK\r\n"
+    static let chunked = ok + "Transfer-Encoding: chunked\r\n\r\n"
+    static let foundationTraps = "FoundationNetworking traps the process (SIGILL, \"Transfer completed, but there's no response\")"
+
+    static func reply(_ text: String) -> [ScriptedReplyServer.Step] { [.readHead, .write(Data(text.utf8))] }
+    static func body(_ text: String) -> Data { Data(text.utf8) }
+
+    static let cases: [Case] = [
+        Case(name: "garbage instead of a status line", script: reply("this is not HTTP at all\r\n\r\nnope"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "status line, then close", script: reply(ok),
+             curl: .fails(.invalidResponse), urlSession: .notRun(foundationTraps)),
+        Case(name: "a head that never ends",
+             script: [.readHead, .write(Data(ok.utf8)), .writeForever(Data("X-Endless: \(String(repeating: "e", count: 100))\r\n".utf8))],
+             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
+        Case(name: "a head that stops half way and is held open", script: [.readHead, .write(Data((ok + "X-Half: 1\r\n").utf8)), .hold],
+             curl: .fails(.timedOut), urlSession: .fails(.timedOut), timeout: 2),
+        Case(name: "one 1 MiB header line",
+             script: reply(ok + "X-Big: \(String(repeating: "a", count: 1 << 20))\r\nContent-Length: 2\r\n\r\nok"),
+             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
+        Case(name: "100,000 short header lines",
+             script: reply(ok + (0..<100_000).map { "X-\($0): v\r\n" }.joined() + "Content-Length: 2\r\n\r\nok"),
+             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
+        Case(name: "chunked: bad hex size", script: reply(chunked + "zz\r\nabc\r\n0\r\n\r\n"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "chunked: no CRLF after the data", script: reply(chunked + "3\r\nabcXY5\r\nhello\r\n0\r\n\r\n"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "chunked: chunk longer than declared", script: reply(chunked + "3\r\nabcdefgh\r\n0\r\n\r\n"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "chunked: closed before the last chunk", script: reply(chunked + "5\r\nhello\r\n"),
+             curl: .fails(.connectionLost), urlSession: .fails(.connectionLost)),
+        Case(name: "Content-Length longer than the body, then close", script: reply(ok + "Content-Length: 100\r\n\r\nshort"),
+             curl: .fails(.connectionLost), urlSession: .fails(.connectionLost)),
+        Case(name: "two different Content-Length fields", script: reply(ok + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "Content-Length list 5, 6", script: reply(ok + "Content-Length: 5, 6\r\n\r\nhello!"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "Content-Length list 5, 5", script: reply(ok + "Content-Length: 5, 5\r\n\r\nhello"),
+             curl: .succeeds(status: 200, body: body("hello")), urlSession: .succeeds(status: 200, body: body("hello"))),
+        Case(name: "negative Content-Length", script: reply(ok + "Content-Length: -5\r\n\r\nhello"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "overflowing Content-Length", script: reply(ok + "Content-Length: 99999999999999999999999\r\n\r\nhello"),
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(name: "100 Continue without Expect", script: reply("HTTP/1.1 100 Continue\r\n\r\n" + ok + "Content-Length: 5\r\n\r\nhello"),
+             curl: .succeeds(status: 200, body: body("hello")), urlSession: .fails(.invalidResponse)),
+        Case(name: "102, 103 with headers, 100, then 200",
+             script: reply("HTTP/1.1 102 Processing\r\nX-Step: 1\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                           + "HTTP/1.1 100 Continue\r\n\r\n" + ok + "Content-Length: 5\r\n\r\nhello"),
+             curl: .succeeds(status: 200, body: body("hello")), urlSession: .fails(.invalidResponse)),
+        Case(name: "HTTP/1.0 close-delimited body",
+             script: reply("HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n" + String(repeating: "0123456789", count: 10_000)),
+             curl: .succeeds(status: 200, body: body(String(repeating: "0123456789", count: 10_000))),
+             urlSession: .succeeds(status: 200, body: body(String(repeating: "0123456789", count: 10_000)))),
+        Case(name: "chunked with trailers", script: reply(ok + "Transfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\r\n\r\n"),
+             curl: .succeeds(status: 200, body: body("hello")), urlSession: .notRun(foundationTraps)),
+        Case(name: "gzip corrupt half way", script: Gzip.corrupt,
+             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+    ]
+
+    @Test(arguments: TransportUnderTest.available, cases)
+    func hostileReply(transport: TransportUnderTest, hostile: Case) async throws {
+        let expected = hostile.outcome(on: transport)
+        if case .notRun = expected { return }
+        let server = try ScriptedReplyServer(hostile.script)
+        let outcome = try await Self.run(transport, server: server, timeout: hostile.timeout)
+        #expect(server.connectionCount >= 1)
+        switch expected {
+        case .fails(let kind):
+            #expect(outcome.response.error?.kind == kind, "\(outcome.response.error.map { "\($0)" } ?? "succeeded")")
+            #expect(outcome.response.value == nil)
+        case .succeeds(let status, let body):
+            #expect(outcome.response.error == nil, "\(outcome.response.error.map { "\($0)" } ?? "")")
+            #expect(outcome.response.response?.statusCode == status)
+            #expect(outcome.response.value == body)
+        case .notRun:
+            break
+        }
+        Self.expectEndedInTime(outcome.elapsed, timeout: hostile.timeout)
+        await Self.expectNoSocketLeft(toPort: server.port)
+    }
+
+    /// The matrix's "gzip truncated" row: libcurl decodes gzip under both transports and does not
+    /// check that the stream ended, so a body cut at a deflate block boundary, with a
+    /// `Content-Length` that matches what was sent, comes out as a success with part of the data.
+    /// Courier sees only decoded bytes on either transport; catching this needs Courier to decode
+    /// itself (see the report on issue 23). Recorded as a known issue so that a fix shows up.
+    @Test(arguments: TransportUnderTest.available)
+    func truncatedGzipBodyFails(transport: TransportUnderTest) async throws {
+        let server = try ScriptedReplyServer(Gzip.truncated)
+        let outcome = try await Self.run(transport, server: server, timeout: 30)
+        withKnownIssue("libcurl accepts a gzip stream without its end; Courier cannot see the coded bytes") {
+            #expect(outcome.response.error?.kind == .invalidResponse, "succeeded with \(outcome.response.value?.count ?? 0) bytes")
+        }
+        #expect((outcome.response.value?.count ?? 0) < Gzip.plain.count, "a truncated stream can never give the whole body")
+        Self.expectEndedInTime(outcome.elapsed, timeout: 30)
+        await Self.expectNoSocketLeft(toPort: server.port)
+    }
+
+    // MARK: - Error mapping (units)
+
+    @Test func curlOutOfMemoryIsAHeadLimitOnlyWhileAHeadIsRead() {
+        let url = URL(fileURLWithPath: "/")
+        let inHead = CourierError(curl: CCURLE_OUT_OF_MEMORY, detail: "", url: url, readingHead: true)
+        #expect(inHead.kind == .responseTooLarge)
+        #expect(inHead.message.contains("100 KiB"))
+        let elsewhere = CourierError(curl: CCURLE_OUT_OF_MEMORY, detail: "", url: url, readingHead: false)
+        #expect(elsewhere.kind == .transportFailed)
+    }
+
+    @Test func curlFramingErrorsAreInvalidResponses() {
+        let url = URL(fileURLWithPath: "/")
+        for detail in ["Illegal or missing hexadecimal sequence in chunked-encoding", "Malformed encoding found in chunked-encoding",
+                       "chunk hex-length char not a hex digit: 0x7a", "invalid chunk size: 'zz'"] {
+            #expect(CourierError(curl: CCURLE_RECV_ERROR, detail: detail, url: url).kind == .invalidResponse, "\(detail)")
+        }
+        let cut = CourierError(curl: CCURLE_RECV_ERROR, detail: "Connection reset by peer", url: url)
+        #expect(cut.kind == .connectionLost)
+    }
+
+    @Test func foundationFramingAndCodingErrorsAreInvalidResponses() {
+        func error(_ code: URLError.Code, _ message: String) -> CourierError {
+            CourierError(urlError: URLError(code, userInfo: [NSLocalizedDescriptionKey: message]), url: nil)
+        }
+        #expect(error(.networkConnectionLost, "Malformed encoding found in chunked-encoding").kind == .invalidResponse)
+        #expect(error(.networkConnectionLost, "Invalid Content-Length: value").kind == .invalidResponse)
+        #expect(error(.networkConnectionLost, "Error while processing content unencoding: invalid distance code").kind == .invalidResponse)
+        #expect(error(.networkConnectionLost, "transfer closed with 95 bytes remaining to read").kind == .connectionLost)
+    }
+
+    @Test func contentLengthRules() {
+        func problem(_ fields: [(String, String)]) -> String? {
+            ResponseHead(statusCode: 200, fields: fields.map { (name: $0.0, value: $0.1) }, url: URL(fileURLWithPath: "/"),
+                         httpVersion: "HTTP/1.1").contentLengthProblem
+        }
+        #expect(problem([("Content-Length", "5")]) == nil)
+        #expect(problem([("Content-Length", " 5 ")]) == nil)
+        #expect(problem([("Content-Length", "5, 5")]) == nil)
+        #expect(problem([("Content-Length", "5"), ("Content-Length", "5")]) == nil)
+        #expect(problem([]) == nil)
+        #expect(problem([("Content-Length", "5, 6")]) != nil)
+        #expect(problem([("Content-Length", "5"), ("content-length", "6")]) != nil)
+        #expect(problem([("Content-Length", "-5")]) != nil)
+        #expect(problem([("Content-Length", "+5")]) != nil)
+        #expect(problem([("Content-Length", "")]) != nil)
+        #expect(problem([("Content-Length", "0x10")]) != nil)
+        #expect(problem([("Content-Length", "99999999999999999999999")]) != nil)
+        #expect(problem([("Content-Length", "9223372036854775807")]) == nil)
+        // Transfer-Encoding overrides Content-Length (RFC 9112 §6.3), whatever it says.
+        #expect(problem([("Transfer-Encoding", "chunked"), ("Content-Length", "5, 6")]) == nil)
+    }
+
+    /// The socket check sees a connection while it is open, and not after it is closed.
+    @Test func socketCensusSeesOpenConnections() async throws {
+        let server = try ScriptedReplyServer([.hold])
+        defer { server.stop() }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(server.port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        #expect(SocketCensus.connections(toPort: server.port) == 1)
+        close(client)
+        #expect(await eventually(timeout: .seconds(10)) { SocketCensus.connections(toPort: server.port) == 0 })
+    }
+
+    // MARK: - Helpers
+
+    struct Run {
+        let response: DataResponse<Data, CourierError>
+        let elapsed: Duration
+    }
+
+    /// Sends a GET to `server` on a fresh session with idle timeout `timeout`, drops the session
+    /// and stops the server.
+    static func run(_ transport: TransportUnderTest, server: ScriptedReplyServer, timeout: TimeInterval,
+                    send: @Sendable (Session, URL) async -> DataResponse<Data, CourierError> = { session, url in
+                        await session.request(url).serializingData().response
+                    }) async throws -> Run {
+        defer { server.stop() }
+        let session = makeSession(transport) { $0.requestTimeout = timeout }
+        let started = ContinuousClock.now
+        let response = await send(session, server.url)
+        return Run(response: response, elapsed: ContinuousClock.now - started)
+    }
+
+    /// The request ended well before a 30 s timeout, or within a loose bound after a short one
+    /// (a loaded CI machine can delay anything by seconds, never by tens of them).
+    static func expectEndedInTime(_ elapsed: Duration, timeout: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation) {
+        let bound: Duration = timeout >= 30 ? .seconds(20) : .seconds(timeout + 15)
+        #expect(elapsed < bound, "took \(elapsed)", sourceLocation: sourceLocation)
+    }
+
+    /// No socket of this process is still connected to the server's port once the session is gone
+    /// and the server stopped (sockets in TIME_WAIT belong to no process and do not count). Exact
+    /// even while other tests run: nothing else connects to this port.
+    static func expectNoSocketLeft(toPort port: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let closed = await eventually(timeout: .seconds(15)) { SocketCensus.connections(toPort: port) == 0 }
+        #expect(closed, "\(SocketCensus.connections(toPort: port)) socket(s) to port \(port) still open", sourceLocation: sourceLocation)
+    }
+}
+
+/// Bodies for the gzip rows: a valid stream of 200,000 zeros, cut or corrupted half way.
+enum Gzip {
+    static let plain = Data(count: 200_000)
+    static let stream = DeflateBomb.gzip(zeros: plain.count)
+    static let half = stream.prefix(stream.count / 2)
+
+    /// The first half of the stream, then garbage up to the announced length.
+    static var corrupt: [ScriptedReplyServer.Step] {
+        var body = Data(half)
+        body.append(Data(repeating: 0xFF, count: stream.count - half.count))
+        return [.readHead, .write(Data("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8)), .write(body)]
+    }
+
+    /// The first half of the stream, with a `Content-Length` that matches it.
+    static var truncated: [ScriptedReplyServer.Step] {
+        [.readHead, .write(Data("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(half.count)\r\n\r\n".utf8)), .write(Data(half))]
+    }
+}
+
+/// TCP sockets on this machine, from `/proc/net/tcp`.
+enum SocketCensus {
+    /// Sockets connected to 127.0.0.1:`port` that a process still holds (inode not 0): a client
+    /// descriptor that was never closed, whatever its TCP state.
+    static func connections(toPort port: Int) -> Int {
+        guard let table = read("/proc/net/tcp") else { return -1 }
+        let remote = "0100007F:" + String(format: "%04X", port)
+        return table.split(separator: "\n").dropFirst().reduce(0) { count, line in
+            let columns = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard columns.count > 9, columns[2] == remote, columns[9] != "0" else { return count }
+            return count + 1
+        }
+    }
+
+    /// The whole of a /proc file (Foundation stops after the first page of files that report size 0).
+    static func read(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+    }
+}
