@@ -76,15 +76,10 @@ final class ScriptedReplyServer: Sendable {
         thread.start()
     }
 
-    /// `write(head)` then the script's other steps: a convenience for the common "read the head,
-    /// write these bytes, close" script.
+    /// Reads the request head, writes `reply`, closes: ``RawReplyServer``'s script, with this
+    /// server's clean stop.
     convenience init(reply: Data) throws {
         try self.init([.readHead, .write(reply)])
-    }
-
-    /// `.readHead` then one `.write` per part: the reply as a sequence of writes.
-    convenience init(writes parts: [Data], then last: Step? = nil) throws {
-        try self.init([.readHead] + parts.map { .write($0) } + (last.map { [$0] } ?? []))
     }
 
     private func acceptLoop() {
