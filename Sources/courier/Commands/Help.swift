@@ -70,9 +70,10 @@ enum Help {
         SSL_CERT_DIR replace it, as for OpenSSL and curl). -E/--cert FILE[:PASSWORD] presents a
         client certificate: the first ':' not written '\\:' starts the password ('\\\\' is a
         backslash); --key names the key when FILE does not hold it, --pass gives its password, and
-        --cert-type P12 reads a PKCS#12 file (--cert file.p12:PASSWORD). Without a password,
-        OpenSSL asks for an encrypted PEM key's on the terminal, as with curl. --pinnedpubkey pins
-        the URL's host: a redirect to another host, or to http://, is then not followed.
+        --cert-type P12 reads a PKCS#12 file (--cert file.p12:PASSWORD). Given neither, OpenSSL
+        asks on the terminal for the password of an encrypted PEM key, as with curl.
+        --pinnedpubkey pins the URL's host: a redirect to another host, or to http://, is then
+        not followed.
         -k/--insecure turns certificate checks off and warns each time. With -v, each exchange's
         protocol is printed: * HTTP/2, TLSv1.3, TLS_AES_256_GCM_SHA384.
 
