@@ -46,6 +46,12 @@ import Testing
         (["ftp://example.com/file"], "invalid URL"),
         (["help", "nonsense"], "no command 'nonsense'"),
         (["demo", "extra"], "unexpected argument 'extra'"),
+        (["--cacert", "/nonexistent/courier-ca.pem", "https://127.0.0.1:1/"], "--cacert: cannot read /nonexistent/courier-ca.pem: no such file"),
+        (["--capath", "/nonexistent/courier-ca-dir", "https://127.0.0.1:1/"], "--capath: /nonexistent/courier-ca-dir: no such directory"),
+        (["--cert", "/nonexistent/client.pem:pw", "https://127.0.0.1:1/"], "--cert: cannot read /nonexistent/client.pem: no such file"),
+        (["--pinnedpubkey", "sha256/AAAA", "https://127.0.0.1:1/"], "is not a pin (expected sha256//BASE64"),
+        (["--http1.1", "--http2-prior-knowledge", "http://127.0.0.1:1/"], "cannot be used together"),
+        (["--http2", "http://127.0.0.1:1/"], "--http2 needs an https:// URL"),
     ])
     func usageErrorsExit2WithAMessageAndAHint(arguments: [String], message: String) async throws {
         let result = try await runCLI(arguments)
@@ -63,6 +69,24 @@ import Testing
         let result = try await runCLI(["http://127.0.0.1:\(port.port)/x"])
         #expect(result.status == 3, "\(result)")
         #expect(result.stderrText.contains("cannotConnect"))
+    }
+
+    @Test func insecureWarnsEveryTime() async throws {
+        let port = try ClosedPort()
+        for _ in 0..<2 {
+            let result = try await runCLI(["-k", "https://127.0.0.1:\(port.port)/x"])
+            #expect(result.status == 3, "\(result)")
+            #expect(result.stderrText.hasPrefix("courier: warning: --insecure: the server's certificate is not checked\n"), "\(result)")
+        }
+    }
+
+    @Test func anOptionTheTransportCannotHonourExits2() async throws {
+        let port = try ClosedPort()
+        for option in ["--tlsv1.3", "--http1.1", "-k"] {
+            let result = try await runCLI(["--transport", "urlsession", option, "https://127.0.0.1:\(port.port)/x"])
+            #expect(result.status == 2, "\(option): \(result)")
+            #expect(result.stderrText.contains("courier: invalidConfiguration: The URLSession transport cannot"), "\(option): \(result)")
+        }
     }
 
     @Test func idleTimeoutExits4() async throws {

@@ -137,6 +137,7 @@ import CourierTestSupport
         #expect(stderr.contains("< 200 OK"))
         #expect(stderr.contains("< X-Served-By: test"))
         #expect(stderr.contains("* metrics: transport="))
+        #expect(stderr.contains("\n* HTTP/1.1\n"), "the protocol line, without TLS in the clear: \(stderr)")
         #expect(try CLIOutput.peakRSSKiB(stderr) ?? 0 > 0, "\(stderr)")
         #expect(result.stdoutText == "ok")
     }

@@ -36,6 +36,8 @@ struct FetchOptions: Equatable, Sendable {
     var storeDirectory: String?
     /// `--transport`.
     var transport: TransportName?
+    /// The TLS and HTTP-version options (`--cacert`, `-k`, `--http2`...).
+    var connection = ConnectionOptions()
 
     /// The options `courier [METHOD] URL` accepts.
     static let options: [OptionSpec] = [
@@ -63,6 +65,7 @@ struct FetchOptions: Equatable, Sendable {
                    help: "with -C: the download store directory (or set COURIER_DOWNLOAD_STORE)"),
         OptionSpec("transport", long: "transport", value: "curl|urlsession",
                    help: "choose the transport (default: libcurl on Linux)"),
+    ] + ConnectionOptions.options + [
         OptionSpec("request", short: "X", long: "request", value: "METHOD",
                    help: "the request method (same as the METHOD argument)"),
         OptionSpec("help", short: "h", long: "help", help: "show this help"),
@@ -112,6 +115,7 @@ struct FetchOptions: Equatable, Sendable {
             }
             options.transport = transport
         }
+        options.connection = try ConnectionOptions.make(from: parsed, url: url)
         if options.resumable {
             guard options.output != nil else { throw UsageError("-C/--continue needs -o FILE (a download to resume; not standard output)") }
             guard options.body == nil else { throw UsageError("-C/--continue cannot be used with a request body (\(options.body?.optionName ?? "-d"))") }

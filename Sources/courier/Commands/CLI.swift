@@ -70,6 +70,7 @@ enum CLI {
             return .success
         }
         let options = try FetchOptions.make(from: parsed, environment: environment)
+        try options.connection.checkFiles()
         return await FetchCommand(options: options, interrupts: interrupts, console: console).run()
     }
 }

@@ -20,7 +20,14 @@ struct FetchCommand {
 
     /// Runs the request and returns the exit status.
     func run() async -> ExitCode {
-        let session = makeSession()
+        if options.connection.insecure { console.message(ConnectionOptions.insecureWarning) }
+        let configuration = makeConfiguration()
+        do {
+            try configuration.validate()
+        } catch {
+            return fail(with: error)
+        }
+        let session = makeSession(configuration: configuration)
         if let body = options.body {
             return await upload(body, session: session)
         }
@@ -30,8 +37,9 @@ struct FetchCommand {
         return await printBody(session: session)
     }
 
-    /// A session configured from the options: transport, idle timeout, redirects, store, `-v`.
-    func makeSession() -> Session {
+    /// The session configuration the options ask for: transport, idle timeout, redirects, TLS and
+    /// HTTP version.
+    func makeConfiguration() -> SessionConfiguration {
         var configuration = SessionConfiguration.default
         switch options.transport {
         case .curl: configuration.transport = .curl
@@ -41,6 +49,35 @@ struct FetchCommand {
         if let timeout = options.timeout { configuration.requestTimeout = timeout }
         if let maxRedirects = options.maxRedirects { configuration.maximumRedirects = maxRedirects }
         configuration.cookies = .none
+        configuration.tls = options.connection.tlsConfiguration(host: options.url.host ?? "")
+        configuration.httpVersion = options.connection.httpVersion
+        if !options.connection.pins.isEmpty {
+            configuration.redirectPolicy = Self.pinnedRedirects(host: options.url.host ?? "", console: console)
+        }
+        return configuration
+    }
+
+    /// With `--pinnedpubkey`: redirects are followed only to https URLs of the pinned host, so that no
+    /// part of the transfer escapes the pins; any other redirect is reported and its 3xx is the response.
+    static func pinnedRedirects(host: String, console: Console) -> RedirectPolicy {
+        RedirectPolicy { proposed, _ in
+            guard staysPinned(proposed.url, host: host) else {
+                console.message("courier: warning: --pinnedpubkey: not following the redirect to "
+                                + "\(proposed.url?.absoluteString ?? "?") (only https://\(host) is pinned)")
+                return nil
+            }
+            return proposed
+        }
+    }
+
+    /// Whether a redirect to `url` stays under the pins of `host`: https, and the same host.
+    static func staysPinned(_ url: URL?, host: String) -> Bool {
+        guard let url, url.scheme?.lowercased() == "https", let target = url.host else { return false }
+        return target.lowercased() == host.lowercased()
+    }
+
+    /// A session with `configuration`, the store and `-v`.
+    func makeSession(configuration: SessionConfiguration) -> Session {
         let storeDirectory = options.storeDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DownloadStore.defaultDirectory
         return Session(configuration: configuration,

@@ -64,6 +64,19 @@ enum Help {
         its argument is JSON and sends it as application/json; -F builds a multipart form, and
         -F name=@FILE streams the file as a file part. Only one kind of body per request.
 
+        TLS and HTTP versions, spelled as in curl: --cacert FILE and --capath DIR trust only the
+        certificate authorities they name; unlike curl on Debian, --cacert replaces the system
+        store instead of adding to it. Without them the system store is used (SSL_CERT_FILE and
+        SSL_CERT_DIR replace it, as for OpenSSL and curl). -E/--cert FILE[:PASSWORD] presents a
+        client certificate: the first ':' not written '\\:' starts the password ('\\\\' is a
+        backslash); --key names the key when FILE does not hold it, --pass gives its password, and
+        --cert-type P12 reads a PKCS#12 file (--cert file.p12:PASSWORD). Given neither, OpenSSL
+        asks on the terminal for the password of an encrypted PEM key, as with curl.
+        --pinnedpubkey pins the URL's host: a redirect to another host, or to http://, is then
+        not followed.
+        -k/--insecure turns certificate checks off and warns each time. With -v, each exchange's
+        protocol is printed: * HTTP/2, TLSv1.3, TLS_AES_256_GCM_SHA384.
+
         Options:
         \(OptionHelp.lines(for: FetchOptions.options))
 
@@ -114,6 +127,8 @@ enum Help {
           courier PUT https://api.example.com/files/report.pdf -d @report.pdf
           courier https://api.example.com/photos -F title=Holiday -F photo=@beach.jpg
           courier -C -o big.iso https://example.com/big.iso   # Ctrl-C, then run it again to continue
+          courier --cacert ca.pem --cert client.pem --key client.key https://internal.example/api
+          courier --http2-prior-knowledge http://localhost:8080/   # cleartext HTTP/2 (h2c)
         """
     }
 }

@@ -5,7 +5,8 @@ import FoundationNetworking
 #endif
 
 /// The `-v` event monitor: prints each request head exactly as it goes to the transport (`> `
-/// lines, in order) and each response head as it arrives (`< ` lines) to standard error.
+/// lines, in order), each response head as it arrives (`< ` lines), and the protocol each exchange
+/// used (`* HTTP/2, TLSv1.3, TLS_AES_256_GCM_SHA384`) to standard error.
 ///
 /// Events arrive on the request's executor; printing a few lines there is quick enough.
 struct VerboseMonitor: EventMonitor {
@@ -26,6 +27,18 @@ struct VerboseMonitor: EventMonitor {
     func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {
         printHead(response)
         console.message("* following the redirect to \(urlRequest.url?.absoluteString ?? "?")")
+    }
+
+    func request(_ request: any Request, didCompleteExchangeWith metrics: TransferMetrics, error: CourierError?) {
+        if let line = Self.protocolLine(metrics) { console.message(line) }
+    }
+
+    /// `* HTTP/2, TLSv1.3, TLS_AES_256_GCM_SHA384`: the protocol an exchange used, with its TLS
+    /// version and cipher when the transport knows them (just `* HTTP/1.1` in the clear); nil when
+    /// no response came.
+    static func protocolLine(_ metrics: TransferMetrics) -> String? {
+        guard let httpVersion = metrics.httpVersion else { return nil }
+        return "* " + ([httpVersion] + [metrics.tlsVersion, metrics.tlsCipherSuite].compactMap { $0 }).joined(separator: ", ")
     }
 
     func request(_ request: any Request, willRetryAfter delay: Duration, dueTo error: CourierError) {
