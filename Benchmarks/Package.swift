@@ -5,7 +5,8 @@ import PackageDescription
 // One executable per client so that each client's peak RSS is its own:
 //   bench-courier     Courier's public API (curl and URLSession transports) and its transport driven directly
 //   bench-urlsession  raw FoundationNetworking URLSession (async data(for:) / download(for:))
-//   bench-ahc         AsyncHTTPClient 1.37 (execute + collect, or streaming into a file descriptor)
+//   bench-ahc         AsyncHTTPClient 1.37 (execute + collect, or streaming into a file descriptor; HTTPS
+//                     with the benchmark's CA as its only trust root through NIOSSL)
 // The orchestrator is run.py (see README.md).
 let package = Package(
     name: "CourierBenchmarks",
@@ -14,6 +15,7 @@ let package = Package(
         .package(name: "Courier", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.36.0"),
     ],
     targets: [
         .target(name: "BenchSupport", path: "Sources/BenchSupport"),
@@ -34,6 +36,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Sources/bench-ahc"
         ),

@@ -3,8 +3,8 @@ import json
 import statistics
 import sys
 
-ORDER = ["wrk", "curl", "urlsession", "ahc", "courier-curl", "courier-urlsession", "transport-curl",
-         "transport-urlsession", "courier-curl+dedupe", "courier-urlsession+dedupe"]
+ORDER = ["openssl-s_time", "wrk", "curl", "urlsession", "ahc", "courier-curl", "courier-urlsession", "transport-curl",
+         "transport-urlsession", "courier-curl+dedupe", "courier-urlsession+dedupe", "courier-curl+onlyca"]
 LABELS = {
     "wrk": "wrk 4.1 (anchor; 5 s loop)",
     "curl": "curl CLI (one process)",
@@ -16,8 +16,26 @@ LABELS = {
     "transport-urlsession": "URLSessionTransport driven directly",
     "courier-curl+dedupe": "**Courier**, curl transport, dedupe on",
     "courier-urlsession+dedupe": "**Courier**, URLSession transport, dedupe on",
+    "openssl-s_time": "`openssl s_time -new` (handshake reference)",
+    "courier-curl+onlyca": "Courier, curl transport, `.only([CA])` (not judged)",
 }
+# The HTTPS workloads run the plain ones' code (run.py, BenchSupport): what each is, and its warm-up.
+KIND = {"h1seq": "seq", "h1conc": "conc", "h2conc32": "conc", "h2conc256": "conc", "tlscold": "cold"}
+TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
+WORKLOAD_ORDER = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS)
+
+
+def kind(wl):
+    return KIND.get(wl, wl)
+
+
 def titles(params):
+    # Raw files from before a workload existed have no parameters for it: default them.
+    defaults = {"h1seq": (5000, 1), "h1conc": (50000, 32), "h2conc32": (50000, 32), "h2conc256": (50000, 256),
+                "tlscold": (32, 32)}
+    params = dict(params)
+    for wl, (n0, c0) in defaults.items():
+        params.setdefault(wl, {"n": n0, "c": c0})
     n = lambda wl: f"{params[wl]['n']:,}"
     return {
         "seq": f"A. {n('seq')} GETs of a 100-byte JSON, one at a time",
@@ -27,6 +45,11 @@ def titles(params):
         "json": f"D. {n('json')} GETs of a 64 KiB JSON decoded into a Decodable, {params['json']['c']} in flight",
         "dedupe": f"F. Dedupe: {n('dedupe')} identical concurrent GETs of a 1 MiB body",
         "resume": "G. Resume: a 64 MiB download interrupted at 50%, finished by a new session",
+        "h1seq": f"H. HTTPS, HTTP/1.1: {n('h1seq')} GETs of a 100-byte JSON, one at a time (A over TLS)",
+        "h1conc": f"H. HTTPS, HTTP/1.1: {n('h1conc')} GETs of a 100-byte JSON, {params['h1conc']['c']} in flight (B over TLS)",
+        "h2conc32": f"I. HTTP/2: {n('h2conc32')} GETs of a 100-byte JSON, {params['h2conc32']['c']} in flight",
+        "h2conc256": f"I. HTTP/2: {n('h2conc256')} GETs of a 100-byte JSON, {params['h2conc256']['c']} in flight",
+        "tlscold": f"J. TLS cold start: {params['tlscold']['c']} new HTTPS/1.1 connections at once",
     }
 
 
@@ -42,6 +65,15 @@ WHAT = {
     "dldisk": "MB/s for one GET of 1 GiB written to a file: Courier `download(_:to: .file(...))`, URLSession "
               "`download(for:)` + move, AsyncHTTPClient streaming chunks into a file descriptor, curl `-o file`. "
               "The file is deleted and `sync` runs before the next run.",
+    "h1seq": "A over HTTPS on nginx's `ssl`-only server (no h2 in ALPN): Courier `httpVersion = .http1_1`, "
+             "AsyncHTTPClient `.http1Only`, curl `--http1.1`; one connection. Steady state after the warm-up, as A; "
+             "the cold phase (the first request of a new client: its handshake) is in the cold-phase table below.",
+    "h1conc": "B over HTTPS/HTTP/1.1, 32 connections (nginx's count per run in the table: the warm-up included). "
+              "curl: `-Z --parallel-immediate --parallel-max 32 --http1.1`; wrk: `-c32`, 5 s (no certificate check).",
+    "h2conc32": "B over HTTP/2 (ALPN) on nginx's `ssl http2` server: Courier and AsyncHTTPClient `httpVersion = "
+                ".automatic`, curl `--http2 -Z --parallel-max N` (without `--parallel-immediate`, so that curl "
+                "multiplexes). Connections per run are counted by nginx; nginx allows 128 streams per connection "
+                "(`http2_max_concurrent_streams`), so the ideal is 1 connection here and 2 with 256 in flight.",
     "json": "Requests per second; each 65,536-byte body is decoded with Foundation's JSONDecoder into "
             "`Catalog { items: [Item] (852), pad }` (Courier: `serializingDecodable(Catalog.self)`; the others "
             "decode in the worker task). curl only downloads (no decoding), so its ratio is an upper bound. "
@@ -69,11 +101,27 @@ def ratio(a, b, invert=False):
 
 
 def warmup(client, wl, n, c):
-    if client in ("wrk", "curl"):
+    if client in ("wrk", "curl", "openssl-s_time"):
         return 0
-    if wl in ("seq", "conc", "json"):
+    if kind(wl) in ("seq", "conc", "json"):
         return max(c, min(100, n // 50))
     return 0
+
+
+def counts(runs, key):
+    """Per-run values of an integer field, e.g. "32, 32, 32"."""
+    vals = [r.get(key) for r in runs if r.get(key) is not None]
+    return ", ".join(str(int(v)) for v in vals) if vals else "—"
+
+
+def protocol(runs):
+    """The protocols the server saw (per connection) and the client reported, e.g. "HTTP/2.0 (TLSv1.3)"."""
+    seen = set()
+    for r in runs:
+        for proto in (r.get("server_protocols") or {}):
+            tls = "/".join(sorted((r.get("server_tls") or {}).keys()))
+            seen.add(proto + (f" {tls}" if tls else ""))
+    return ", ".join(sorted(seen)) or "—"
 
 
 class Rows:
@@ -103,22 +151,25 @@ class Rows:
 
 def throughput_table(results, wl):
     rows = Rows(results, wl)
-    key = "rps" if wl in ("seq", "conc", "json") else "mbps"
+    tls = wl in TLS_WORKLOADS
+    key = "rps" if kind(wl) in ("seq", "conc", "json") else "mbps"
     unit = "req/s" if key == "rps" else "MB/s"
     base = {b: rows.m(b, key) for b in ("urlsession", "ahc", "curl")}
-    head = ["client", f"median {unit}", "÷ URLSession", "÷ AHC", "÷ curl"]
-    if wl == "seq":
+    head = ["client", f"median {unit}"] + ([] if tls else ["÷ URLSession"]) + ["÷ AHC", "÷ curl"]
+    if kind(wl) == "seq":
         head += ["p50 µs", "p99 µs"]
     head += ["peak RSS MiB", "CPU µs/req" if key == "rps" else "CPU s", "runs", "load1", "errors"]
-    if wl == "seq":
+    if kind(wl) == "seq":
         head.insert(-3, "vol. switches/req")
+    if tls:
+        head[-3:-3] = ["nginx CPU µs/req", "connections (nginx, per run)", "protocol (nginx)"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in rows.clients:
         ok = rows.ok(c)
         v = rows.m(c, key)
-        cells = [LABELS.get(c, c), f"**{fmt(v)}**" if c.startswith("courier") else fmt(v),
-                 ratio(v, base["urlsession"]), ratio(v, base["ahc"]), ratio(v, base["curl"])]
-        if wl == "seq":
+        cells = [LABELS.get(c, c), f"**{fmt(v)}**" if c.startswith("courier") else fmt(v)]
+        cells += ([] if tls else [ratio(v, base["urlsession"])]) + [ratio(v, base["ahc"]), ratio(v, base["curl"])]
+        if kind(wl) == "seq":
             cells += [fmt(rows.m(c, "p50_us")), fmt(rows.m(c, "p99_us"))]
         rss = rows.m(c, "peak_rss_kb")
         cells.append(fmt(rss / 1024 if rss else None, 1))
@@ -132,14 +183,103 @@ def throughput_table(results, wl):
             cells.append(fmt(med(per)) if c != "wrk" else "—")
         else:
             cells.append(fmt(med(cpu), 2))
-        if wl == "seq":
+        if kind(wl) == "seq":
             sw = [r.get("vol_cs") / ((r.get("n") or 1) + warmup(c, wl, r.get("n") or 0, 1)) for r in ok if r.get("vol_cs") is not None]
             cells.append(fmt(med(sw), 1) if c != "wrk" else "—")
+        if tls:
+            # The server's side of the cost: nginx's worker CPU over the run ÷ the requests it logged.
+            srv = med([r["server_cpu_ms"] * 1e3 / r["server_requests"] for r in ok
+                       if r.get("server_cpu_ms") is not None and r.get("server_requests")])
+            cells += [fmt(srv) if srv is not None else "—",
+                      counts(ok, "connections") if c != "wrk" else "—", protocol(ok) if c != "wrk" else "—"]
         cells.append(", ".join(fmt(r.get(key)) for r in ok))
         cells.append(rows.loads(c))
         failed, errs = rows.errors(c)
         cells.append(f"{errs}" + (f" ({failed} runs failed)" if failed else ""))
         out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out), rows
+
+
+def cold_table(results, workloads):
+    """The cold phase of the HTTPS throughput runs: a new client's first wave (1 request for the
+    sequential workload, c at once otherwise), from before the client is made to its last response."""
+    head = ["workload", "client", "first wave", "median ms to the wave's responses", "time ÷ curl's",
+            "time ÷ AHC's", "CPU ms in the phase", "CPU ms per request of the wave", "protocol (client)",
+            "runs ms", "errors"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for wl in workloads:
+        rows = Rows(results, wl)
+        base = {b: rows.m(b, "cold_ms") for b in ("curl", "ahc")}
+        for c in rows.clients:
+            ok = [r for r in rows.ok(c) if r.get("cold_ms") is not None]
+            if not ok:
+                continue
+            ms, cpu = rows.m(c, "cold_ms"), rows.m(c, "cold_cpu_ms")
+            wave = int(ok[0].get("cold_requests") or 0)
+            protos = sorted({r.get("protocol") for r in ok if r.get("protocol")})
+            errs = sum(int(r.get("cold_errors") or 0) for r in ok)
+            out.append("| " + " | ".join([
+                {"h1seq": "H (A)", "h1conc": "H (B)"}.get(wl, f"I ({PARAMS_C.get(wl, '')} in flight)"),
+                LABELS.get(c, c), str(wave), f"**{fmt(ms)}**" if c.startswith("courier") else fmt(ms),
+                ratio(ms, base["curl"]), ratio(ms, base["ahc"]),
+                fmt(cpu) if cpu is not None else "—", fmt(cpu / wave, 2) if cpu is not None and wave else "—",
+                ", ".join(protos) or "—", ", ".join(fmt(r.get("cold_ms")) for r in ok), str(errs)]) + " |")
+    return "\n".join(out)
+
+
+PARAMS_C = {"h2conc32": 32, "h2conc256": 256}
+
+
+def spread(rows, c):
+    """When the cold wave's transfers started, from Courier's metrics: "first–last" ms after the wave began."""
+    a, b = rows.m(c, "cold_first_start_ms"), rows.m(c, "cold_last_start_ms")
+    return f"{fmt(a, 1)}–{fmt(b, 1)}" if a is not None and b is not None else "—"
+
+
+def tls_times(rows, c):
+    a, b = rows.m(c, "cold_tls_p50_ms"), rows.m(c, "cold_tls_max_ms")
+    return f"{fmt(a, 1)} / {fmt(b, 1)}" if a is not None and b is not None else "—"
+
+
+def tlscold_table(results):
+    rows = Rows(results, "tlscold")
+    ref = rows.m("openssl-s_time", "ms_per_handshake")
+    curl = rows.m("curl", "cold_ms")
+    head = ["client", "median ms to 32 responses", "time ÷ curl's", "process wall ms",
+            "CPU ms per handshake (client made → 32 responses)", "CPU ms per handshake (whole process ÷ 32)",
+            "÷ s_time ms/handshake", "connections (nginx)", "resumed sessions", "client made in ms",
+            "transfers started (ms into the wave)", "TLS handshake ms p50 / max", "peak RSS MiB", "runs ms", "load1", "errors"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in rows.clients:
+        ok = rows.ok(c)
+        failed, errs = rows.errors(c)
+        rss = rows.m(c, "peak_rss_kb")
+        # The process's CPU time to the microsecond (run.py reads its children's rusage); GNU time's
+        # 10 ms figures when an older raw file has no cpu_ms.
+        proc = med([r["cpu_ms"] if r.get("cpu_ms") is not None else ((r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)) * 1e3
+                    for r in ok])
+        if c == "openssl-s_time":
+            n = rows.m(c, "n")
+            out.append("| " + " | ".join([
+                LABELS[c], "—", "—", fmt((rows.m(c, "seconds") or 0) * 1e3),
+                "—", fmt(proc / n, 2) if proc is not None and n else "—",
+                f"**{fmt(ref, 2)}** ms wall per handshake ({fmt(rows.m(c, 'handshakes_per_s'))}/s, one at a time)",
+                counts(ok, "n") + " handshakes", "—", "—", "—", "—", fmt(rss / 1024 if rss else None, 1),
+                ", ".join(fmt(r.get("ms_per_handshake"), 2) for r in ok), rows.loads(c),
+                f"{errs}" + (f" ({failed} runs failed)" if failed else "")]) + " |")
+            continue
+        ms = rows.m(c, "cold_ms")
+        window = med([r["cold_cpu_ms"] / 32 for r in ok if r.get("cold_cpu_ms") is not None])
+        per_proc = proc / 32 if proc is not None else None
+        judged = window if window is not None else per_proc
+        out.append("| " + " | ".join([
+            LABELS.get(c, c), f"**{fmt(ms)}**" if c == "courier-curl" else fmt(ms), ratio(ms, curl),
+            fmt((rows.m(c, "wall") or 0) * 1e3), fmt(window, 2) if window is not None else "—",
+            fmt(per_proc, 2), ratio(judged, ref), counts(ok, "connections"), counts(ok, "resumed_connections"),
+            fmt(rows.m(c, "cold_setup_ms"), 1) if rows.m(c, "cold_setup_ms") is not None else "—",
+            spread(rows, c), tls_times(rows, c),
+            fmt(rss / 1024 if rss else None, 1), ", ".join(fmt(r.get("cold_ms")) for r in ok), rows.loads(c),
+            f"{errs}" + (f" ({failed} runs failed)" if failed else "")]) + " |")
     return "\n".join(out), rows
 
 
@@ -229,6 +369,45 @@ def resume_table(results, total):
     return "\n".join(out), rows
 
 
+def https_targets(results, workloads, met):
+    """Issue 19's targets, from the H, I and J rows of this run."""
+    out = []
+    names = {"h1seq": "H (A over HTTPS/1.1)", "h1conc": "H (B over HTTPS/1.1)",
+             "h2conc32": "I (HTTP/2, 32 in flight)", "h2conc256": "I (HTTP/2, 256 in flight)"}
+    for wl in ("h1seq", "h1conc", "h2conc32", "h2conc256"):
+        if wl not in workloads:
+            continue
+        r = Rows(results, wl)
+        c, a, k = r.m("courier-curl", "rps"), r.m("ahc", "rps"), r.m("curl", "rps")
+        if c and a:
+            out.append((f"{names[wl]}: Courier ≥ 1.2× AsyncHTTPClient", f"{c / a:.2f}×", met(c / a >= 1.2)))
+        if c and k:
+            out.append((f"{names[wl]}: Courier ≥ 1.0× curl CLI", f"{c / k:.2f}×", met(c / k >= 1.0)))
+    if "h2conc32" in workloads and "h1conc" in workloads:
+        h2, h1 = Rows(results, "h2conc32").m("courier-curl", "rps"), Rows(results, "h1conc").m("courier-curl", "rps")
+        if h2 and h1:
+            out.append(("I: Courier HTTP/2, 32 in flight ≥ 1.5× Courier HTTP/1.1 over TLS, 32 in flight (H)",
+                        f"{h2 / h1:.2f}×", met(h2 / h1 >= 1.5)))
+    for wl, ideal in (("h2conc32", 1), ("h2conc256", 2)):
+        if wl in workloads:
+            runs = [x.get("connections") for x in Rows(results, wl).ok("courier-curl") if x.get("connections") is not None]
+            if runs:
+                out.append((f"{names[wl]}: Courier's connections per run, counted by nginx (not a target; ideal {ideal})",
+                            ", ".join(str(int(x)) for x in runs), "—"))
+    if "tlscold" in workloads:
+        r = Rows(results, "tlscold")
+        ref = r.m("openssl-s_time", "ms_per_handshake")
+        cpu = med([x["cold_cpu_ms"] / 32 for x in r.ok("courier-curl") if x.get("cold_cpu_ms") is not None])
+        if cpu is not None and ref:
+            out.append(("J: Courier's CPU per handshake (32 cold connections) ≤ 2× `openssl s_time`'s ms per handshake",
+                        f"{cpu:.2f} ms ÷ {ref:.2f} ms = {cpu / ref:.2f}×", met(cpu / ref <= 2.0)))
+        c, k = r.m("courier-curl", "cold_ms"), r.m("curl", "cold_ms")
+        if c and k:
+            out.append(("J: 32 concurrent cold HTTPS requests within 2× the curl CLI's time",
+                        f"{c:.0f} ms ÷ {k:.0f} ms = {c / k:.2f}×", met(c / k <= 2.0)))
+    return out
+
+
 def render(info, results, workloads):
     total_resume = 64 << 20
     TITLES = titles(info["params"])
@@ -241,7 +420,7 @@ def render(info, results, workloads):
              f"Raw results: `{info['raw']}` (not committed).")
     if info.get("quick"):
         L.append("")
-        L.append("**QUICK=1 run: A, B and D made a tenth of their usual requests; a smoke test, not a measurement.**")
+        L.append("**QUICK=1 run: A, B, D, H and I made a tenth of their usual requests; a smoke test, not a measurement.**")
     L.append("")
     L.append("## How to read this")
     L.append("")
@@ -252,8 +431,8 @@ def render(info, results, workloads):
              "the machine was when each client's runs started.")
     L.append("- \"÷ X\" is client ÷ X for throughput (above 1 means faster than X); for F it is X's wall time ÷ the "
              "client's (above 1 means faster); for G it is bytes re-fetched ÷ X's (below 1 means fewer).")
-    L.append("- Everything is plain HTTP/1.1 on loopback against nginx (1 worker, keep-alive, `access_log off` except "
-             "on F's and G's locations, sendfile, gzip off). All clients: connections per host = concurrency (at "
+    L.append("- A to G are plain HTTP/1.1 on loopback against nginx (1 worker, keep-alive, `access_log off` except "
+             "on F's and G's locations, sendfile, gzip off); H, I and J are HTTPS on the same nginx (see their sections). All clients: connections per host = concurrency (at "
              "least 8 for Courier and AsyncHTTPClient, 6 for URLSession), no cache, no cookies (Courier "
              "`cookies = .none`; URLSession cookie handling off, as Courier's URLSession transport also does; "
              "AsyncHTTPClient and curl have none), no decompression.")
@@ -277,6 +456,11 @@ def render(info, results, workloads):
     L.append(f"- Server: nginx {info['nginx']}; load tool: {info['wrk']}")
     L.append(f"- Courier: commit {info.get('library', '?')} (the library as built for this run)")
     L.append(f"- AsyncHTTPClient {info['ahc']} on swift-nio {info['nio']}; all Swift clients built with `swift build -c release`")
+    if any(wl in TLS_WORKLOADS for wl in workloads):
+        L.append(f"- TLS: {info.get('openssl', '?')} (nginx, curl and libcurl); swift-nio-ssl {info.get('nio_ssl', '?')} "
+                 "(BoringSSL) for AsyncHTTPClient; a private CA and an RSA-2048 certificate for 127.0.0.1 made by openssl "
+                 "at start-up; nginx `ssl_protocols TLSv1.2 TLSv1.3`, `ssl_session_cache shared`, `keepalive_requests 1000000`, "
+                 "`http2_max_concurrent_streams 128`")
     L.append("")
 
     targets = []
@@ -325,6 +509,7 @@ def render(info, results, workloads):
             if runs:
                 targets.append((f"F: exactly 1 transfer with dedupe ({t} transport)", ", ".join(map(str, runs)) + " per run",
                                 met(all(x == 1 for x in runs))))
+    tls_targets = https_targets(results, workloads, met)
     if targets:
         L.append("## Targets (issue 9; ratios from this run)")
         L.append("")
@@ -333,10 +518,18 @@ def render(info, results, workloads):
         for t in targets:
             L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
         L.append("")
-        if any("missed" in t[2] for t in targets):
-            L.append("Where the time goes for the missed targets (perf profiles, with the fixes suggested for the "
-                     "library and what they gained in a scratch experiment): `Benchmarks/PROFILES.md`.")
-            L.append("")
+    if tls_targets:
+        L.append("## Targets for HTTPS and HTTP/2 (issue 19; ratios from this run)")
+        L.append("")
+        L.append("| target | measured | |")
+        L.append("|---|---|---|")
+        for t in tls_targets:
+            L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
+        L.append("")
+    if any("missed" in t[2] for t in targets + tls_targets):
+        L.append("Where the time goes for the missed targets (perf profiles, with the fixes suggested for the "
+                 "library and what they gained in a scratch experiment): `Benchmarks/PROFILES.md`.")
+        L.append("")
 
     for wl in ("seq", "conc", "dlmem", "dldisk", "json"):
         if wl in tables:
@@ -373,6 +566,50 @@ def render(info, results, workloads):
         L.append("")
         L.append(dedupe_table(results)[0])
         L.append("")
+    for group, wls, intro in (
+            ("H", ("h1seq", "h1conc"), None),
+            ("I", ("h2conc32", "h2conc256"), None)):
+        present = [wl for wl in wls if wl in workloads]
+        for wl in present:
+            L.append(f"## {TITLES[wl]}")
+            L.append("")
+            L.append(WHAT[wl] if wl in WHAT else WHAT["h2conc32"])
+            L.append("")
+            L.append(throughput_table(results, wl)[0])
+            L.append("")
+        if present:
+            L.append(f"## {group}. Cold phase: a new client's first connections")
+            L.append("")
+            L.append("Measured inside the runs above, before their warm-up: the Swift clients time from just before "
+                     "the client (`Session`, `HTTPClient`) is made to the last response of a first wave of requests "
+                     "started at once, one per worker (1 for the sequential workload; 32 or 256 otherwise, over "
+                     "HTTP/1.1 one new connection each). CPU is the process's `getrusage` time over the same span, "
+                     "every thread. curl: the slowest `time_total` among its first wave of transfers (URLs `i=1` to "
+                     "`i=c` of its glob, from `%{url_effective}`), which all start together; its process start is "
+                     "left out as the Swift clients' is.")
+            L.append("")
+            L.append(cold_table(results, present))
+            L.append("")
+    if "tlscold" in workloads:
+        L.append(f"## {TITLES['tlscold']}")
+        L.append("")
+        L.append("A new process per run, a new client in it, 32 GETs at once over HTTPS/HTTP/1.1 (nginx's `ssl`-only "
+                 "server), so 32 full TLS handshakes; time from before the client is made to the 32nd response. "
+                 "Courier trusts `.system(adding: [CA])` (the system store, ~140 certificates, plus the CA), "
+                 "AsyncHTTPClient only the CA (`trustRoots = .certificates`), curl `--cacert CA` (only the CA). "
+                 "CPU ms per handshake: the process's CPU over that span ÷ 32 (`getrusage` in the process; judged), "
+                 "and its whole CPU time (its rusage as run.py reaps it, process start and exit included) ÷ 32; "
+                 "Courier's rows also give, from its `TransferMetrics`, when the 32 transfers started and how long "
+                 "their handshakes took (libcurl's connect → appconnect, CA loading included). "
+                 "\"Resumed sessions\": connections on which nginx saw a TLS session resumed (`$ssl_session_reused`): "
+                 "they started their handshake after an earlier connection of the same client had received a ticket. The reference is `openssl s_time -connect … "
+                 f"-new -time {5}` against the same server: full handshakes one after the other, its wall time ÷ "
+                 "handshakes (client and server work on one connection); its own CPU per handshake is in the "
+                 "\"whole process\" column. curl: `-Z --parallel-immediate --parallel-max 32 --http1.1` over 32 "
+                 "URLs; its time is the slowest transfer's `time_total`.")
+        L.append("")
+        L.append(tlscold_table(results)[0])
+        L.append("")
     if "resume" in workloads:
         L.append(f"## {TITLES['resume']}")
         L.append("")
@@ -402,5 +639,5 @@ if __name__ == "__main__":
             info = obj["summary"]
         else:
             results.append(obj)
-    workloads = sorted({r["workload"] for r in results}, key=["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"].index)
+    workloads = sorted({r["workload"] for r in results}, key=WORKLOAD_ORDER.index)
     sys.stdout.write(render(info, results, workloads))

@@ -1,30 +1,35 @@
 #!/usr/bin/env python3
 """Courier's benchmarks, in one command: python3 Benchmarks/run.py
 
-Builds the bench executables in release, generates the served files, starts nginx on loopback,
-runs every client on every workload (client order rotated each round, reversed every other
+Builds the bench executables in release, generates the served files and a private CA with a
+certificate for 127.0.0.1 (openssl), starts nginx on loopback (HTTP, HTTPS with HTTP/2, HTTPS with
+HTTP/1.1 only), runs every client on every workload (client order rotated each round, reversed every other
 round; every run under /usr/bin/time -v for peak RSS and CPU time), stops nginx and writes
 BENCHMARKS.md at the repository root. Raw results (one JSON line per run) go to
 Benchmarks/results/raw-<timestamp>.jsonl.
 
 Knobs (environment):
   ROUNDS=3            rounds per workload (medians are over rounds)
-  WORKLOADS=A,B,C,D,F,G   letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe G=resume
+  WORKLOADS=A,B,C,D,F,G,H,I,J   letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
+                      G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
-  PORT=18080          nginx port on 127.0.0.1
+  PORT=18080          nginx port on 127.0.0.1 (plain HTTP)
+  TLS_PORT=PORT+1     HTTPS port, `ssl http2` (HTTP/2 by ALPN)    } same certificate, from a CA
+  TLS_H1_PORT=PORT+2  HTTPS port, `ssl` only (HTTP/1.1)          } made at start-up in WORK/tls
   WORK=/tmp/courier-bench   scratch directory: nginx root, served files, downloads
   OUT=BENCHMARKS.md   report path (relative to the repository root)
   NO_REPORT=1         do not (re)write the report; results still go to results/
   SETTLE=1            seconds to sleep (after `sync`) before each run
-  QUICK=1             a tenth of the requests in A, B and D (smoke test; the report says so)
+  QUICK=1             a tenth of the requests in A, B, D, H and I (smoke test; the report says so)
 """
 import datetime
 import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -43,6 +48,13 @@ WWW = os.path.join(WORK, "www")
 DL = os.path.join(WORK, "dl")
 LOG = os.path.join(WORK, "logs", "bench.log")
 BASE = f"http://127.0.0.1:{PORT}"
+TLS_PORT = int(os.environ.get("TLS_PORT", str(PORT + 1)))
+TLS_H1_PORT = int(os.environ.get("TLS_H1_PORT", str(PORT + 2)))
+TLS_DIR = os.path.join(WORK, "tls")
+CA = os.path.join(TLS_DIR, "ca.crt")
+TLS_LOG = os.path.join(WORK, "logs", "tls.log")
+BASES = {"http": BASE, "h2": f"https://127.0.0.1:{TLS_PORT}", "h1": f"https://127.0.0.1:{TLS_H1_PORT}"}
+S_TIME_SECONDS = 5  # openssl s_time -time: the handshake reference of J
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -50,8 +62,13 @@ RESUME_BYTES = 64 * MIB
 RESUME_RATE = "32m"  # nginx limit_rate on /throttled/: 32 MiB/s, so the 64 MiB file takes ~2 s
 
 LETTERS = {"A": ["seq"], "B": ["conc"], "C": ["dlmem", "dldisk"], "D": ["json"], "E": [],
-           "F": ["dedupe"], "G": ["resume"]}
-ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"]
+           "F": ["dedupe"], "G": ["resume"], "H": ["h1seq", "h1conc"], "I": ["h2conc32", "h2conc256"],
+           "J": ["tlscold"]}
+ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume", "h1seq", "h1conc", "h2conc32", "h2conc256",
+       "tlscold"]
+# The HTTPS workloads: A and B over HTTPS/HTTP/1.1 (H), B over HTTP/2 (I), 32 cold connections (J).
+# "base" picks the server (h1: `ssl` only; h2: `ssl http2`), "http" the version the clients ask for.
+TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
 
 PARAMS = {
     "seq": dict(path="/small.json", n=5000, c=1),
@@ -61,12 +78,21 @@ PARAMS = {
     "json": dict(path="/medium.json", n=2000, c=8),
     "dedupe": dict(path="/logged/onemib.bin", n=100, c=32),
     "resume": dict(path="/throttled/resume.bin", n=1, c=1),
+    "h1seq": dict(path="/small.json", n=5000, c=1, base="h1", http="1.1"),
+    "h1conc": dict(path="/small.json", n=50000, c=32, base="h1", http="1.1"),
+    "h2conc32": dict(path="/small.json", n=50000, c=32, base="h2", http="auto"),
+    "h2conc256": dict(path="/small.json", n=50000, c=256, base="h2", http="auto"),
+    "tlscold": dict(path="/small.json", n=32, c=32, base="h1", http="1.1"),
 }
 
 QUICK = os.environ.get("QUICK") == "1"
 if QUICK:
-    for _wl in ("seq", "conc", "json"):
+    for _wl in ("seq", "conc", "json", "h1seq", "h1conc", "h2conc32", "h2conc256"):
         PARAMS[_wl]["n"] //= 10
+
+
+def url_of(wl):
+    return BASES[PARAMS[wl].get("base", "http")] + PARAMS[wl]["path"]
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
@@ -79,15 +105,16 @@ def say(msg):
 # ---------------------------------------------------------------- set-up
 
 def ensure_tools():
-    missing = [pkg for tool, pkg in (("/usr/bin/time", "time"), ("nginx", "nginx"), ("curl", "curl"), ("wrk", "wrk"))
+    missing = [pkg for tool, pkg in (("/usr/bin/time", "time"), ("nginx", "nginx"), ("curl", "curl"), ("openssl", "openssl"),
+                                     ("wrk", "wrk"))
                if not (os.path.exists(tool) if tool.startswith("/") else shutil.which(tool))]
     if missing and os.geteuid() == 0 and shutil.which("apt-get"):
         say(f"installing {' '.join(missing)} with apt-get")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         subprocess.run(["apt-get", "install", "-y", "-qq"] + missing, env=env, check=False)
-    for tool in ("/usr/bin/time", "nginx", "curl"):
+    for tool in ("/usr/bin/time", "nginx", "curl", "openssl"):
         if not (os.path.exists(tool) if tool.startswith("/") else shutil.which(tool)):
-            sys.exit(f"{tool} is needed (apt-get install time nginx curl)")
+            sys.exit(f"{tool} is needed (apt-get install time nginx curl openssl)")
 
 
 def build():
@@ -101,7 +128,8 @@ def build():
     return time.monotonic() - t0
 
 
-def make_files():
+def make_files(workloads=ALL):
+    """The served files; the big random ones only when a chosen workload reads them."""
     os.makedirs(WWW, exist_ok=True)
     compact = lambda o: json.dumps(o, separators=(",", ":"))
     small = {"id": 1, "name": "bench", "ok": True, "v": [1, 2, 3], "s": ""}
@@ -120,7 +148,10 @@ def make_files():
     assert len(medium) == 65536 and len(items) == 852
     with open(os.path.join(WWW, "medium.json"), "w") as f:
         f.write(medium)
-    for name, size in (("big.bin", GIB), ("onemib.bin", MIB), ("resume.bin", RESUME_BYTES)):
+    needed = {"big.bin": {"dlmem", "dldisk"}, "onemib.bin": {"dedupe"}, "resume.bin": {"resume"}}
+    big = [(name, size) for name, size in (("big.bin", GIB), ("onemib.bin", MIB), ("resume.bin", RESUME_BYTES))
+           if needed[name] & set(workloads)]
+    for name, size in big:
         path = os.path.join(WWW, name)
         if not os.path.exists(path) or os.path.getsize(path) != size:
             say(f"writing {size >> 20} MiB of random bytes to {path}")
@@ -128,10 +159,43 @@ def make_files():
                 for _ in range(size // MIB):
                     f.write(os.urandom(MIB))
     # Read everything once so that it is in the page cache.
-    for name in ("big.bin", "resume.bin", "onemib.bin"):
+    for name, _ in big:
         with open(os.path.join(WWW, name), "rb") as f:
             while f.read(8 * MIB):
                 pass
+
+
+def make_certs():
+    """A private CA and a certificate for IP 127.0.0.1 / DNS localhost that it signs, made anew at
+    every start-up by openssl (RSA-2048, SHA-256, valid 2 days), in WORK/tls. Every client trusts
+    ca.crt: Courier through `.system(adding:)`, AsyncHTTPClient as its only root, curl `--cacert`."""
+    os.makedirs(TLS_DIR, exist_ok=True)
+    ext = os.path.join(TLS_DIR, "server.ext")
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=serverAuth\n"
+                "subjectKeyIdentifier=hash\n"
+                "authorityKeyIdentifier=keyid\n"
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    t = lambda name: os.path.join(TLS_DIR, name)
+    steps = [
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
+         "-keyout", t("ca.key"), "-out", t("ca.crt"), "-subj", "/O=Courier benchmarks/CN=Courier Bench CA",
+         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+        ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-keyout", t("server.key"),
+         "-out", t("server.csr"), "-subj", "/O=Courier benchmarks/CN=127.0.0.1"],
+        ["openssl", "x509", "-req", "-in", t("server.csr"), "-CA", t("ca.crt"), "-CAkey", t("ca.key"),
+         "-set_serial", str(int.from_bytes(os.urandom(8), "big")), "-days", "2", "-sha256",
+         "-extfile", ext, "-out", t("server.crt")],
+    ]
+    for cmd in steps:
+        p = sh(cmd)
+        if p.returncode != 0:
+            sys.exit("openssl failed: " + " ".join(cmd) + "\n" + p.stderr)
+    p = sh(["openssl", "verify", "-CAfile", t("ca.crt"), t("server.crt")])
+    if p.returncode != 0:
+        sys.exit("the generated certificate does not verify: " + p.stdout + p.stderr)
 
 
 NGINX_CONF = """worker_processes 1;
@@ -154,6 +218,16 @@ http {{
     types {{ application/json json; application/octet-stream bin; }}
     default_type application/octet-stream;
     log_format bench '$msec $connection $status $bytes_sent $body_bytes_sent "$http_range" $request_uri';
+    # HTTPS (workloads H, I, J): every request logged with its connection's serial number, so that
+    # run.py counts the connections of each run (distinct $connection values since the run began).
+    log_format tlsbench '$msec $connection $server_port $server_protocol $ssl_protocol '
+                        '"$ssl_session_reused" $status $request_uri';
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_certificate {work}/tls/server.crt;
+    ssl_certificate_key {work}/tls/server.key;
+    ssl_session_cache shared:bench:10m;
+    ssl_session_timeout 1h;
+    http2_max_concurrent_streams 128;  # nginx's default, written out: 256 in flight need 2 connections
     server {{
         listen 127.0.0.1:{port} backlog=4096;
         root {work}/www;
@@ -170,6 +244,24 @@ http {{
             access_log {work}/logs/bench.log bench;
         }}
     }}
+    # HTTPS, HTTP/2 by ALPN (HTTP/1.1 for a client that offers only that).
+    server {{
+        listen 127.0.0.1:{tls_port} ssl http2 backlog=4096;
+        root {work}/www;
+        access_log {work}/logs/tls.log tlsbench buffer=256k flush=100ms;
+        add_header X-Connection $connection always;
+        add_header X-Protocol $server_protocol always;
+        location / {{ }}
+    }}
+    # HTTPS, HTTP/1.1 only (no h2 in ALPN).
+    server {{
+        listen 127.0.0.1:{tls_h1_port} ssl backlog=4096;
+        root {work}/www;
+        access_log {work}/logs/tls.log tlsbench buffer=256k flush=100ms;
+        add_header X-Connection $connection always;
+        add_header X-Protocol $server_protocol always;
+        location / {{ }}
+    }}
 }}
 """
 
@@ -180,11 +272,12 @@ class Nginx:
             os.makedirs(os.path.join(WORK, d), exist_ok=True)
         self.conf = os.path.join(WORK, "nginx.conf")
         with open(self.conf, "w") as f:
-            f.write(NGINX_CONF.format(work=WORK, port=PORT, rate=RESUME_RATE))
+            f.write(NGINX_CONF.format(work=WORK, port=PORT, rate=RESUME_RATE, tls_port=TLS_PORT, tls_h1_port=TLS_H1_PORT))
         self.master = None
 
     def start(self):
         self.stop_stale()
+        make_certs()
         p = sh(["nginx", "-c", self.conf])
         if p.returncode != 0:
             sys.exit("nginx failed to start: " + p.stderr)
@@ -197,6 +290,12 @@ class Nginx:
         code = sh(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", BASE + "/small.json"]).stdout
         if code != "200":
             sys.exit(f"nginx does not answer on {BASE} (got {code!r})")
+        for base, version in ((BASES["h2"], "--http2"), (BASES["h1"], "--http1.1")):
+            got = sh(["curl", "-s", version, "--cacert", CA, "-o", "/dev/null", "-w", "%{http_code} %{http_version}",
+                      base + "/small.json"]).stdout
+            want = "200 2" if version == "--http2" else "200 1.1"
+            if got != want:
+                sys.exit(f"nginx does not answer on {base} with {version} (got {got!r})")
 
     def find_worker(self):
         for _ in range(100):
@@ -236,8 +335,8 @@ class Nginx:
         return sh(["nginx", "-v"]).stderr.strip().replace("nginx version: nginx/", "")
 
 
-def log_offset():
-    return os.path.getsize(LOG) if os.path.exists(LOG) else 0
+def log_offset(path=LOG):
+    return os.path.getsize(path) if os.path.exists(path) else 0
 
 
 def log_lines_since(offset):
@@ -255,13 +354,40 @@ def log_lines_since(offset):
         return sorted(out, key=lambda x: x["msec"])
 
 
+def tls_log_since(offset):
+    """What nginx saw of one HTTPS run: requests, distinct connections, protocols, TLS versions, and
+    how many connections resumed a TLS session."""
+    time.sleep(0.5)  # the HTTPS log is buffered (flush=100ms); a closing connection also needs a moment
+    conns, reused, protocols, tls = set(), set(), {}, {}
+    requests = 0
+    if os.path.exists(TLS_LOG):
+        with open(TLS_LOG) as f:
+            f.seek(offset)
+            for line in f:
+                m = re.match(r'(\S+) (\d+) (\d+) (\S+) (\S+) "([^"]*)" (\d+) (\S+)', line)
+                if not m:
+                    continue
+                requests += 1
+                conn = int(m.group(2))
+                if conn not in conns:
+                    conns.add(conn)
+                    protocols[m.group(4)] = protocols.get(m.group(4), 0) + 1
+                    tls[m.group(5)] = tls.get(m.group(5), 0) + 1
+                if m.group(6) == "r":
+                    reused.add(conn)
+    return dict(server_requests=requests, connections=len(conns), resumed_connections=len(reused),
+                server_protocols=protocols, server_tls=tls)
+
+
 # ---------------------------------------------------------------- clients
 
 def swift_cmd(binary, client, wl, extra=()):
     p = PARAMS[wl]
-    cmd = [os.path.join(BIN, binary), wl, "--client", client, "--url", BASE + p["path"],
+    cmd = [os.path.join(BIN, binary), wl, "--client", client, "--url", url_of(wl),
            "--n", str(p["n"]), "--c", str(p["c"]), "--out", os.path.join(DL, "dl.bin"),
            "--store", os.path.join(WORK, "store")]
+    if wl in TLS_WORKLOADS:
+        cmd += ["--cacert", CA, "--http", p["http"]]
     if wl == "dedupe":
         cmd += ["--gate-pid", "{gate}"]
     if wl == "resume":
@@ -296,8 +422,19 @@ def parse_wrk(out, wall):
 
 def curl_cmd(wl):
     p = PARAMS[wl]
-    url = BASE + p["path"]
+    url = url_of(wl)
     base = ["curl", "-s", "--no-progress-meter"]
+    if wl in TLS_WORKLOADS:
+        # The query's i=N in %{url_effective} picks out the first wave of transfers: the cold phase.
+        fmt = "%{http_code} %{time_total} %{size_download} %{url_effective} %{http_version}\n"
+        base += ["--cacert", CA, "--http1.1" if p["http"] == "1.1" else "--http2", "-o", "/dev/null", "-w", fmt]
+        if wl == "h1seq":
+            return base + [f"{url}?i=[1-{p['n']}]"]
+        # HTTP/1.1: all transfers start at once, one connection each (--parallel-immediate). HTTP/2:
+        # curl's default for -Z, waiting for the first connection to multiplex on it (with
+        # --parallel-immediate it would open a connection per transfer instead).
+        par = ["-Z", "--parallel-max", str(p["c"])] + (["--parallel-immediate"] if p["http"] == "1.1" else [])
+        return base + par + [f"{url}?i=[1-{p['n']}]"]
     if wl == "seq":  # one process, one connection; time_total per transfer for the percentiles
         return base + ["-o", "/dev/null", "-w", "%{http_code} %{time_total} %{size_download}\n", f"{url}?i=[1-{p['n']}]"]
     if wl in ("conc", "json", "dedupe"):
@@ -315,7 +452,20 @@ def parse_curl(wl):
         errors = sum(1 for r in rows if r[0] != "200")
         r = dict(n=len(rows), errors=errors, seconds=wall, rps=len(rows) / wall,
                  bytes=sum(int(float(x[2])) for x in rows))
-        if wl == "seq":
+        if wl in TLS_WORKLOADS:
+            # The cold phase, as the Swift clients report it: the first wave's transfers (1 for h1seq,
+            # c otherwise: URLs i=1…c of the glob) all start with curl's transfer loop; its end is the
+            # slowest of them.
+            # curl's process start and option parsing are left out, as the Swift clients leave out theirs.
+            wave = PARAMS[wl]["c"]
+            index = lambda x: int(re.search(r"[?&]i=(\d+)", x[3]).group(1)) if len(x) > 3 and "i=" in x[3] else 0
+            first = [x for x in rows if 1 <= index(x) <= wave]
+            if first:
+                r.update(cold_ms=max(float(x[1]) for x in first) * 1e3, cold_requests=len(first),
+                         cold_errors=sum(1 for x in first if x[0] != "200"), protocol="HTTP/" + rows[0][4])
+            if wl == "tlscold":
+                r.update(seconds=r["cold_ms"] / 1e3, rps=len(rows) / (r["cold_ms"] / 1e3))
+        if wl in ("seq", "h1seq"):
             lat = sorted(float(x[1]) * 1e6 for x in rows)
             r.update(p50_us=lat[max(0, int(0.5 * len(lat)) - 1)], p99_us=lat[max(0, int(0.99 * len(lat)) - 1)])
         if wl in ("dlmem", "dldisk"):
@@ -330,9 +480,45 @@ def parse_curl(wl):
     return parse
 
 
+def s_time_cmd():
+    """The reference cost of a full handshake: `openssl s_time -new` against the HTTP/1.1 HTTPS server
+    (one handshake at a time, new session each, the CA loaded once and the chain verified)."""
+    return ["openssl", "s_time", "-connect", f"127.0.0.1:{TLS_H1_PORT}", "-new", "-time", str(S_TIME_SECONDS),
+            "-CAfile", CA, "-verify", "1"]
+
+
+def parse_s_time(out, wall):
+    m = re.search(r"(\d+) connections in ([\d.]+)s; ([\d.]+) connections/user sec", out)
+    if not m:
+        raise RuntimeError("no s_time figures: " + out[-400:])
+    n = int(m.group(1))
+    # Handshakes per second of wall time (the process runs S_TIME_SECONDS and finishes the one under way).
+    return dict(n=n, seconds=wall, handshakes_per_s=n / wall, ms_per_handshake=wall * 1e3 / n,
+                s_time_user_s=float(m.group(2)), errors=0 if n else 1)
+
+
 def clients_for(wl):
     cs = []
     add = lambda cid, cmd, parser: cs.append((cid, cmd, parser))
+    if wl in TLS_WORKLOADS:
+        # URLSession (and Courier's URLSession transport) cannot trust a private CA on Linux, nor choose
+        # the HTTP version: the HTTPS workloads run the curl CLI, AsyncHTTPClient and Courier (curl).
+        p = PARAMS[wl]
+        if wl in ("h1seq", "h1conc") and shutil.which("wrk"):
+            add("wrk", ["wrk", "-t1", f"-c{p['c']}", "-d5s", "--latency", url_of(wl)], parse_wrk)
+        if wl == "tlscold":
+            add("openssl-s_time", s_time_cmd(), parse_s_time)
+        add("curl", curl_cmd(wl), parse_curl(wl))
+        add("ahc", swift_cmd("bench-ahc", "ahc", wl), parse_swift)
+        add("courier-curl", swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
+        if wl == "tlscold":
+            # Not judged: the same with only the CA trusted, to show what the system store costs.
+            add("courier-curl+onlyca", swift_cmd("bench-courier", "courier-curl+onlyca", wl), parse_swift)
+        only = os.environ.get("ONLY")
+        if only:
+            keep = set(only.split(","))
+            cs = [c for c in cs if c[0] in keep]
+        return cs
     if wl in ("seq", "conc") and shutil.which("wrk"):
         p = PARAMS[wl]
         add("wrk", ["wrk", "-t1", f"-c{p['c']}", "-d5s", "--latency", BASE + p["path"]], parse_wrk)
@@ -364,10 +550,14 @@ TIME_FIELDS = {
 
 
 def timed(cmd, timeout=900):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, timeout=timeout)
     wall = time.monotonic() - t0
-    rusage = {}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # GNU time prints CPU time to 10 ms; the children's rusage has microseconds (and includes GNU time's
+    # own, well under a millisecond), which the short runs of J need.
+    rusage = {"cpu_ms": (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3}
     for key, rx in TIME_FIELDS.items():
         m = re.search(rx, p.stderr)
         if m:
@@ -397,8 +587,19 @@ def run_curl_resume(nginx):
     return r
 
 
+def process_cpu_ms(pid):
+    """A process's CPU time so far (user + system, from /proc; 10 ms resolution), or None."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def run_one(nginx, cid, cmd, parser, wl):
     offset = log_offset()
+    tls_offset = log_offset(TLS_LOG)
+    server_cpu = process_cpu_ms(nginx.worker)
     if cmd == "curl-resume":
         r = run_curl_resume(nginx)
     else:
@@ -424,6 +625,11 @@ def run_one(nginx, cid, cmd, parser, wl):
             r["identical"] = ok
             if not ok:
                 r["errors"] = r.get("errors", 0) + 1
+    if wl in TLS_WORKLOADS:
+        r.update(tls_log_since(tls_offset))
+        after = process_cpu_ms(nginx.worker)
+        if server_cpu is not None and after is not None:
+            r["server_cpu_ms"] = after - server_cpu  # nginx's worker over the whole run, warm-up included
     if wl in ("dldisk", "resume"):
         path = os.path.join(DL, "dl.bin")
         if os.path.exists(path):
@@ -454,21 +660,24 @@ def machine():
             versions = {p["identity"]: p["state"].get("version") for p in pins}
             ahc = versions.get("async-http-client", ahc)
             nio = versions.get("swift-nio")
+            nio_ssl = versions.get("swift-nio-ssl")
         except (OSError, KeyError, ValueError):
-            nio = None
+            nio = nio_ssl = None
     head = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip()
     dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--", "Sources"]).stdout.strip()
     return dict(library=head + (" + uncommitted changes in Sources/" if dirty else ""), cpu=cpu, cores=os.cpu_count(), mem_gib=round(int(mem) / 1024 / 1024, 1),
                 kernel=platform.release(), os=sh("grep PRETTY_NAME /etc/os-release | cut -d= -f2").stdout.strip().strip('"'),
                 swift=swift_v[0] if swift_v else "?", libcurl=libcurl + (f" (Debian {deb})" if deb else ""),
                 curl=curl_v.split(" (")[0], wrk=(sh(["wrk", "--version"]).stdout + sh(["wrk", "--version"]).stderr).split(" [")[0].strip() if shutil.which("wrk") else "not installed",
-                ahc=ahc, nio=nio or "?")
+                ahc=ahc, nio=nio or "?", nio_ssl=nio_ssl or "?",
+                openssl=sh(["openssl", "version"]).stdout.strip(),
+                tls_ports=dict(h2=TLS_PORT, h1=TLS_H1_PORT))
 
 
 def main():
     started = time.monotonic()
     start_wall = datetime.datetime.now().astimezone()
-    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G").split(",")
+    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J").split(",")
     workloads = []
     for w in wanted:
         for name in LETTERS.get(w.strip().upper(), [w.strip()]):
@@ -476,7 +685,7 @@ def main():
                 workloads.append(name)
     ensure_tools()
     build_seconds = build()
-    make_files()
+    make_files(workloads)
     os.makedirs(DL, exist_ok=True)
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     raw_path = os.path.join(HERE, "results", start_wall.strftime("raw-%Y%m%d-%H%M%S.jsonl"))
@@ -511,7 +720,9 @@ def main():
                         raw.write(json.dumps(r) + "\n")
                         raw.flush()
                         brief = {k2: (round(r[k2], 1) if isinstance(r.get(k2), float) else r.get(k2))
-                                 for k2 in ("rps", "mbps", "p50_us", "peak_rss_kb", "errors", "server_requests", "failed")
+                                 for k2 in ("rps", "mbps", "p50_us", "cold_ms", "cold_cpu_ms", "ms_per_handshake",
+                                            "peak_rss_kb", "errors", "server_requests", "connections", "protocol",
+                                            "failed")
                                  if k2 in r}
                         say(f"[{wl} r{rnd + 1} load {load:.2f}] {cid}: {brief}")
     finally:
@@ -545,6 +756,7 @@ def serve(action):
         return
     make_files()
     nginx.start()
+    say(f"HTTPS: {BASES['h2']} (HTTP/2 by ALPN) and {BASES['h1']} (HTTP/1.1 only), CA {CA}")
     say(f"nginx serving {WWW} on {BASE} (master {nginx.master}, worker {nginx.worker}); stop: python3 {sys.argv[0]} stop")
 
 

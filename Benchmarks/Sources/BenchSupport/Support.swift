@@ -8,8 +8,9 @@ import Glibc
 //
 // Command line (every executable):
 //   <workload> --client NAME [--url URL] [--n N] [--c C] [--out PATH] [--warmup W]
-//              [--gate-pid PID] [--store DIR] [--expect-bytes B]
-// Workloads: seq | conc | dlmem | dldisk | json | dedupe | resume
+//              [--gate-pid PID] [--store DIR] [--expect-bytes B] [--cacert PEM] [--http auto|1.1|2]
+// Workloads: seq | conc | dlmem | dldisk | json | dedupe | resume, and over HTTPS (--cacert):
+//   h1seq (as seq) | h1conc | h2conc32 | h2conc256 (as conc) | tlscold (one cold wave of c requests)
 // Output: exactly one line starting with "{" on stdout (a JSON object); diagnostics on stderr.
 
 public struct Arguments: Sendable {
@@ -23,6 +24,10 @@ public struct Arguments: Sendable {
     public var gatePID: Int32 = 0
     public var store = "/tmp/courier-bench-store"
     public var expectBytes = -1
+    /// The CA certificate (PEM) of the HTTPS workloads; empty for plain HTTP.
+    public var cacert = ""
+    /// The HTTP version asked for: "auto" (HTTP/2 by ALPN over TLS), "1.1" or "2".
+    public var http = "auto"
 
     public init(_ argv: [String] = CommandLine.arguments) {
         var it = argv.dropFirst().makeIterator()
@@ -39,17 +44,68 @@ public struct Arguments: Sendable {
             case "--gate-pid": gatePID = Int32(value)!
             case "--store": store = value
             case "--expect-bytes": expectBytes = Int(value)!
+            case "--cacert": cacert = value
+            case "--http":
+                guard ["auto", "1.1", "2"].contains(value) else { fail("--http takes auto, 1.1 or 2") }
+                http = value
             default: fail("unknown option \(key)")
             }
         }
         if warmup < 0 {
             // A small in-process warm-up so that connection set-up is not timed; none for the
             // single-transfer workloads.
-            switch workload {
+            switch kind {
             case "seq", "conc", "json": warmup = max(c, min(100, n / 50))
             default: warmup = 0
             }
         }
+    }
+
+    /// What the workload does: the HTTPS workloads run the plain ones' code over TLS
+    /// (h1seq → seq; h1conc, h2conc32, h2conc256 → conc); tlscold is a cold wave alone.
+    public var kind: String {
+        switch workload {
+        case "h1seq": "seq"
+        case "h1conc", "h2conc32", "h2conc256": "conc"
+        case "tlscold": "cold"
+        default: workload
+        }
+    }
+
+    /// Whether the run also reports its cold phase: the first wave of `c` requests (one per worker,
+    /// all started at once) from a client created just before, i.e. its first `c` connections over
+    /// HTTP/1.1. The HTTPS workloads do; the plain ones keep their warm-up as it was.
+    public var measuresColdPhase: Bool { !cacert.isEmpty && ["seq", "conc", "cold"].contains(kind) }
+}
+
+/// CPU time (user + system, every thread) this process has used so far, in nanoseconds.
+public func cpuTimeNs() -> UInt64 {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    func ns(_ t: timeval) -> UInt64 { UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_usec) * 1000 }
+    return ns(usage.ru_utime) + ns(usage.ru_stime)
+}
+
+/// The cold phase of a run: a client created at `clockNs`/`cpuNs`, then `c` requests at once (one
+/// per worker); wall and CPU time from just before the client was made to the last of them.
+public struct ColdPhase: Sendable {
+    public let clockNs: UInt64
+    public let cpuNs: UInt64
+    public init() {
+        clockNs = nowNs()
+        cpuNs = cpuTimeNs()
+    }
+
+    /// Records the phase that ends now into `report.extra`: cold_ms, cold_cpu_ms, cold_requests,
+    /// cold_errors; plus the protocol one of its responses came over (notes "protocol").
+    public func finish(into report: inout Report, requests: Int, errors: Int, protocolSeen: String?) {
+        let wall = nowNs() - clockNs
+        let cpu = cpuTimeNs() - cpuNs
+        report.extra["cold_ms"] = Double(wall) / 1e6
+        report.extra["cold_cpu_ms"] = Double(cpu) / 1e6
+        report.extra["cold_requests"] = Double(requests)
+        report.extra["cold_errors"] = Double(errors)
+        if let protocolSeen { report.notes["protocol"] = protocolSeen }
     }
 }
 

@@ -3,16 +3,30 @@ import BenchSupport
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 // AsyncHTTPClient 1.37, async API: `execute` + `body.collect(upTo:)`, or the body streamed chunk by
 // chunk into a file descriptor for the to-disk workloads. HTTP/1.1 over plain TCP, decompression
 // off, connection soft limit = concurrency (at least 8), no cookies (AHC has none).
+// HTTPS workloads (--cacert): NIOSSL (BoringSSL) trusting only the benchmark's CA
+// (`TLSConfiguration.makeClientConfiguration()`, `trustRoots = .certificates(PEM)`), HTTP/2 by ALPN
+// (`httpVersion = .automatic`) unless --http 1.1 (`.http1Only`).
 
 let args = Arguments()
+// The cold phase starts before the client exists: making it (and its TLS context) is part of it.
+let cold = ColdPhase()
 var configuration = HTTPClient.Configuration()
 configuration.connectionPool = .init(idleTimeout: .seconds(60),
                                      concurrentHTTP1ConnectionsPerHostSoftLimit: max(args.c, 8))
 configuration.decompression = .disabled
+if !args.cacert.isEmpty {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    do { tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(args.cacert)) } catch {
+        fail("cannot read \(args.cacert): \(error)")
+    }
+    configuration.tlsConfiguration = tls
+    configuration.httpVersion = args.http == "1.1" ? .http1Only : .automatic
+}
 let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 let request = HTTPClientRequest(url: args.url.absoluteString)
 let maximumBody = 2 << 30
@@ -26,9 +40,34 @@ func fetch() async throws -> ByteBuffer {
     return try await response.body.collect(upTo: maximumBody)
 }
 
+/// One request, and the HTTP version it came over (for the cold wave's report).
+func fetchNoting() async throws -> (ByteBuffer, String) {
+    let response = try await client.execute(request, timeout: .seconds(600))
+    guard response.status == .ok else { throw BadStatus(code: response.status.code) }
+    return (try await response.body.collect(upTo: maximumBody), "\(response.version)")
+}
+
+/// The cold phase: `args.c` requests at once from the new client (its first connections).
+func coldWave(into report: inout Report) async {
+    report.extra["cold_setup_ms"] = Double(nowNs() - cold.clockNs) / 1e6  // making the client
+    let results = await withTaskGroup(of: String?.self) { group in
+        for _ in 0..<args.c { group.addTask { try? await fetchNoting().1 } }
+        var all: [String?] = []
+        for await version in group { all.append(version) }
+        return all
+    }
+    let errors = results.filter { $0 == nil }.count
+    cold.finish(into: &report, requests: args.c, errors: errors, protocolSeen: results.compactMap { $0 }.first)
+}
+
 func sequential() async -> Report {
-    for _ in 0..<args.warmup { _ = try? await fetch() }
     var report = Report(args)
+    var warmup = args.warmup
+    if args.measuresColdPhase {
+        await coldWave(into: &report)
+        warmup -= args.c
+    }
+    for _ in 0..<max(0, warmup) { _ = try? await fetch() }
     report.latenciesNs.reserveCapacity(args.n)
     let t0 = nowNs()
     for _ in 0..<args.n {
@@ -68,8 +107,13 @@ func concurrent(n: Int, decode: Bool) async -> (errors: Int, bytes: Int64) {
 }
 
 func concurrentReport(decode: Bool) async -> Report {
-    _ = await concurrent(n: args.warmup, decode: decode)
     var report = Report(args)
+    var warmup = args.warmup
+    if args.measuresColdPhase {
+        await coldWave(into: &report)
+        warmup -= args.c
+    }
+    _ = await concurrent(n: max(0, warmup), decode: decode)
     let t0 = nowNs()
     (report.errors, report.bytes) = await concurrent(n: args.n, decode: decode)
     report.elapsedNs = nowNs() - t0
@@ -151,8 +195,18 @@ func resume() async -> Report {
     return report
 }
 
+/// tlscold: a new client, `args.c` requests at once, nothing else; timed from before the client.
+func coldOnly() async -> Report {
+    var report = Report(args, n: args.c)
+    await coldWave(into: &report)
+    report.elapsedNs = UInt64((report.extra["cold_ms"] ?? 0) * 1e6)
+    report.errors = Int(report.extra["cold_errors"] ?? 0)
+    return report
+}
+
 var report: Report
-switch args.workload {
+switch args.kind {
+case "cold": report = await coldOnly()
 case "seq": report = await sequential()
 case "conc": report = await concurrentReport(decode: false)
 case "json": report = await concurrentReport(decode: true)

@@ -13,11 +13,15 @@ import FoundationNetworking
 //       the transport under it driven directly through the @_spi(Transport) contract: start a transfer,
 //       collect the body, acknowledge it, wait for `completed`. Courier-API ÷ transport is the cost of
 //       everything the request layer adds (workload E).
+// HTTPS workloads (--cacert): `tls.trustRoots = .system(adding: [CA])` (the system store plus the
+// benchmark's CA, the realistic set-up), or `.only([CA])` for the `+onlyca` client; `httpVersion` from
+// --http (auto → .automatic, 1.1 → .http1_1, 2 → .http2).
 
 let args = Arguments()
 let useCurl = args.client.contains("curl")
 let direct = args.client.hasPrefix("transport-")
 let dedupe = args.client.hasSuffix("+dedupe")
+let onlyCA = args.client.hasSuffix("+onlyca")
 let connections = max(args.c, 8)
 
 func makeConfiguration() -> SessionConfiguration {
@@ -28,6 +32,15 @@ func makeConfiguration() -> SessionConfiguration {
     configuration.automaticDecompression = false  // as AsyncHTTPClient (`.disabled`) and curl (no --compressed)
     configuration.requestTimeout = 600
     configuration.maximumResponseSize = nil  // "dlmem" keeps 1 GiB in memory (AsyncHTTPClient is given 2 GiB)
+    if !args.cacert.isEmpty {
+        let ca = URL(fileURLWithPath: args.cacert)
+        configuration.tls.trustRoots = onlyCA ? .only([ca]) : .system(adding: [ca])
+        switch args.http {
+        case "1.1": configuration.httpVersion = .http1_1
+        case "2": configuration.httpVersion = .http2
+        default: configuration.httpVersion = .automatic
+        }
+    }
     return configuration
 }
 
@@ -40,9 +53,52 @@ func makeSession() -> Session {
 
 struct BadLength: Error {}
 
-func sequentialAPI(_ session: Session) async -> Report {
-    for _ in 0..<args.warmup { _ = try? await session.request(args.url).serializingData().value }
+/// The cold phase: `args.c` requests at once from the new session (its first connections). Besides
+/// the wall and CPU time, records from each response's metrics when its transfer started (relative to
+/// the wave's start) and how long its TLS handshake took, to tell where a slow cold phase goes.
+func coldWaveAPI(_ session: Session, _ cold: ColdPhase, into report: inout Report) async {
+    let waveStart = Date()
+    report.extra["cold_setup_ms"] = Double(nowNs() - cold.clockNs) / 1e6  // making the session
+    let results = await withTaskGroup(of: (String, TransferMetrics?)?.self) { group in
+        for _ in 0..<args.c {
+            group.addTask {
+                let response = await session.request(args.url).serializingData().response
+                if let error = response.error {
+                    log("\(error)")
+                    return nil
+                }
+                let version = [response.metrics?.httpVersion, response.metrics?.tlsVersion].compactMap { $0 }.joined(separator: " ")
+                return (version, response.metrics)
+            }
+        }
+        var all: [(String, TransferMetrics?)?] = []
+        for await result in group { all.append(result) }
+        return all
+    }
+    let errors = results.filter { $0 == nil }.count
+    cold.finish(into: &report, requests: args.c, errors: errors, protocolSeen: results.compactMap { $0?.0 }.first)
+    let metrics = results.compactMap { $0?.1 }
+    let starts = metrics.map { $0.start.timeIntervalSince(waveStart) * 1e3 }.sorted()
+    let handshakes = metrics.compactMap { $0.tlsHandshake }.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3 }.sorted()
+    if let first = starts.first, let last = starts.last {
+        report.extra["cold_first_start_ms"] = first
+        report.extra["cold_last_start_ms"] = last
+    }
+    if !handshakes.isEmpty {
+        report.extra["cold_handshakes"] = Double(handshakes.count)
+        report.extra["cold_tls_p50_ms"] = handshakes[(handshakes.count - 1) / 2]
+        report.extra["cold_tls_max_ms"] = handshakes.last!
+    }
+}
+
+func sequentialAPI(_ session: Session, cold: ColdPhase) async -> Report {
     var report = Report(args)
+    var warmup = args.warmup
+    if args.measuresColdPhase {
+        await coldWaveAPI(session, cold, into: &report)
+        warmup -= args.c
+    }
+    for _ in 0..<max(0, warmup) { _ = try? await session.request(args.url).serializingData().value }
     report.latenciesNs.reserveCapacity(args.n)
     let t0 = nowNs()
     for _ in 0..<args.n {
@@ -84,6 +140,29 @@ func concurrentAPI(_ session: Session, n: Int, decode: Bool) async -> (errors: I
         for await (errors, bytes) in group { total.errors += errors; total.bytes += bytes }
         return total
     }
+}
+
+func concurrentReportAPI(_ session: Session, cold: ColdPhase, decode: Bool) async -> Report {
+    var report = Report(args)
+    var warmup = args.warmup
+    if args.measuresColdPhase {
+        await coldWaveAPI(session, cold, into: &report)
+        warmup -= args.c
+    }
+    _ = await concurrentAPI(session, n: max(0, warmup), decode: decode)
+    let t0 = nowNs()
+    (report.errors, report.bytes) = await concurrentAPI(session, n: args.n, decode: decode)
+    report.elapsedNs = nowNs() - t0
+    return report
+}
+
+/// tlscold: a new session, `args.c` requests at once, nothing else; timed from before the session.
+func coldOnlyAPI(_ session: Session, cold: ColdPhase) async -> Report {
+    var report = Report(args, n: args.c)
+    await coldWaveAPI(session, cold, into: &report)
+    report.elapsedNs = UInt64((report.extra["cold_ms"] ?? 0) * 1e6)
+    report.errors = Int(report.extra["cold_errors"] ?? 0)
+    return report
 }
 
 func toMemoryAPI(_ session: Session) async -> Report {
@@ -289,8 +368,9 @@ func concurrentDirect(_ transport: any Transport, n: Int) async -> (errors: Int,
 
 var report: Report
 if direct {
+    if !args.cacert.isEmpty { fail("the transport-direct clients run over plain HTTP only") }
     let transport = makeTransport()
-    switch args.workload {
+    switch args.kind {
     case "seq":
         report = await sequentialDirect(transport)
     case "conc":
@@ -304,20 +384,17 @@ if direct {
     }
     transport.shutdown()
 } else {
-    switch args.workload {
+    switch args.kind {
     case "resume":
         report = await resumeAPI()
     default:
+        // The cold phase starts before the session exists: making it is part of it.
+        let cold = ColdPhase()
         let session = makeSession()
-        switch args.workload {
-        case "seq": report = await sequentialAPI(session)
-        case "conc", "json":
-            let decode = args.workload == "json"
-            _ = await concurrentAPI(session, n: args.warmup, decode: decode)
-            report = Report(args)
-            let t0 = nowNs()
-            (report.errors, report.bytes) = await concurrentAPI(session, n: args.n, decode: decode)
-            report.elapsedNs = nowNs() - t0
+        switch args.kind {
+        case "cold": report = await coldOnlyAPI(session, cold: cold)
+        case "seq": report = await sequentialAPI(session, cold: cold)
+        case "conc", "json": report = await concurrentReportAPI(session, cold: cold, decode: args.kind == "json")
         case "dlmem": report = await toMemoryAPI(session)
         case "dldisk": report = await toDiskAPI(session)
         case "dedupe": report = await identicalAPI(session)
