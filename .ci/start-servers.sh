@@ -43,6 +43,7 @@ old_mtls=$(stop_pidfile "$root/mtls-server.pid")
 [ -f "$root/www/random-1m.bin" ] || head -c 1048576 /dev/urandom > "$root/www/random-1m.bin"
 [ -f "$root/www/text-1m.txt" ] || python3 -c "import sys; sys.stdout.write(('courier interop line\n' * 52429)[:1048576])" > "$root/www/text-1m.txt"
 [ -f "$root/www/slow.bin" ] || head -c 4194304 /dev/urandom > "$root/www/slow.bin"
+[ -f "$root/www/random-32m.bin" ] || head -c 33554432 /dev/urandom > "$root/www/random-32m.bin"
 echo '{"name":"courier","ok":true}' > "$root/www/small.json"
 
 # Certificates, new on every run (so they never expire on a machine that is kept, and a $root from an

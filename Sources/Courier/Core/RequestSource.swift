@@ -71,6 +71,9 @@ protocol ResponseBodySink: AnyObject {
     var allowsRetry: Bool { get }
     /// Whether the body may come from a transfer shared with other requests (see ``ExchangeContext/bodyMayBeShared``).
     var allowsSharing: Bool { get }
+    /// Whether a consumer takes the body at its own pace, so the transfer may stay paused for long
+    /// (see ``TransportRequest/consumerSetsPace``).
+    var consumerSetsPace: Bool { get }
     /// Which size limit the engine enforces on this sink's bytes (memory unless the sink says otherwise).
     var sizeLimitClass: BodySizeLimitClass { get }
 }
@@ -80,6 +83,7 @@ extension ResponseBodySink {
     var validatesAtHead: Bool { false }
     var allowsRetry: Bool { true }
     var allowsSharing: Bool { true }
+    var consumerSetsPace: Bool { false }
     var sizeLimitClass: BodySizeLimitClass { .memory }
 }
 

@@ -84,6 +84,10 @@ import Foundation
     public var minimumTransferRate: MinimumTransferRate?
     /// The HTTP version to speak.
     public var httpVersion: HTTPVersion = .automatic
+    /// Whether a consumer takes the body at its own pace (a stream), so the transfer may stay
+    /// paused by ``flowControlWindow`` for long. A transport whose pause would hold up other
+    /// requests sharing the connection gives such a transfer a connection of its own.
+    public var consumerSetsPace = false
     /// The body size (decoded bytes of this exchange) past which the request layer fails the
     /// exchange; a transport may stop reading once it is crossed, after delivering the chunk that
     /// crossed it, or at a head whose `Content-Length` is above it. `nil` for no limit.

@@ -14,6 +14,19 @@ struct NginxResumeInteropTests {
 
     @Test(arguments: TransportUnderTest.available, Validator.allCases)
     func resumesAPlantedPartial(transport: TransportUnderTest, validator: Validator) async throws {
+        guard let nginx = InteropServer.nginx else { return }
+        try await resume(base: nginx, transport: transport, validator: validator)
+    }
+
+    /// The same over HTTPS and HTTP/2 (curl transport: URLSession cannot trust the test CA).
+    @Test(arguments: Validator.allCases)
+    func resumesAPlantedPartialOverHTTP2(validator: Validator) async throws {
+        guard TransportUnderTest.available.contains(.curl), let https = InteropServer.nginxHTTPS,
+              let ca = InteropServer.testCA else { return }
+        try await resume(base: https, transport: .curl, validator: validator, trusting: ca)
+    }
+
+    private func resume(base: URL, transport: TransportUnderTest, validator: Validator, trusting ca: URL? = nil) async throws {
         let storeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-nginx-store-\(UUID().uuidString)")
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-nginx-out-\(UUID().uuidString).bin")
         defer {
@@ -22,8 +35,9 @@ struct NginxResumeInteropTests {
         }
         var configuration = SessionConfiguration()
         configuration.transport = transport.choice
+        if let ca { configuration.tls.trustRoots = .system(adding: [ca]) }
         let monitor = EventRecorderWithHeaders()
-        let session = Session(configuration: configuration, baseURL: InteropServer.nginx, eventMonitors: [monitor],
+        let session = Session(configuration: configuration, baseURL: base, eventMonitors: [monitor],
                               downloadStore: DownloadStore(directory: storeDirectory), callbackQueue: testCallbackQueue)
 
         // The real bytes and validators, then a partial as an interrupted run would have left it.
@@ -52,6 +66,7 @@ struct NginxResumeInteropTests {
         // nginx answers a matching If-Range with 206, a stale one with the whole file.
         #expect(monitor.lastStatus == (validator == .stale ? 200 : 206))
         #expect(session.downloadStore.partialDownloads().isEmpty)
+        if ca != nil { #expect(response.metrics?.httpVersion == "HTTP/2") }
     }
 }
 

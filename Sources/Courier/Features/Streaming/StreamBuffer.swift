@@ -122,4 +122,6 @@ final class StreamBodySink: ResponseBodySink {
     var allowsRetry: Bool { !buffer.hasDelivered }
     /// A stream's consumer sets the pace of its transfer; a shared transfer could not follow it.
     var allowsSharing: Bool { false }
+    /// The consumer takes chunks when it wants them: the transfer waits for it.
+    var consumerSetsPace: Bool { true }
 }

@@ -52,6 +52,12 @@ final class CurlExchange {
 
     /// Why the exchange stopped itself from a callback (a response over the wrong HTTP version).
     var failure: CourierError?
+    /// The flow-control window in force: the request's, or none for an HTTP/2 stream that shares
+    /// its connection on a libcurl whose paused streams hold up their siblings (see
+    /// ``CurlLibrary/pausesHTTP2StreamsIndependently``). Such a body is one the request keeps whole
+    /// anyway (in memory, bounded by its size limit, or written to a file), so only a consumer
+    /// that sets the pace (a stream, given a connection of its own) needs the window there.
+    private var window: Int
     /// The connection's TLS version and cipher suite, read when the head arrived.
     var tlsDetails: (version: String, cipher: String?)?
 
@@ -78,6 +84,7 @@ final class CurlExchange {
     init(handle: CurlTransferHandle, clock: CurlActivityClock) {
         self.handle = handle
         self.clock = clock
+        window = handle.request.flowControlWindow
         lastActivity = clock.now
     }
 
@@ -194,6 +201,10 @@ final class CurlExchange {
                     return 0 // libcurl ends the transfer with CURLE_WRITE_ERROR
                 }
                 readTLSDetails()
+                if head.httpVersion.hasPrefix("HTTP/2"), !handle.request.consumerSetsPace,
+                   !CurlLibrary.pausesHTTP2StreamsIndependently {
+                    window = .max
+                }
                 handle.sink.receive(.response(head))
             }
         }
@@ -257,7 +268,6 @@ final class CurlExchange {
             decodingFailure = CourierError(.invalidResponse, refusal.message, responseCode: responseStatus, url: handle.request.url)
             return 0
         }
-        let window = handle.request.flowControlWindow
         if exceedsWindow(adding: bytes.count, window: window) {
             // Publish the wait before re-reading the acknowledgements (see CurlTransferHandle.acknowledge):
             // an acknowledgement that raced past the first check is seen here, one that comes later sees the flag.
@@ -293,7 +303,6 @@ final class CurlExchange {
         redeliveredPrefix -= skipped
         var wire = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
         markActivity()
-        let window = handle.request.flowControlWindow
         // Decoding in chunks smaller than this into a window that has some room left would only
         // make small deliveries: the window counts as full instead.
         let smallest = min(Self.decodedChunkSize, max(1, window / 4))

@@ -33,6 +33,14 @@ struct CurlLibrary: Sendable {
     /// 7.87.0): then a CA file costs one parse per event loop rather than one per connection.
     var cachesCAFiles: Bool { versionNumber >= 0x075700 }
 
+    /// Whether a paused HTTP/2 stream leaves the other streams of its connection running. Before
+    /// 8.1.0, a paused stream whose buffer fills pauses the whole connection's processing and keeps
+    /// its share of the connection window (curl issue 10988), so every stream on it waits.
+    var pausesHTTP2StreamsIndependently: Bool { versionNumber >= 0x080100 }
+
+    /// ``pausesHTTP2StreamsIndependently`` of the libcurl in use (`true` when none is loaded).
+    static let pausesHTTP2StreamsIndependently: Bool = (try? load())?.pausesHTTP2StreamsIndependently ?? true
+
     /// Whether a cleartext HTTP/2 (prior knowledge) connection carries more than one request
     /// correctly: libcurl before 8.0.0 breaks the second one's framing (curl issue 10634).
     var reusesCleartextHTTP2: Bool { versionNumber >= 0x080000 }

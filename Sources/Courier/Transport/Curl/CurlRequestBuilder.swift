@@ -89,6 +89,10 @@ enum CurlRequestBuilder {
         var plan = Plan(method: method, fields: request.headers, suppressesExpect: false, acceptEncoding: nil)
         let secure = request.url.scheme?.lowercased() == "https"
         switch request.httpVersion {
+        case .automatic where request.consumerSetsPace && !CurlLibrary.pausesHTTP2StreamsIndependently:
+            // Its long pauses would hold up every other stream of a shared HTTP/2 connection
+            // (libcurl before 8.1.0): a connection of its own, over HTTP/1.1.
+            plan.httpVersion = Int(CCURL_HTTP_VERSION_1_1)
         case .automatic:
             plan.httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
         case .http1_1:
@@ -105,7 +109,7 @@ enum CurlRequestBuilder {
             // connection (curl issue 10634): each request gets a connection of its own there.
             plan.isolatesConnection = !secure && (try? CurlLibrary.load())?.reusesCleartextHTTP2 == false
         }
-        plan.waitsToMultiplex = request.httpVersion != .http1_1 && (secure || request.httpVersion == .http2PriorKnowledge)
+        plan.waitsToMultiplex = plan.httpVersion != Int(CCURL_HTTP_VERSION_1_1) && (secure || request.httpVersion == .http2PriorKnowledge)
             && !plan.isolatesConnection
         // libcurl adds `Expect: 100-continue` to every upload, which costs a round trip (or a
         // one-second wait on servers that ignore it); Courier sends it only when asked to.

@@ -84,9 +84,14 @@ import CourierLocking
         // The key balances the loops (each loop enforces its own share of the limit), so a single
         // loop needs none, and names the origins that may multiplex over HTTP/2.
         let candidate = Self.mayMultiplex(request)
+        let setsPace = Self.keepsOffSharedHTTP2(request)
         let origin = plan.loopCount > 1 || candidate ? Self.originKey(request.url) : ""
-        let known = candidate ? defaults.routing.lookup(origin) : CurlMultiplexRouting.Origin()
+        let known = candidate || setsPace ? defaults.routing.lookup(origin) : CurlMultiplexRouting.Origin()
         let multiplexes = candidate && !known.speaksHTTP1
+        // libcurl marks an origin's connections as not multiplexing once one of them speaks
+        // HTTP/1.1: a paced stream's own HTTP/1.1 connection goes to another loop (another
+        // connection cache) than the origin's HTTP/2 home, where there is one.
+        let avoid = setsPace && !known.speaksHTTP1 ? known.home : nil
         let choice = loops.withLock { state -> (loop: CurlLoop, alone: Bool)? in
             guard case .running(var running) = state, !running.isEmpty else { return nil }
             var index = 0
@@ -105,7 +110,8 @@ import CourierLocking
                 running[home].mailbox.transferAssigned(origin: origin)
                 return (running[home], total == 0)
             }
-            if !multiplexes, fewest.origin > 0, running.count < plan.loopCount,
+            if let avoid, index == avoid, let other = running.indices.first(where: { $0 != avoid }) { index = other }
+            if !multiplexes, fewest.origin > 0 || (avoid != nil && index == avoid), running.count < plan.loopCount,
                let started = try? CurlLoop.start(index: running.count, plan: plan, defaults: defaults, trustStore: trustStore) {
                 // A loop that cannot start leaves the transport with the loops it has.
                 running.append(started)
@@ -137,11 +143,20 @@ import CourierLocking
 
     /// Whether `request` may share an HTTP/2 connection with others to its origin.
     static func mayMultiplex(_ request: TransportRequest) -> Bool {
+        if keepsOffSharedHTTP2(request) { return false }
         switch request.httpVersion {
-        case .http1_1: false
-        case .http2PriorKnowledge: true
-        case .automatic, .http2: request.url.scheme?.lowercased() == "https"
+        case .http1_1: return false
+        case .http2PriorKnowledge: return true
+        case .automatic, .http2: return request.url.scheme?.lowercased() == "https"
         }
+    }
+
+    /// Whether `request` is a stream whose consumer sets the pace, kept off shared HTTP/2
+    /// connections (a connection of its own, over HTTP/1.1) where libcurl's paused streams hold up
+    /// their siblings (see ``CurlLibrary/pausesHTTP2StreamsIndependently``).
+    static func keepsOffSharedHTTP2(_ request: TransportRequest) -> Bool {
+        request.consumerSetsPace && request.httpVersion == .automatic && !CurlLibrary.pausesHTTP2StreamsIndependently
+            && request.url.scheme?.lowercased() == "https"
     }
 
     /// `"https://host:port"`: what the loops count transfers by, and what HTTP/2 routing remembers.
