@@ -71,7 +71,7 @@ extension RequestEngine {
             transportRequest.httpVersion = httpVersion ?? session.configuration.httpVersion
             transportRequest.maximumBodySize = bodySizeLimit?.bytes
             transportRequest.maximumDecompressionRatio = maximumDecompressionRatio
-            transportRequest.consumerSetsPace = sink.consumerSetsPace
+            transportRequest.consumerSetsPace = sink.consumerSetsPace && !pacedStreamMayShare
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.
             let exchange = Exchange(number: number, request: request, transfer: InertTransfer(), route: nil)

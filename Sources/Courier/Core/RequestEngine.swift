@@ -29,6 +29,8 @@ package final class RequestEngine {
     var limitOverrides = ResponseLimitOverrides()
     /// The request's own HTTP version; the session's applies when `nil`.
     var httpVersion: HTTPVersion?
+    /// Whether the transport may treat a stream like any other body (see ``Request/sharesConnectionsAsAnyRequest()``).
+    var pacedStreamMayShare = false
     /// What the request learned so far: the last request, response, metrics and error.
     var record = RequestRecord()
     /// Redirects followed within the current attempt, for the limit and loop detection.

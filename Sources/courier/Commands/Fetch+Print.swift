@@ -12,7 +12,8 @@ extension FetchCommand {
     /// terminal the body is collected (appended in place, see ``StreamedBody``) to be formatted, up
     /// to ``BodyPrinter/formattingLimit``; a larger body is written as it is, as it arrives.
     func printBody(session: Session) async -> ExitCode {
-        let request = session.streamRequest(options.url, method: method, headers: requestHeaders())
+        // The tool runs one request at a time: its stream can share an HTTP/2 connection.
+        let request = session.streamRequest(options.url, method: method, headers: requestHeaders()).sharesConnectionsAsAnyRequest()
         if options.failOnHTTPError { request.validate(statusCode: 0..<400) }
         cancelOnInterrupt(request)
         let console = console
