@@ -29,7 +29,9 @@ struct TLSFailure: Equatable {
             kind = .clientCertificateRejected
         case _ where says("alert protocol version", "unsupported protocol", "no protocols available", "tlsv1 alert protocol"):
             kind = .tlsVersionUnsupported
-        case CCURLE_SSL_CONNECT_ERROR where says("self-signed certificate", "self signed certificate", "unable to get local issuer"):
+        // FoundationNetworking passes libcurl's text without its code (URLError -1).
+        case _ where says("ssl certificate problem", "self-signed certificate", "self signed certificate",
+                          "unable to get local issuer", "certificate verify failed"):
             kind = .serverCertificateUntrusted
         default:
             return nil

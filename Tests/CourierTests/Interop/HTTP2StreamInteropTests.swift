@@ -59,7 +59,8 @@ struct HTTP2StreamInteropTests {
         let first = await session.request("connection").serializingData().response
         let connection = try #require(HTTPSInterop.connection(of: first.response))
 
-        let doomed = session.request(Self.bigPath)
+        // slow.bin is served at 2 MB/s (4 MiB): the cancel always lands mid-body.
+        let doomed = session.request("slow.bin")
         let doomedTask = doomed.serializingData()
         let progressed = Locked(false)
         doomed.onDownloadProgress(queue: testCallbackQueue) { progress in

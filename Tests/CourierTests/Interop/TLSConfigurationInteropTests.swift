@@ -203,3 +203,21 @@ struct TLSConfigurationInteropTests {
         #expect(throws: CourierError.self) { try version.validate() }
     }
 }
+
+/// URLSession's TLS failures carry the same precise kinds as curl's (issue 23: they used to be
+/// `.connectionLost`), from FoundationNetworking's codes and libcurl's text.
+@Suite(.enabled(if: TransportUnderTest.available.contains(.urlSession), "needs the URLSession transport"))
+struct URLSessionTLSErrorTests {
+    @Test func certificateFailuresAreTLSKinds() async throws {
+        guard let untrusted = InteropServer.nginxHTTPS, let selfSigned = InteropServer.nginxSelfSigned else { return }
+        var configuration = SessionConfiguration()
+        configuration.transport = .urlSession(.ephemeral)
+        configuration.requestTimeout = 30
+        let session = Session(configuration: configuration, callbackQueue: testCallbackQueue)
+        for url in [untrusted, selfSigned] {
+            let response = await session.request(url.appendingPathComponent("connection")).serializingData().response
+            #expect(response.error?.isSecureConnectionFailure == true, "\(url): \(String(describing: response.error))")
+            #expect(response.error?.kind == .serverCertificateUntrusted, "\(url): \(String(describing: response.error))")
+        }
+    }
+}
