@@ -59,8 +59,8 @@ struct HTTP2StreamInteropTests {
         let first = await session.request("connection").serializingData().response
         let connection = try #require(HTTPSInterop.connection(of: first.response))
 
-        // slow.bin is served at 2 MB/s (4 MiB): the cancel always lands mid-body.
-        let doomed = session.request("slow.bin")
+        // trickle.bin takes about 30 s (4 MiB at 128 KB/s): the cancel always lands mid-body.
+        let doomed = session.request("trickle.bin")
         let doomedTask = doomed.serializingData()
         let progressed = Locked(false)
         // A queue of its own: the shared test queue can lag by seconds while the whole suite runs.
