@@ -360,6 +360,9 @@ enum DeflateBomb {
             for bit in stride(from: length - 1, through: 0, by: -1) { push(code >> UInt32(bit) & 1 == 1) }
         }
 
+        /// Pads with zero bits to the next byte boundary; the next bytes can then be appended whole.
+        mutating func alignToByte() { used = 8 }
+
         private mutating func push(_ bit: Bool) {
             if used == 8 {
                 bytes.append(0)

@@ -6,36 +6,11 @@ import FoundationNetworking
 @_spi(Transport) @testable import Courier
 import CourierLocking
 
-/// The real HTTPS and HTTP/2 servers `.ci/start-servers.sh` starts (nginx), by environment variable;
-/// tests that need one print `SKIPPED …` and do nothing where it is not running.
+/// Helpers for the HTTPS and HTTP/2 interop suites (servers: ``InteropServer``).
 enum HTTPSInterop {
-    static func url(_ variable: String) -> URL? {
-        guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {
-            print("SKIPPED HTTPS/HTTP/2 interop checks that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
-            return nil
-        }
-        return url
-    }
-
-    static func file(_ variable: String) -> URL? {
-        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-            print("SKIPPED HTTPS/HTTP/2 interop checks that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
-            return nil
-        }
-        return URL(fileURLWithPath: value)
-    }
-
-    static func text(_ variable: String) -> String? {
-        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-            print("SKIPPED HTTPS/HTTP/2 interop checks that need \(variable): it is not set.")
-            return nil
-        }
-        return value
-    }
-
     /// A curl-transport session trusting the test CA, with `configure` applied.
     static func session(baseURL: URL, configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
-        let ca = try #require(file("COURIER_TEST_CA_FILE"))
+        let ca = try #require(InteropServer.testCA, "COURIER_TEST_CA_FILE is not set")
         var configuration = SessionConfiguration()
         configuration.transport = .curl
         configuration.cookies = .none
@@ -55,7 +30,7 @@ enum HTTPSInterop {
 @Suite(.enabled(if: TransportUnderTest.available.contains(.curl), "needs the curl transport"))
 struct HTTP2InteropTests {
     @Test func automaticNegotiatesHTTP2OverTLSAndHTTP1_1CanBeForced() async throws {
-        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        guard let h2 = InteropServer.nginxHTTPS else { return }
         let session = try HTTPSInterop.session(baseURL: h2)
         let automatic = await session.request("connection").serializingData().response
         #expect(automatic.error == nil, "\(String(describing: automatic.error))")
@@ -73,7 +48,7 @@ struct HTTP2InteropTests {
     }
 
     @Test func strictHTTP2FailsAgainstAnHTTP1OnlyServerAndOnCleartext() async throws {
-        guard let h1 = HTTPSInterop.url("COURIER_NGINX_HTTPS_H1_URL") else { return }
+        guard let h1 = InteropServer.nginxHTTPSHTTP1 else { return }
         let session = try HTTPSInterop.session(baseURL: h1) { $0.httpVersion = .http2 }
         let response = await session.request("connection").serializingData().response
         #expect(response.error?.kind == .httpVersionUnavailable, "\(String(describing: response.error))")
@@ -88,7 +63,7 @@ struct HTTP2InteropTests {
     }
 
     @Test func priorKnowledgeSpeaksCleartextHTTP2() async throws {
-        guard let h2c = HTTPSInterop.url("COURIER_NGINX_H2C_URL") else { return }
+        guard let h2c = InteropServer.nginxH2C else { return }
         let session = try HTTPSInterop.session(baseURL: h2c) { $0.httpVersion = .http2PriorKnowledge }
         let response = await session.request("connection").serializingData().response
         #expect(response.error == nil, "\(String(describing: response.error))")
@@ -115,7 +90,7 @@ struct HTTP2InteropTests {
     }
 
     @Test func oneHundredConcurrentRequestsShareOneConnection() async throws {
-        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        guard let h2 = InteropServer.nginxHTTPS else { return }
         let session = try HTTPSInterop.session(baseURL: h2)
         let connections = try await withThrowingTaskGroup(of: (String?, String?).self) { group in
             for index in 0..<100 {
@@ -135,7 +110,7 @@ struct HTTP2InteropTests {
     }
 
     @Test func beyondTheServersStreamLimitMoreConnectionsOpen() async throws {
-        guard let limited = HTTPSInterop.url("COURIER_NGINX_STREAMLIMIT_URL") else { return }
+        guard let limited = InteropServer.nginxStreamLimit else { return }
         let session = try HTTPSInterop.session(baseURL: limited)
         // Connect first, so the server's SETTINGS (8 streams) are known before the burst.
         _ = await session.request("connection").serializingData().response
@@ -155,7 +130,7 @@ struct HTTP2InteropTests {
     }
 
     @Test func aGoAwayMidFlightLosesNoIdempotentRequest() async throws {
-        guard let goaway = HTTPSInterop.url("COURIER_NGINX_GOAWAY_URL") else { return }
+        guard let goaway = InteropServer.nginxGoAway else { return }
         let session = try HTTPSInterop.session(baseURL: goaway)
         // nginx ends each connection with GOAWAY after 10 requests; 100 concurrent GETs cross many.
         let results = await withTaskGroup(of: CourierError?.self) { group in

@@ -15,7 +15,7 @@ struct HTTP2StreamInteropTests {
     static let bigPath = "random-32m.bin"
 
     @Test func aStreamPausedByBackpressureDoesNotStallItsSiblings() async throws {
-        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        guard let h2 = InteropServer.nginxHTTPS else { return }
         let session = try HTTPSInterop.session(baseURL: h2)
         let whole = await session.request(Self.bigPath).serializingData().response
         let expected = try #require(whole.data, "\(String(describing: whole.error))")
@@ -54,7 +54,7 @@ struct HTTP2StreamInteropTests {
     }
 
     @Test func aCancelledStreamLeavesItsConnectionToTheOthers() async throws {
-        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        guard let h2 = InteropServer.nginxHTTPS else { return }
         let session = try HTTPSInterop.session(baseURL: h2)
         let first = await session.request("connection").serializingData().response
         let connection = try #require(HTTPSInterop.connection(of: first.response))
@@ -85,7 +85,7 @@ struct HTTP2StreamInteropTests {
     }
 
     @Test func suspendAndResumeLoseNoByte() async throws {
-        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        guard let h2 = InteropServer.nginxHTTPS else { return }
         let session = try HTTPSInterop.session(baseURL: h2)
         let expected = try #require(await session.request(Self.bigPath).serializingData().response.data)
         let request = session.request(Self.bigPath)
@@ -114,7 +114,7 @@ struct HTTP2StreamInteropTests {
     }
 
     @Test func aCancellationStormOverHTTP2EndsEveryRequestOnce() async throws {
-        guard let h2 = HTTPSInterop.url("COURIER_NGINX_HTTPS_URL") else { return }
+        guard let h2 = InteropServer.nginxHTTPS else { return }
         let session = try HTTPSInterop.session(baseURL: h2)
         let outcomes = Locked<[String]>([])
         let connections = Locked<Set<String>>([])

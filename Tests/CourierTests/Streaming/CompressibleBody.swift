@@ -84,7 +84,7 @@ struct CompressibleBody: Sendable {
     var brotli: Data {
         var bytes: [UInt8] = []
         for run in runs { bytes.append(contentsOf: repeatElement(run.byte, count: run.count)) }
-        var bits = BitWriter()
+        var bits = DeflateBomb.BitWriter()
         bits.write(0, count: 1) // WBITS = 16
         var offset = 0
         while offset < bytes.count {
@@ -158,7 +158,7 @@ struct CompressibleBody: Sendable {
         let codeLengthCodes = Self.canonicalCodes(codeLengthLengths)
         let order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
 
-        var bits = BitWriter()
+        var bits = DeflateBomb.BitWriter()
         bits.write(1, count: 1)   // BFINAL
         bits.write(2, count: 2)   // BTYPE = 10, dynamic Huffman
         bits.write(286 - 257, count: 5) // HLIT
@@ -240,33 +240,6 @@ struct CompressibleBody: Sendable {
 
     private static func appendLittleEndian(_ value: UInt32, to data: inout Data) {
         for shift in stride(from: 0, to: 32, by: 8) { data.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-    }
-
-    private struct BitWriter {
-        var bytes: [UInt8] = []
-        private var used = 8
-
-        /// `count` bits of `value`, least significant first (header fields and extra bits).
-        mutating func write(_ value: UInt32, count: Int) {
-            for bit in 0..<count { push(value >> UInt32(bit) & 1 == 1) }
-        }
-
-        /// A Huffman code, most significant bit first.
-        mutating func writeHuffman(_ code: UInt32, length: Int) {
-            for bit in stride(from: length - 1, through: 0, by: -1) { push(code >> UInt32(bit) & 1 == 1) }
-        }
-
-        /// Pads with zero bits to the next byte boundary; the next bytes can then be appended whole.
-        mutating func alignToByte() { used = 8 }
-
-        private mutating func push(_ bit: Bool) {
-            if used == 8 {
-                bytes.append(0)
-                used = 0
-            }
-            if bit { bytes[bytes.count - 1] |= 1 << UInt8(used) }
-            used += 1
-        }
     }
 }
 

@@ -45,6 +45,9 @@ struct CurlLibrary: Sendable {
     /// correctly: libcurl before 8.0.0 breaks the second one's framing (curl issue 10634).
     var reusesCleartextHTTP2: Bool { versionNumber >= 0x080000 }
 
+    /// ``reusesCleartextHTTP2`` of the libcurl in use (`true` when none is loaded).
+    static let reusesCleartextHTTP2: Bool = (try? load())?.reusesCleartextHTTP2 ?? true
+
     /// The content codings this libcurl decodes, in the order it advertises them.
     var contentCodings: [String] {
         var codings: [String] = []

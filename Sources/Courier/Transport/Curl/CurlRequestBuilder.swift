@@ -107,7 +107,7 @@ enum CurlRequestBuilder {
             plan.httpVersion = Int(secure ? CCURL_HTTP_VERSION_2TLS : CCURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
             // libcurl before 8.0.0 breaks the framing of a second request on a cleartext HTTP/2
             // connection (curl issue 10634): each request gets a connection of its own there.
-            plan.isolatesConnection = !secure && (try? CurlLibrary.load())?.reusesCleartextHTTP2 == false
+            plan.isolatesConnection = !secure && !CurlLibrary.reusesCleartextHTTP2
         }
         plan.waitsToMultiplex = plan.httpVersion != Int(CCURL_HTTP_VERSION_1_1) && (secure || request.httpVersion == .http2PriorKnowledge)
             && !plan.isolatesConnection
