@@ -353,20 +353,52 @@ static struct {
     const char *(*get_version)(const void *ssl);
     const void *(*get_current_cipher)(const void *ssl);
     const char *(*cipher_get_name)(const void *cipher);
+    void *(*store_new)(void);
+    void (*store_free)(void *store);
+    int (*store_up_ref)(void *store);
+    int (*store_load_locations)(void *store, const char *file, const char *directory);
+    int (*store_set_flags)(void *store, unsigned long flags);
+    void (*ctx_set_cert_store)(void *ctx, void *store);
 } openssl;
 static pthread_once_t openssl_once = PTHREAD_ONCE_INIT;
 
-// libssl is already in the process (libcurl loaded it); RTLD_NOLOAD finds it without loading anything.
-static void load_openssl(void) {
-    const char *names[] = { "libssl.so.3", "libssl.so.1.1", "libssl.so", "libssl.3.dylib" };
+// libssl is already in the process (libcurl loaded it); RTLD_NOLOAD finds it without loading
+// anything. The one libcurl was built against comes first ("OpenSSL/3…" → libssl.so.3), so that a
+// process holding two OpenSSL versions never mixes their objects. dlsym on libssl's handle also
+// finds libcrypto's symbols (X509_STORE_*): libcrypto is one of its dependencies.
+static void *openssl_library(void) {
+    const char *preferred = NULL;
+    if (library_info.ssl_version != NULL && strncmp(library_info.ssl_version, "OpenSSL/", 8) == 0) {
+        preferred = strncmp(library_info.ssl_version + 8, "1.1", 3) == 0 ? "libssl.so.1.1" : "libssl.so.3";
+    } else {
+        return NULL; // another TLS backend: there is no OpenSSL object to talk to
+    }
+    const char *names[] = { preferred, "libssl.3.dylib", "libssl.so" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *library = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
-        if (library == NULL) continue;
-        openssl.get_version = (const char *(*)(const void *))dlsym(library, "SSL_get_version");
-        openssl.get_current_cipher = (const void *(*)(const void *))dlsym(library, "SSL_get_current_cipher");
-        openssl.cipher_get_name = (const char *(*)(const void *))dlsym(library, "SSL_CIPHER_get_name");
-        if (openssl.get_version && openssl.get_current_cipher && openssl.cipher_get_name) return;
-        memset(&openssl, 0, sizeof openssl);
+        if (library != NULL) return library;
+    }
+    return NULL;
+}
+
+static void load_openssl(void) {
+    void *library = openssl_library();
+    if (library == NULL) return;
+    openssl.get_version = (const char *(*)(const void *))dlsym(library, "SSL_get_version");
+    openssl.get_current_cipher = (const void *(*)(const void *))dlsym(library, "SSL_get_current_cipher");
+    openssl.cipher_get_name = (const char *(*)(const void *))dlsym(library, "SSL_CIPHER_get_name");
+    openssl.store_new = (void *(*)(void))dlsym(library, "X509_STORE_new");
+    openssl.store_free = (void (*)(void *))dlsym(library, "X509_STORE_free");
+    openssl.store_up_ref = (int (*)(void *))dlsym(library, "X509_STORE_up_ref");
+    openssl.store_load_locations = (int (*)(void *, const char *, const char *))dlsym(library, "X509_STORE_load_locations");
+    openssl.store_set_flags = (int (*)(void *, unsigned long))dlsym(library, "X509_STORE_set_flags");
+    openssl.ctx_set_cert_store = (void (*)(void *, void *))dlsym(library, "SSL_CTX_set_cert_store");
+    if (!openssl.get_version || !openssl.get_current_cipher || !openssl.cipher_get_name) {
+        openssl.get_version = NULL;
+    }
+    if (!openssl.store_new || !openssl.store_free || !openssl.store_up_ref || !openssl.store_load_locations
+        || !openssl.store_set_flags || !openssl.ctx_set_cert_store) {
+        openssl.store_new = NULL;
     }
 }
 
@@ -381,6 +413,65 @@ int ccurl_tls_details(ccurl_easy *handle, const char **version, const char **cip
     *version = openssl.get_version(info->internals);
     *cipher = cipher_object != NULL ? openssl.cipher_get_name(cipher_object) : NULL;
     return *version != NULL ? 0 : -1;
+}
+
+// MARK: - Shared trust store
+
+// CURLOPT_SSL_CTX_FUNCTION and CURLOPT_SSL_CTX_DATA (7.10.6); X509_V_FLAG_TRUSTED_FIRST and
+// X509_V_FLAG_PARTIAL_CHAIN (OpenSSL 1.1.0), the flags libcurl sets on a store it fills itself.
+#define CCURLOPT_SSL_CTX_FUNCTION 20108
+#define CCURLOPT_SSL_CTX_DATA 10109
+#define CCX509_V_FLAG_TRUSTED_FIRST 0x8000UL
+#define CCX509_V_FLAG_PARTIAL_CHAIN 0x80000UL
+
+struct ccurl_trust_store {
+    void *store; // X509_STORE *, one reference owned here
+};
+
+ccurl_trust_store *ccurl_trust_store_create(const char *const *files, int file_count,
+                                            const char *directory) {
+    if (load_status != 0) return NULL;
+    pthread_once(&openssl_once, load_openssl);
+    if (!openssl.store_new) return NULL;
+    void *store = openssl.store_new();
+    if (store == NULL) return NULL;
+    for (int i = 0; i < file_count; i++) {
+        if (openssl.store_load_locations(store, files[i], NULL) != 1) goto fail;
+    }
+    if (directory != NULL && openssl.store_load_locations(store, NULL, directory) != 1) goto fail;
+    // Set once here, so that libcurl setting them again on the shared store changes nothing.
+    openssl.store_set_flags(store, CCX509_V_FLAG_TRUSTED_FIRST | CCX509_V_FLAG_PARTIAL_CHAIN);
+    struct ccurl_trust_store *trust = calloc(1, sizeof *trust);
+    if (trust == NULL) goto fail;
+    trust->store = store;
+    return trust;
+fail:
+    openssl.store_free(store);
+    return NULL;
+}
+
+void ccurl_trust_store_release(ccurl_trust_store *trust) {
+    if (trust == NULL) return;
+    openssl.store_free(trust->store);
+    free(trust);
+}
+
+// Runs for each new TLS connection, before its handshake: the connection's SSL_CTX takes a
+// reference to the shared store in place of the empty one libcurl made for it.
+static int use_trust_store(void *easy, void *ssl_ctx, void *userptr) {
+    (void)easy;
+    struct ccurl_trust_store *trust = userptr;
+    if (trust == NULL || ssl_ctx == NULL) return CCURLE_OK;
+    if (openssl.store_up_ref(trust->store) != 1) return 27; // CURLE_OUT_OF_MEMORY
+    openssl.ctx_set_cert_store(ssl_ctx, trust->store);
+    return CCURLE_OK;
+}
+
+int ccurl_easy_use_trust_store(ccurl_easy *handle, ccurl_trust_store *trust) {
+    if (!api.easy_setopt) return CCURLE_FAILED_INIT;
+    int code = api.easy_setopt(handle, CCURLOPT_SSL_CTX_DATA, (void *)trust);
+    if (code != CCURLE_OK) return code;
+    return api.easy_setopt(handle, CCURLOPT_SSL_CTX_FUNCTION, trust != NULL ? use_trust_store : NULL);
 }
 
 // MARK: - Threads

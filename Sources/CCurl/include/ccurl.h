@@ -322,6 +322,24 @@ int ccurl_easy_setopt_share(ccurl_easy *handle, ccurl_share *share);
 /// OpenSSL's static ones. Returns 0 and fills both, or -1 (not TLS, not OpenSSL, no connection).
 int ccurl_tls_details(ccurl_easy *handle, const char **version, const char **cipher);
 
+// MARK: - Shared trust store
+
+/// One parsed set of trusted certificates (an OpenSSL `X509_STORE`), shared by every TLS connection
+/// of every easy handle given it, from any thread (OpenSSL locks the store itself).
+typedef struct ccurl_trust_store ccurl_trust_store;
+
+/// Parses `files` (PEM bundles, each read whole, once) and adds `directory` (an OpenSSL hashed
+/// directory, read lazily: one certificate per issuer looked up, kept afterwards) to a new store.
+/// NULL when libcurl's TLS backend is not OpenSSL, OpenSSL's functions cannot be found, or a file
+/// or the directory cannot be loaded.
+ccurl_trust_store *ccurl_trust_store_create(const char *const *files, int file_count,
+                                            const char *directory);
+/// Drops this reference; connections that took the store keep their own.
+void ccurl_trust_store_release(ccurl_trust_store *store);
+/// CURLOPT_SSL_CTX_FUNCTION: every new TLS connection of `handle` verifies against `store` (NULL:
+/// stops). Returns libcurl's CURLcode (CURLE_NOT_BUILT_IN / CURLE_UNKNOWN_OPTION where unsupported).
+int ccurl_easy_use_trust_store(ccurl_easy *handle, ccurl_trust_store *store);
+
 // MARK: - Threads
 
 /// Names the calling thread (at most 15 characters are kept), for debuggers and /proc.

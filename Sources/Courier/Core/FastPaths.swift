@@ -1,17 +1,19 @@
 import Foundation
 
-/// The one switch for Courier's speed tricks that do work on the caller's thread instead of
-/// handing it to another thread:
+/// The one switch for Courier's speed tricks, most of which do work on the caller's thread instead
+/// of handing it to another thread:
 ///
 /// - the task awaiting a response hosts its request's drains, so the response is returned from
 ///   the thread that handled the transport's events (``RequestExecutor/awaitWork(unlessDone:)``);
 /// - a pass of a curl event loop holds the drains its events start and starts them together when
 ///   the pass ends (``DeliveryBatch``);
 /// - a request sent while its curl loop sleeps goes out from the caller's thread, which then waits
-///   up to 250 µs for a fast server's answer (``CurlEventLoop/runPassIfIdle()``, ``CurlResponseWait``).
+///   up to 250 µs for a fast server's answer (``CurlEventLoop/runPassIfIdle()``, ``CurlResponseWait``);
+/// - a curl transport parses its trusted certificates once into one store that every TLS connection
+///   verifies against (``CurlSharedTrust``), instead of handing libcurl the CA files to read.
 ///
 /// Each is an optimisation only: with the switch off, the same work runs on the loop's thread and
-/// the global queue, with the same results. On by default; `COURIER_FAST_PATHS=0` in the
+/// the global queue (and libcurl reads the CA files itself), with the same results. On by default; `COURIER_FAST_PATHS=0` in the
 /// environment turns all three off for the process (`.ci/run` runs the test suite both ways).
 enum FastPaths {
     /// Whether the tricks are on; read once per process.

@@ -45,6 +45,43 @@ struct TLSConfigurationInteropTests {
         #expect(await get(server, on: legacySession).error == nil)
     }
 
+    /// The shared trust store (one parsed store for every connection) and libcurl reading the CA
+    /// files itself must trust exactly the same servers, for every kind of trust root and for
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR`; and where libcurl's TLS is OpenSSL the store is really used.
+    @Test func theSharedTrustStoreTrustsWhatTheCAFilesTrust() async throws {
+        guard let server = InteropServer.nginxHTTPS, let ca = InteropServer.testCA, let other = InteropServer.otherCA,
+              let directory = InteropServer.testCADirectory else { return }
+        let cases: [(String, TLSConfiguration.TrustRoots, [String: String], Bool)] = [
+            ("system", .system, [:], false),
+            ("system + CA", .system(adding: [ca]), [:], true),
+            ("only CA", .only([ca]), [:], true),
+            ("only other CA", .only([other]), [:], false),
+            ("only directory", .only([], directory: directory), [:], true),
+            ("only other CA + directory", .only([other], directory: directory), [:], true),
+            ("SSL_CERT_FILE", .system, ["SSL_CERT_FILE": ca.path], true),
+            ("SSL_CERT_DIR", .system, ["SSL_CERT_DIR": directory.path], true),
+            ("SSL_CERT_FILE other + SSL_CERT_DIR", .system, ["SSL_CERT_FILE": other.path, "SSL_CERT_DIR": directory.path], true),
+        ]
+        let openSSL = (try CurlLibrary.load().sslVersion ?? "").hasPrefix("OpenSSL/")
+        for (name, roots, environment, trusted) in cases {
+            for sharing in [true, false] {
+                var configuration = TransportConfiguration()
+                configuration.tls.trustRoots = roots
+                let transport = try CurlTransport(configuration: configuration, receiveBufferSize: 64 * 1024,
+                                                  responseWaitLimit: .zero, proxies: CurlProxyEnvironment(environment: [:]),
+                                                  environment: environment, sharesTrust: sharing)
+                defer { transport.shutdown() }
+                #expect(transport.sharesTrustStore == (sharing && openSSL), "\(name), sharing \(sharing)")
+                let result = try await CurlTestSupport.run(TransportRequest(url: server.appendingPathComponent("connection")), on: transport)
+                if trusted {
+                    #expect(result.error == nil, "\(name), sharing \(sharing): \(String(describing: result.error))")
+                } else {
+                    #expect(result.error?.kind == .serverCertificateUntrusted, "\(name), sharing \(sharing): \(String(describing: result.error))")
+                }
+            }
+        }
+    }
+
     @Test func sslCertFileAndDirAreHonouredForTheSystemStore() async throws {
         guard let server = InteropServer.nginxHTTPS, let ca = InteropServer.testCA, let directory = InteropServer.testCADirectory else { return }
         for environment in [["SSL_CERT_FILE": ca.path], ["SSL_CERT_DIR": directory.path], ["SSL_CERT_FILE": "/nonexistent.pem"]] {

@@ -30,6 +30,8 @@ struct CurlOption: Sendable {
     static let caInfo = CurlOption(name: "CURLOPT_CAINFO", number: CCURLOPT_CAINFO)
     /// `CURLOPT_CAPATH`.
     static let caPath = CurlOption(name: "CURLOPT_CAPATH", number: CCURLOPT_CAPATH)
+    /// `CURLOPT_SSL_CTX_FUNCTION` (with `CURLOPT_SSL_CTX_DATA`; set through ccurl).
+    static let sslContextFunction = CurlOption(name: "CURLOPT_SSL_CTX_FUNCTION", number: 20108)
     /// `CURLOPT_SSLVERSION`.
     static let sslVersion = CurlOption(name: "CURLOPT_SSLVERSION", number: CCURLOPT_SSLVERSION)
     /// `CURLOPT_SSL_VERIFYPEER`.

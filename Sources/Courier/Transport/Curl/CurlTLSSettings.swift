@@ -4,18 +4,21 @@ import Foundation
 /// The TLS options every HTTPS transfer of one transport gets, worked out once from its
 /// ``TLSConfiguration``.
 ///
-/// **Trust roots and cold connections.** OpenSSL parses a CA *file* whole for every new connection
-/// (about 15 ms of CPU for a 140-certificate system bundle), while a hashed CA *directory* is read
-/// lazily, one certificate per lookup. libcurl 7.87.0 and later cache a parsed CA file per event
-/// loop, but only when no CA directory is set, and Debian's libcurl sets one by default, so every
-/// connection paid for the bundle. Courier therefore trusts the system through the bundle file
-/// alone where libcurl caches it (extra certificates appended in a private copy), and through the
-/// hashed directory alone (extras in a small file beside it) where it does not.
+/// **Trust roots and cold connections.** OpenSSL parses a CA *file* whole (about 15 ms of CPU for
+/// a 140-certificate system bundle), while a hashed CA *directory* is read lazily, one certificate
+/// per lookup. Where libcurl's TLS backend is OpenSSL, Courier builds one store per transport
+/// (``CurlSharedTrust``: the system's hashed directory, or the bundle when there is no such
+/// directory or `SSL_CERT_FILE` names it, plus the extra certificates) and every connection of
+/// every loop verifies against it. Elsewhere libcurl gets the files: the bundle file alone where
+/// libcurl 7.87.0+ caches a parsed CA file per event loop (extra certificates appended in a private
+/// copy), the hashed directory alone (extras in a small file beside it) where it does not.
 struct CurlTLSSettings: Sendable {
     /// CURLOPT_CAINFO; `nil` sets no file at all (not libcurl's default bundle).
     var caInfo: String?
     /// CURLOPT_CAPATH; `nil` sets no directory.
     var caPath: String?
+    /// The store every connection verifies against, in place of `caInfo` and `caPath`.
+    var sharedTrust: CurlSharedTrust?
     /// CURLOPT_SSLCERT, CURLOPT_SSLCERTTYPE, CURLOPT_SSLKEY and CURLOPT_KEYPASSWD.
     var clientCertificate: TLSConfiguration.ClientCertificate?
     /// CURLOPT_SSLVERSION.
@@ -26,14 +29,19 @@ struct CurlTLSSettings: Sendable {
     var configuration = TLSConfiguration()
 
     /// The settings for `configuration`, and the CA file written for it (removed at shutdown), if
-    /// one was needed. `environment` supplies `SSL_CERT_FILE` and `SSL_CERT_DIR`.
+    /// one was needed. `environment` supplies `SSL_CERT_FILE` and `SSL_CERT_DIR`; `sharing` off
+    /// (``FastPaths``) hands libcurl the files even where a shared store could be built.
     static func make(for configuration: TLSConfiguration, library: CurlLibrary,
-                     environment: [String: String]) throws(CourierError) -> (CurlTLSSettings, CurlTrustStore?) {
+                     environment: [String: String], sharing: Bool = FastPaths.enabled) throws(CourierError) -> (CurlTLSSettings, CurlTrustStore?) {
         var settings = CurlTLSSettings()
         settings.configuration = configuration
         settings.clientCertificate = configuration.clientCertificate
         settings.minimumVersion = Int(configuration.minimumVersion == .tls1_3 ? CCURL_SSLVERSION_TLSv1_3 : CCURL_SSLVERSION_TLSv1_2)
         settings.verifiesPeer = configuration.certificateVerification == .full
+        if sharing, settings.verifiesPeer, let shared = try sharedStore(for: configuration.trustRoots, library: library, environment: environment) {
+            settings.sharedTrust = shared
+            return (settings, nil)
+        }
         var store: CurlTrustStore?
         switch configuration.trustRoots.source {
         case .system(let extra):
@@ -55,10 +63,28 @@ struct CurlTLSSettings: Sendable {
         return (settings, store)
     }
 
+    /// One store for `roots`, or `nil` where OpenSSL or libcurl cannot share one. Throws
+    /// `.invalidConfiguration` for an extra certificate file that cannot be read or holds no PEM
+    /// certificate, as the file-based way does.
+    private static func sharedStore(for roots: TLSConfiguration.TrustRoots, library: CurlLibrary,
+                                    environment: [String: String]) throws(CourierError) -> CurlSharedTrust? {
+        switch roots.source {
+        case .system(let extra):
+            for certificate in extra { _ = try CurlTrustStore.contents(ofCertificate: certificate) }
+            let system = SystemTrust.locateForSharedStore(library: library, environment: environment)
+            return CurlSharedTrust(files: (system.file.map { [$0] } ?? []) + extra.map(\.path), directory: system.directory)
+        case .only(let files, let directory):
+            for certificate in files { _ = try CurlTrustStore.contents(ofCertificate: certificate) }
+            if files.isEmpty && directory == nil { return nil }
+            return CurlSharedTrust(files: files.map(\.path), directory: directory?.path)
+        }
+    }
+
     /// Sets the TLS options of one HTTPS transfer to `url` on `easy`.
     func apply(to easy: CurlEasyHandle, for url: URL) throws(CourierError) {
         try easy.set(.caInfo, optionalString: caInfo)
         try easy.set(.caPath, optionalString: caPath)
+        if let sharedTrust { try sharedTrust.apply(to: easy) }
         try easy.set(.sslVersion, minimumVersion)
         try easy.set(.sslVerifyPeer, verifiesPeer ? 1 : 0)
         try easy.set(.sslVerifyHost, verifiesPeer ? 2 : 0)
@@ -100,6 +126,17 @@ struct CurlTLSSettings: Sendable {
             if library.cachesCAFiles, let bundle { return SystemTrust(file: bundle, directory: nil) }
             if let hashed = hashedDirectory { return SystemTrust(file: nil, directory: hashed) }
             return SystemTrust(file: bundle, directory: nil)
+        }
+
+        /// Where the system's roots come from for a store shared by every connection: what
+        /// `SSL_CERT_FILE` and `SSL_CERT_DIR` name (both when both are set), else the hashed
+        /// system directory (nothing parsed up front), else the bundle (parsed once).
+        static func locateForSharedStore(library: CurlLibrary, environment: [String: String]) -> SystemTrust {
+            let file = environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            let directory = environment["SSL_CERT_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            if file != nil || directory != nil { return SystemTrust(file: file, directory: directory) }
+            if let hashed = hashedDirectory { return SystemTrust(file: nil, directory: hashed) }
+            return SystemTrust(file: CurlTrustStore.systemBundlePath(library: library), directory: nil)
         }
 
         /// The first of the usual system CA directories that OpenSSL can use (it holds

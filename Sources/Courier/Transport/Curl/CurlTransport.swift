@@ -52,13 +52,16 @@ import CourierLocking
     }
 
     /// Like ``init(configuration:receiveBufferSize:)``, with the longest a pass on a caller's thread
-    /// waits for a fast answer (tests lengthen it to make the wait observable) and the proxy settings.
+    /// waits for a fast answer (tests lengthen it to make the wait observable), the proxy settings,
+    /// the environment (`SSL_CERT_FILE`, `SSL_CERT_DIR`) and whether one parsed trust store is
+    /// shared by every connection (``CurlSharedTrust``; tests run both ways).
     init(configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration,
-         proxies: CurlProxyEnvironment, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CourierError) {
+         proxies: CurlProxyEnvironment, environment: [String: String] = ProcessInfo.processInfo.environment,
+         sharesTrust: Bool = FastPaths.enabled) throws(CourierError) {
         library = try CurlLibrary.load()
         try configuration.tls.validate()
         let (tls, store) = try CurlTLSSettings.make(for: configuration.tls, library: library,
-                                                    environment: environment)
+                                                    environment: environment, sharing: sharesTrust)
         trustStore = store
         defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
                                       responseWaitLimit: responseWaitLimit, proxies: proxies)
@@ -73,6 +76,9 @@ import CourierLocking
     }
 
     deinit { shutdown() }
+
+    /// Whether every TLS connection verifies against one store parsed for this transport.
+    var sharesTrustStore: Bool { defaults.tls.sharedTrust != nil }
 
     /// Hands the request to an event loop and returns its handle at once: the loop with the fewest
     /// unfinished transfers to the request's host and port (then the fewest in all), or a new loop

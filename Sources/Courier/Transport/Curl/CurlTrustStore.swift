@@ -22,12 +22,7 @@ final class CurlTrustStore: Sendable {
             if data.last != UInt8(ascii: "\n") { bundle.append(UInt8(ascii: "\n")) }
         }
         for certificate in certificates {
-            guard let data = FileManager.default.contents(atPath: certificate.path) else {
-                throw CourierError(.invalidConfiguration, "Cannot read the trusted certificate file \(certificate.path).")
-            }
-            guard data.range(of: Data("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
-                throw CourierError(.invalidConfiguration, "The trusted certificate file \(certificate.path) holds no PEM certificate.")
-            }
+            let data = try Self.contents(ofCertificate: certificate)
             bundle.append(data)
             if data.last != UInt8(ascii: "\n") { bundle.append(UInt8(ascii: "\n")) }
         }
@@ -35,6 +30,18 @@ final class CurlTrustStore: Sendable {
     }
 
     deinit { remove() }
+
+    /// The contents of a trusted-certificate file; throws `.invalidConfiguration` when it cannot be
+    /// read or holds no PEM certificate.
+    static func contents(ofCertificate certificate: URL) throws(CourierError) -> Data {
+        guard let data = FileManager.default.contents(atPath: certificate.path) else {
+            throw CourierError(.invalidConfiguration, "Cannot read the trusted certificate file \(certificate.path).")
+        }
+        guard data.range(of: Data("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
+            throw CourierError(.invalidConfiguration, "The trusted certificate file \(certificate.path) holds no PEM certificate.")
+        }
+        return data
+    }
 
     /// Deletes the bundle file; later calls do nothing.
     func remove() {
