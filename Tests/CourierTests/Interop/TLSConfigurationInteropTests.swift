@@ -51,7 +51,7 @@ struct TLSConfigurationInteropTests {
     @Test func theSharedTrustStoreTrustsWhatTheCAFilesTrust() async throws {
         guard let server = InteropServer.nginxHTTPS, let ca = InteropServer.testCA, let other = InteropServer.otherCA,
               let directory = InteropServer.testCADirectory else { return }
-        let cases: [(String, TLSConfiguration.TrustRoots, [String: String], Bool)] = [
+        var cases: [(String, TLSConfiguration.TrustRoots, [String: String], Bool)] = [
             ("system", .system, [:], false),
             ("system + CA", .system(adding: [ca]), [:], true),
             ("only CA", .only([ca]), [:], true),
@@ -61,8 +61,21 @@ struct TLSConfigurationInteropTests {
             ("SSL_CERT_FILE", .system, ["SSL_CERT_FILE": ca.path], true),
             ("SSL_CERT_DIR", .system, ["SSL_CERT_DIR": directory.path], true),
             ("SSL_CERT_FILE other + SSL_CERT_DIR", .system, ["SSL_CERT_FILE": other.path, "SSL_CERT_DIR": directory.path], true),
+            ("SSL_CERT_FILE CA + SSL_CERT_DIR other", .system, ["SSL_CERT_FILE": ca.path, "SSL_CERT_DIR": "/etc/ssl/certs"], true),
         ]
-        let openSSL = (try CurlLibrary.load().sslVersion ?? "").hasPrefix("OpenSSL/")
+        let library = try CurlLibrary.load()
+        if let bundle = CurlTrustStore.systemBundlePath(library: library) {
+            // The distributions' pair: the system bundle with a hashed directory is read as the directory alone.
+            cases.append(("SSL_CERT_FILE bundle + SSL_CERT_DIR CA directory", .system,
+                          ["SSL_CERT_FILE": bundle, "SSL_CERT_DIR": directory.path], true))
+            #expect(CurlTLSSettings.SystemTrust.locateForSharedStore(
+                library: library, environment: ["SSL_CERT_FILE": bundle, "SSL_CERT_DIR": directory.path])
+                == CurlTLSSettings.SystemTrust(file: nil, directory: directory.path))
+            #expect(CurlTLSSettings.SystemTrust.locateForSharedStore(
+                library: library, environment: ["SSL_CERT_FILE": ca.path, "SSL_CERT_DIR": directory.path])
+                == CurlTLSSettings.SystemTrust(file: ca.path, directory: directory.path))
+        }
+        let openSSL = (library.sslVersion ?? "").hasPrefix("OpenSSL/")
         for (name, roots, environment, trusted) in cases {
             for sharing in [true, false] {
                 var configuration = TransportConfiguration()

@@ -129,11 +129,18 @@ struct CurlTLSSettings: Sendable {
         }
 
         /// Where the system's roots come from for a store shared by every connection: what
-        /// `SSL_CERT_FILE` and `SSL_CERT_DIR` name (both when both are set), else the hashed
-        /// system directory (nothing parsed up front), else the bundle (parsed once).
+        /// `SSL_CERT_FILE` and `SSL_CERT_DIR` name (both when both are set, except the
+        /// distributions' own pair, the system bundle and a hashed directory: one store in two
+        /// forms, of which the directory costs nothing up front), else the hashed system directory,
+        /// else the bundle (parsed once).
         static func locateForSharedStore(library: CurlLibrary, environment: [String: String]) -> SystemTrust {
             let file = environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
             let directory = environment["SSL_CERT_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            if let file, let directory, isHashed(directory, atLeast: 1),
+               let bundle = CurlTrustStore.systemBundlePath(library: library),
+               URL(fileURLWithPath: file).resolvingSymlinksInPath() == URL(fileURLWithPath: bundle).resolvingSymlinksInPath() {
+                return SystemTrust(file: nil, directory: directory)
+            }
             if file != nil || directory != nil { return SystemTrust(file: file, directory: directory) }
             if let hashed = hashedDirectory { return SystemTrust(file: nil, directory: hashed) }
             return SystemTrust(file: CurlTrustStore.systemBundlePath(library: library), directory: nil)
@@ -142,18 +149,18 @@ struct CurlTLSSettings: Sendable {
         /// The first of the usual system CA directories that OpenSSL can use (it holds
         /// `XXXXXXXX.N` hash links), looked up once per process.
         static let hashedDirectory: String? = {
-            ["/etc/ssl/certs", "/etc/pki/tls/certs", "/usr/local/etc/openssl/certs"].first(where: isHashed)
+            ["/etc/ssl/certs", "/etc/pki/tls/certs", "/usr/local/etc/openssl/certs"].first { isHashed($0) }
         }()
 
-        /// Whether `path` holds at least a few OpenSSL subject-hash links (`1a2b3c4d.0`).
-        static func isHashed(_ path: String) -> Bool {
+        /// Whether `path` holds at least `minimum` OpenSSL subject-hash links (`1a2b3c4d.0`).
+        static func isHashed(_ path: String, atLeast minimum: Int = 8) -> Bool {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return false }
             let hashed = names.lazy.filter { name in
                 let parts = name.split(separator: ".")
                 return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit)
                     && !parts[1].isEmpty && parts[1].allSatisfy(\.isNumber)
             }
-            return hashed.prefix(8).count >= 8
+            return hashed.prefix(minimum).count >= minimum
         }
     }
 }
