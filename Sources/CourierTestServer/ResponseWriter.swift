@@ -116,8 +116,14 @@ struct ResponseWriter {
         let paceStart = ContinuousClock.now
         var output: [UInt8] = []
 
+        var paceIndex = 0
         while sent < total {
             if let trigger, sent >= trigger.afterBytes { return .effect(trigger.effect) }
+            while paceIndex < behavior.paces.count, behavior.paces[paceIndex].offset <= sent {
+                let delay = behavior.paces[paceIndex].delay
+                paceIndex += 1
+                if let ended = ended(pause(until: .now + delay, gate: nil)) { return ended }
+            }
             if let hold = behavior.bodyPause, sent >= hold.afterBytes, !hold.gate.isOpen {
                 core.noteGate(hold.gate)
                 hold.gate.enter()
@@ -130,6 +136,7 @@ struct ResponseWriter {
             if let hold = behavior.bodyPause, sent < hold.afterBytes, !hold.gate.isOpen {
                 want = Int(min(Int64(want), hold.afterBytes - sent))
             }
+            if paceIndex < behavior.paces.count { want = Int(min(Int64(want), behavior.paces[paceIndex].offset - sent)) }
             want = min(want, periodRemaining)
             let bytes = encoder.read(maxCount: want)
             if bytes.isEmpty { break }

@@ -66,6 +66,12 @@ struct ResponseBehavior: Sendable, Equatable {
         var gate: Gate
     }
 
+    /// Wait `delay` before sending the body byte at `offset` (an event written after a pause).
+    struct Pace: Sendable, Equatable {
+        var offset: Int64
+        var delay: Duration
+    }
+
     struct ScheduledEffect: Sendable, Equatable {
         var effect: SocketEffect
         var point: EffectPoint
@@ -81,6 +87,8 @@ struct ResponseBehavior: Sendable, Equatable {
     /// Hold the body after this many bytes until the gate opens (the connection stays open).
     var bodyPause: BodyPause?
     var effects: [ScheduledEffect] = []
+    /// Pauses at body offsets, in increasing order.
+    var paces: [Pace] = []
     var closesConnection = false
     var sendsContinue = true
 

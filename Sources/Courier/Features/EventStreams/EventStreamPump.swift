@@ -1,0 +1,201 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import CourierLocking
+
+/// The one consumer's side of an event stream: pulls the bytes of the connection under way, parses
+/// them, and carries out what ``EventStreamLifecycle`` decides (connect, wait, finish). Pulling is
+/// what gives backpressure: nothing is read ahead of the consumer but the transport's window.
+final class EventStreamPump {
+    private enum Stage {
+        case running
+        case streaming(DataStream.Iterator, ConnectionVerdict)
+        case waiting(Duration)
+        case finished(CourierError?)
+    }
+
+    private let request: EventStreamRequest
+    private var lifecycle: EventStreamLifecycle
+    private var stage: Stage = .running
+    private var parser: ServerSentEventParser
+    private var pending: [EventStreamUpdate] = []
+    private var pendingIndex = 0
+
+    init(request: EventStreamRequest, attached: Bool) {
+        self.request = request
+        lifecycle = EventStreamLifecycle(policy: request.reconnection, method: request.method)
+        parser = ServerSentEventParser(maximumEventSize: request.maximumEventSize)
+        if !attached {
+            stage = .finished(CourierError(.serializationFailed, "This event stream already has a consumer; a stream can be read only once."))
+        } else {
+            perform(lifecycle.handle(.start))
+        }
+    }
+
+    /// The next update, `nil` at a clean end; throws what ended the stream otherwise.
+    func next() async throws(CourierError) -> EventStreamUpdate? {
+        while true {
+            if pendingIndex < pending.count {
+                let update = pending[pendingIndex]
+                pendingIndex += 1
+                if pendingIndex == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    pendingIndex = 0
+                }
+                return update
+            }
+            switch stage {
+            case .running:
+                return nil // not reached: every action leaves another stage
+            case .finished(let error):
+                if let error { throw error }
+                return nil
+            case .waiting(let delay):
+                await sleep(delay)
+                if let cancelled = cancellation() {
+                    perform(lifecycle.handle(.cancelled(cancelled)))
+                } else {
+                    perform(lifecycle.handle(.delayElapsed))
+                }
+            case .streaming(var iterator, let verdict):
+                let result: Result<Data?, CourierError>
+                do throws(CourierError) {
+                    result = .success(try await iterator.next())
+                } catch {
+                    result = .failure(error)
+                }
+                if case .streaming = stage { stage = .streaming(iterator, verdict) }
+                receive(result, verdict: verdict)
+            }
+        }
+    }
+
+    private func receive(_ result: Result<Data?, CourierError>, verdict: ConnectionVerdict) {
+        if case .connecting = lifecycle.state, let (judgement, response) = verdict.value {
+            if case .accepted = judgement, let response { pending.append(.connected(response)) }
+            perform(lifecycle.handle(.judged(judgement), serverRetry: serverRetry))
+            if case .finished = lifecycle.state { return }
+        }
+        switch result {
+        case .success(let chunk?):
+            do throws(CourierError) {
+                try parser.parse(chunk) { pending.append(.event($0)) }
+            } catch {
+                request.currentRequest?.cancel()
+                stage = .finished(error)
+            }
+        case .success(nil):
+            perform(lifecycle.handle(.connectionEnded(nil), serverRetry: serverRetry))
+        case .failure(let error):
+            if error.kind == .cancelled, let cancelled = cancellation() {
+                perform(lifecycle.handle(.cancelled(cancelled)))
+            } else {
+                perform(lifecycle.handle(.connectionEnded(error), serverRetry: serverRetry))
+            }
+        }
+    }
+
+    private var serverRetry: Duration? { parser.reconnectionTime.map { .milliseconds($0) } }
+
+    /// The error to end with when the stream was cancelled (`cancel()` or the consuming task).
+    private func cancellation() -> CourierError? {
+        if let error = request.shared.withLock({ $0.cancelled }) { return error }
+        return Task.isCancelled ? CourierError(.cancelled, "The event stream was cancelled.") : nil
+    }
+
+    private func perform(_ action: EventStreamLifecycle.Action) {
+        switch action {
+        case .none:
+            break
+        case .finish(let error):
+            stage = .finished(error)
+        case .connect:
+            if let cancelled = cancellation() {
+                perform(lifecycle.handle(.cancelled(cancelled)))
+                return
+            }
+            let verdict = ConnectionVerdict()
+            let connection = makeConnection(verdict: verdict)
+            stage = .streaming(connection.streamingData(automaticallyCancelling: true).makeAsyncIterator(), verdict)
+        case .reconnect(let delay, let failures, let reason):
+            let jitter = request.reconnection.jitter
+            let jittered = jitter > 0 ? delay + delay * Double.random(in: 0...jitter) : delay
+            pending.append(.reconnecting(EventStreamReconnectionAttempt(attempt: failures + 1, delay: jittered, reason: reason,
+                                                                        lastEventID: parser.lastEventID)))
+            stage = .waiting(jittered)
+        }
+    }
+
+    /// A new connection: the stream's request with `Last-Event-ID`, checked as an event stream
+    /// first, then by the stream's own validators.
+    private func makeConnection(verdict: ConnectionVerdict) -> DataStreamRequest {
+        let lastEventID = parser.lastEventID
+        let base = request.source
+        let source = RequestSource(timeout: request.timeout, interceptor: request.interceptor) { session in
+            var urlRequest = try base(session)
+            if let lastEventID { urlRequest.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
+            return urlRequest
+        }
+        let session = request.session
+        let connection = DataStreamRequest(session: session, source: source)
+        _ = connection.addValidator { input in verdict.judge(input) }
+        let validators = request.shared.withLock { shared -> [@Sendable (DataStreamRequest) -> Void] in
+            shared.current = connection
+            return shared.validators
+        }
+        for validator in validators { validator(connection) }
+        session.didCreate(connection)
+        return connection
+    }
+
+    private func sleep(_ delay: Duration) async {
+        let clock = request.session.configuration.retryClock
+        let sleeper = Task<Void, Never> { try? await clock.sleep(for: delay) }
+        let cancelledAlready = request.shared.withLock { shared -> Bool in
+            shared.sleeper = sleeper
+            return shared.cancelled != nil
+        }
+        if cancelledAlready { sleeper.cancel() }
+        await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+        request.shared.withLock { $0.sleeper = nil }
+    }
+}
+
+/// What one connection's response head was judged to be, written by its validator (on the
+/// request's executor) and read by the pump once the connection's first result is in.
+final class ConnectionVerdict: Sendable {
+    // Guards the judgement, written once per connection.
+    private let state = Locked<(EventStreamLifecycle.Verdict, HTTPURLResponse?)?>(nil)
+
+    var value: (EventStreamLifecycle.Verdict, HTTPURLResponse?)? { state.withLock { $0 } }
+
+    /// Judges the response head: `nil` (pass) for a 200 `text/event-stream`, an error otherwise.
+    func judge(_ input: ValidationInput) -> CourierError? {
+        let code = input.statusCode
+        let url = input.request?.url
+        let verdict: EventStreamLifecycle.Verdict
+        let error: CourierError?
+        if code == 204 {
+            error = CourierError(.validationFailed, "The server ended the event stream (204 No Content).", responseCode: code, url: url)
+            verdict = .stop
+        } else if code != 200 {
+            let failure = CourierError(.validationFailed, "The event stream's response status code \(code) was unacceptable (expected 200).",
+                                       responseCode: code, url: url)
+            error = failure
+            verdict = (code >= 500 || code == 408 || code == 429) ? .retryable(failure) : .fatal(failure)
+        } else if let type = input.header("Content-Type").flatMap({ MIMEType($0) }), type.type == "text", type.subtype == "event-stream" {
+            error = nil
+            verdict = .accepted
+        } else {
+            let failure = CourierError(.validationFailed, "The response is not an event stream: its Content-Type is "
+                                       + "\(input.header("Content-Type").map { "\"\($0)\"" } ?? "missing") (expected text/event-stream).",
+                                       responseCode: code, url: url)
+            error = failure
+            verdict = .fatal(failure)
+        }
+        let response = input.response
+        state.withLock { $0 = (verdict, response) }
+        return error
+    }
+}
