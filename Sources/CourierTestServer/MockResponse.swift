@@ -86,6 +86,7 @@ extension MockResponse {
         enum Storage: Sendable, Equatable {
             case data(Data)
             case pattern(offset: Int64, count: Int64, seed: UInt64)
+            case repeating(unit: Data, offset: Int64, count: Int64)
         }
 
         let storage: Storage
@@ -109,11 +110,19 @@ extension MockResponse {
             Body(storage: .pattern(offset: 0, count: max(0, count), seed: seed))
         }
 
+        /// `unit` over and over, `count` bytes in all (the last copy cut short if need be),
+        /// generated while sending: an endless-looking stream (say, an event repeated for
+        /// gigabytes) that is never held in memory.
+        public static func repeating(_ unit: Data, count: Int64) -> Body {
+            unit.isEmpty ? .empty : Body(storage: .repeating(unit: unit, offset: 0, count: max(0, count)))
+        }
+
         /// The body's length in bytes.
         public var count: Int64 {
             switch storage {
             case .data(let data): return Int64(data.count)
             case .pattern(_, let count, _): return count
+            case .repeating(_, _, let count): return count
             }
         }
 
@@ -133,6 +142,8 @@ extension MockResponse {
                 return .data(Data(data[lower..<(lower + Int(length))]))
             case .pattern(let base, _, let seed):
                 return Body(storage: .pattern(offset: base + start, count: length, seed: seed))
+            case .repeating(let unit, let base, _):
+                return Body(storage: .repeating(unit: unit, offset: base + start, count: length))
             }
         }
 
@@ -147,6 +158,16 @@ extension MockResponse {
                     PatternBody.fill(UnsafeMutableRawBufferPointer(buffer), offset: base + position, seed: seed)
                     initialized = count
                 }
+            case .repeating(let unit, let base, _):
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(count)
+                var offset = Int((base + position) % Int64(unit.count))
+                while bytes.count < count {
+                    let take = min(unit.count - offset, count - bytes.count)
+                    bytes.append(contentsOf: unit[(unit.startIndex + offset)..<(unit.startIndex + offset + take)])
+                    offset = 0
+                }
+                return bytes
             }
         }
 
@@ -156,6 +177,8 @@ extension MockResponse {
             case .data(let data): return "\(data.count) bytes"
             case .pattern(let offset, let count, let seed):
                 return "pattern(seed: \(seed), offset: \(offset), count: \(count))"
+            case .repeating(let unit, let offset, let count):
+                return "repeating(\(unit.count)-byte unit, offset: \(offset), count: \(count))"
             }
         }
     }
