@@ -33,7 +33,7 @@ struct Demo {
         } catch {
             _ = server.shutdown() // nothing was asked of it yet
             console.message("courier: demo: could not create \(workspace.path): \(error.localizedDescription)")
-            return .fileSystem
+            return .writeError
         }
         let console = console
         interrupts.onInterrupt {

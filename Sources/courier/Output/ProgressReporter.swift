@@ -2,8 +2,9 @@ import Courier
 import Foundation
 import CourierLocking
 
-/// Shows a transfer's progress on standard error: a bar redrawn in place (at most ten times a
-/// second) when standard error is a terminal, otherwise a plain line at most once a second.
+/// Shows a transfer's progress on standard error: one bar per transfer, redrawn in place (at
+/// most ten times a second) when standard error is a terminal; nothing in the ``Style/silent``
+/// style (a pipe, `-s`); plain lines at most once a second in the ``Style/plain`` style.
 ///
 /// Progress hooks call ``update(_:)`` from any queue; the command calls ``finish(size:resumed:)``
 /// or ``stop()`` when the request has ended, after which late updates are ignored.
@@ -38,9 +39,10 @@ final class ProgressReporter: Sendable {
         self.console = console
     }
 
-    /// The style for the process's standard error: a bar on a terminal, plain lines otherwise.
+    /// The style for the process's standard error: a bar on a terminal, nothing otherwise (a
+    /// pipe or a log gets no progress, as with curl's `-s`-less runs into a pipe).
     static var styleForStandardError: Style {
-        Console.shared.stderrIsTerminal ? .terminal : .plain
+        Console.shared.stderrIsTerminal ? .terminal : .silent
     }
 
     private var elapsed: Double { (ContinuousClock.now - start).seconds }
