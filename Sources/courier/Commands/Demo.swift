@@ -37,7 +37,7 @@ struct Demo {
         }
         let console = console
         interrupts.onInterrupt {
-            console.keepProgress()
+            console.clearProgress()
             _ = server.shutdown() // interrupted: what the steps left over does not matter
             try? FileManager.default.removeItem(at: workspace)
             console.message("courier: demo interrupted; temporary files removed")

@@ -40,6 +40,9 @@ struct ErrorReport: Equatable, Sendable {
             return "Connection lost: \(withoutTransportText(error.message))"
         case .tooManyRedirects:
             return "Too many redirects: \(withoutTransportText(error.message))"
+        case _ where error.isSecureConnectionFailure:
+            // Courier's TLS sentences already say what failed and with which host.
+            return withoutTransportText(error.message)
         default:
             return "\(kindInWords(error.kind).capitalizedFirst): \(withoutTransportText(error.message))"
         }
@@ -56,8 +59,11 @@ struct ErrorReport: Equatable, Sendable {
                 words.append(character)
             }
         }
-        return words.replacingOccurrences(of: "u r l", with: "URL").replacingOccurrences(of: "t l s", with: "TLS")
-            .replacingOccurrences(of: "h t t p", with: "HTTP")
+        words = words.replacingOccurrences(of: "u r l", with: "URL")
+        for acronym in ["http", "tls"] where words == acronym || words.hasPrefix(acronym + " ") {
+            words = acronym.uppercased() + words.dropFirst(acronym.count)
+        }
+        return words
     }
 
     /// `message` without the transport's own words: a trailing `(libcurl: ...)` goes.

@@ -7,7 +7,8 @@ import CourierLocking
 /// style (a pipe, `-s`); plain lines at most once a second in the ``Style/plain`` style.
 ///
 /// Progress hooks call ``update(_:)`` from any queue; the command calls ``finish(size:resumed:)``
-/// or ``stop()`` when the request has ended, after which late updates are ignored.
+/// (the bar becomes the final line) or ``stop()`` (the bar is erased) when the request has ended,
+/// after which late updates are ignored.
 final class ProgressReporter: Sendable {
     /// How progress is shown.
     enum Style: Sendable {
@@ -22,8 +23,6 @@ final class ProgressReporter: Sendable {
     private struct State {
         var resumed: Int64?
         var lastShown: ContinuousClock.Instant?
-        /// The newest value, shown or not.
-        var latest: TransferProgress?
         var isDone = false
     }
 
@@ -55,7 +54,6 @@ final class ProgressReporter: Sendable {
             guard !state.isDone else { return nil }
             let resumed = state.resumed ?? progress.completedUnitCount
             state.resumed = resumed
-            state.latest = progress
             let interval: Duration = style == .terminal ? .milliseconds(100) : .seconds(1)
             if let last = state.lastShown, now - last < interval { return nil }
             if state.lastShown == nil, style == .plain, now - start < interval { return nil }
@@ -82,17 +80,11 @@ final class ProgressReporter: Sendable {
         }
     }
 
-    /// Stops updates, leaving the bar on screen showing the newest value (after a failure or an
-    /// interruption).
+    /// Stops updates and takes the bar off the screen (after a failure or an interruption, the
+    /// message that follows says how far the transfer got): no stale progress line stays behind.
     func stop() {
-        let (latest, resumed) = state.withLock { ($0.latest, $0.resumed ?? 0) }
-        guard markDone() else { return }
-        if style == .terminal, let latest {
-            let sample = ProgressSample(completed: latest.completedUnitCount, total: latest.totalUnitCount,
-                                        resumed: resumed, elapsed: elapsed)
-            console.drawProgress(ProgressBar.terminalLine(sample, width: console.stderrColumns))
-        }
-        console.keepProgress()
+        guard markDone(), style == .terminal else { return }
+        console.clearProgress()
     }
 
     private func markDone() -> Bool {

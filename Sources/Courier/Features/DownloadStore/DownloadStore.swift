@@ -81,7 +81,7 @@ public final class DownloadStore: Sendable {
         guard let url = try? url.asURL() else { return false }
         let paths = Paths(directory: directory, key: Self.key(url: url, method: method))
         guard let lock = try? FileLock(url: paths.lock) else { return false }
-        defer { lock.release() }
+        defer { lock.releaseRemovingFile() }
         paths.removeData()
         return true
     }
@@ -103,7 +103,14 @@ public final class DownloadStore: Sendable {
                 paths.removeData()
                 removed += 1
             }
-            lock.release()
+            lock.releaseRemovingFile()
+        }
+        // Lock files whose data is gone (left by a killed process, or by an older Courier).
+        for name in names where name.hasSuffix(".lock") {
+            let paths = Paths(directory: directory, key: String(name.prefix { $0 != "." }))
+            if !FileManager.default.fileExists(atPath: paths.journal.path), !FileManager.default.fileExists(atPath: paths.part.path) {
+                _ = FileLock.isFree(paths.lock)
+            }
         }
         return removed
     }
