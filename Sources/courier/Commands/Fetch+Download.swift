@@ -46,7 +46,7 @@ extension FetchCommand {
             if options.resumable, error.kind != .resumeFailed, let kept = keptBytes(store: store), kept > 0 {
                 message("courier: \(kept) bytes kept for resume; run the same command again to continue")
             }
-            return finish(status, response: response.response, metrics: response.metrics, bodyBytes: 0)
+            return finish(status, response: response.response, metrics: response.metrics, bodyBytes: 0, error: error)
         }
         FileMode.applyDefault(to: fileURL)
         let size = FileChecks.size(of: fileURL) ?? 0

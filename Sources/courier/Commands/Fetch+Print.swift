@@ -45,6 +45,6 @@ extension FetchCommand {
         } else if let collected = body.finish() {
             status = BodyPrinter(console: console).print(data: collected, contentType: response?.value(forHTTPHeaderField: "Content-Type"))
         }
-        return finish(status, response: response, metrics: metrics, bodyBytes: received, lastURL: lastURL)
+        return finish(status, response: response, metrics: metrics, bodyBytes: received, lastURL: lastURL, error: failure)
     }
 }

@@ -44,7 +44,8 @@ extension FetchCommand {
         let data = response.value ?? Data()
         let lastURL = await request.lastRequest?.url
         func done(_ code: ExitCode) -> ExitCode {
-            finish(code, response: response.response, metrics: response.metrics, bodyBytes: Int64(data.count), lastURL: lastURL)
+            finish(code, response: response.response, metrics: response.metrics, bodyBytes: Int64(data.count), lastURL: lastURL,
+                   error: response.error)
         }
         if let error = response.error { return done(fail(with: error)) }
         if let status = failedStatus(response.response) { return done(status) }

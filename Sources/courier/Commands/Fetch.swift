@@ -171,7 +171,7 @@ struct FetchCommand {
 
     /// Prints `-w`'s text for a finished command and returns `code`.
     func finish(_ code: ExitCode, response: HTTPURLResponse?, metrics: TransferMetrics?, bodyBytes: Int64,
-                lastURL: URL? = nil) -> ExitCode {
+                lastURL: URL? = nil, error: CourierError? = nil) -> ExitCode {
         guard let writeOut = options.writeOut else { return code }
         var values = WriteOut.Values(urlEffective: (lastURL ?? response?.url ?? options.url).absoluteString)
         values.statusCode = response?.statusCode
@@ -184,6 +184,7 @@ struct FetchCommand {
         values.httpVersion = WriteOut.curlVersion(metrics?.httpVersion)
         values.remoteAddress = metrics?.remoteAddress
         values.exitCode = code.rawValue
+        values.errorMessage = error.map(ErrorReport.sentence(for:))
         let rendered = writeOut.render(values)
         for name in rendered.unknown { message("courier: warning: -w: unknown variable %{\(name)}") }
         console.out(rendered.text)

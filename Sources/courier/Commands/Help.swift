@@ -27,11 +27,14 @@ enum Help {
         courier \(Courier.version): an HTTP client built on Courier.
 
         Usage:
-          courier [METHOD] URL [ITEM...] [options]   make a request (the 'fetch' command; 'courier fetch ...' works too)
-          courier demo                     watch Courier work against an embedded test server, offline
-          courier help [COMMAND]           help for a command: fetch, demo, help
-          courier --version                print the version
-          courier --generate-completion-script bash|zsh|fish   print a shell completion script
+          courier [METHOD] URL [ITEM...] [options]
+                                make a request (the 'fetch' command; 'courier fetch ...' works too)
+          courier demo          watch Courier work against an embedded test server, offline
+          courier help [COMMAND]
+                                help for a command: fetch, demo, help
+          courier --version     print the version
+          courier --generate-completion-script bash|zsh|fish
+                                print a shell completion script
 
         Options for a request:
         \(OptionHelp.lines(for: FetchOptions.options))
