@@ -1,3 +1,4 @@
+@testable import courier
 import CourierTestServer
 import CourierTestSupport
 import Foundation
@@ -5,14 +6,14 @@ import Testing
 
 /// Exit statuses, usage errors and help, as a script would see them.
 @Suite struct ExitCodeTests {
-    @Test func failTurnsAnErrorStatusIntoExitCode5AndPrintsNoBody() async throws {
+    @Test func failTurnsAnErrorStatusIntoExitCode22AndPrintsNoBody() async throws {
         let server = try TestServer()
         defer { expectClean(server.shutdown()) }
         server.route("/missing") { _ in .json(#"{"error":"not here"}"#, status: 404) }
         let failing = try await runCLI(["--fail", server.url("/missing").absoluteString])
-        #expect(failing.status == 5, "\(failing)")
+        #expect(failing.status == 22, "curl's code for --fail: \(failing)")
         #expect(failing.stdout.isEmpty)
-        #expect(failing.stderrText.contains("404 Not Found"))
+        #expect(failing.stderrText == "courier: (22) The requested URL returned error: 404 Not Found\n", "\(failing)")
         let lenient = try await runCLI([server.url("/missing").absoluteString])
         #expect(lenient.status == 0, "\(lenient)")
         #expect(lenient.stdoutText == #"{"error":"not here"}"#, "without --fail the body is still printed")
@@ -25,10 +26,10 @@ import Testing
         defer { directory.remove() }
         server.route("/denied") { _ in .text("no", status: 403) }
         let upload = try await runCLI(["--fail", "-d", "x", server.url("/denied").absoluteString])
-        #expect(upload.status == 5, "\(upload)")
+        #expect(upload.status == 22, "\(upload)")
         let output = directory.path("out.bin")
         let download = try await runCLI(["--fail", "-o", output.path, server.url("/denied").absoluteString])
-        #expect(download.status == 5, "\(download)")
+        #expect(download.status == 22, "\(download)")
         #expect(!FileManager.default.fileExists(atPath: output.path), "a failed download writes no file")
         let saved = try await runCLI(["-o", output.path, server.url("/denied").absoluteString])
         #expect(saved.status == 0, "\(saved)")
@@ -43,12 +44,8 @@ import Testing
         (["-H", "NoColonHere", "http://127.0.0.1:1/"], "bad header 'NoColonHere'"),
         (["-d", "a=1", "--json", "{}", "http://127.0.0.1:1/"], "-d and --json cannot be used together"),
         (["--json", "{not json", "http://127.0.0.1:1/"], "--json: not valid JSON"),
-        (["ftp://example.com/file"], "invalid URL"),
         (["help", "nonsense"], "no command 'nonsense'"),
         (["demo", "extra"], "unexpected argument 'extra'"),
-        (["--cacert", "/nonexistent/courier-ca.pem", "https://127.0.0.1:1/"], "--cacert: cannot read /nonexistent/courier-ca.pem: no such file"),
-        (["--capath", "/nonexistent/courier-ca-dir", "https://127.0.0.1:1/"], "--capath: /nonexistent/courier-ca-dir: no such directory"),
-        (["--cert", "/nonexistent/client.pem:pw", "https://127.0.0.1:1/"], "--cert: cannot read /nonexistent/client.pem: no such file"),
         (["--pinnedpubkey", "sha256/AAAA", "https://127.0.0.1:1/"], "is not a pin (expected sha256//BASE64"),
         (["--http1.1", "--http2-prior-knowledge", "http://127.0.0.1:1/"], "cannot be used together"),
         (["--http2", "http://127.0.0.1:1/"], "--http2 needs an https:// URL"),
@@ -64,18 +61,66 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func connectionRefusedExits3() async throws {
+    /// Problems found before the request keep curl's codes and its `courier: (N) message` form, without a usage hint.
+    @Test(arguments: [
+        (["--cacert", "/nonexistent/courier-ca.pem", "https://127.0.0.1:1/"], Int32(77),
+         "courier: (77) --cacert: cannot read /nonexistent/courier-ca.pem: no such file"),
+        (["--capath", "/nonexistent/courier-ca-dir", "https://127.0.0.1:1/"], 77,
+         "courier: (77) --capath: /nonexistent/courier-ca-dir: no such directory"),
+        (["--cert", "/nonexistent/client.pem:pw", "https://127.0.0.1:1/"], 58,
+         "courier: (58) --cert: cannot read /nonexistent/client.pem: no such file"),
+        (["ftp://example.com/file"], 1, #"courier: (1) Protocol "ftp" not supported"#),
+        (["htp://example.com/file"], 1, #"courier: (1) Protocol "htp" not supported"#),
+        (["htps:/example.com/file"], 1, #"courier: (1) Protocol "htps" not supported"#),
+        (["http://"], 3, "courier: (3) URL rejected: 'http://' is not a valid URL"),
+        (["-O", "http://127.0.0.1:1/"], 23, "courier: (23) Remote file name has no length"),
+        (["-H", "@/nonexistent/courier-headers", "http://127.0.0.1:1/"], 26,
+         "courier: (26) Failed to read the header file /nonexistent/courier-headers: cannot read /nonexistent/courier-headers: no such file"),
+    ])
+    func problemsBeforeTheRequestUseCurlsCodes(arguments: [String], status: Int32, message: String) async throws {
+        let result = try await runCLI(arguments)
+        #expect(result.status == status, "\(result)")
+        let lines = result.stderrText.split(separator: "\n")
+        #expect(lines.count == 1, "one line, no usage hint: \(result.stderrText)")
+        #expect(lines.first?.hasPrefix(message) == true, "\(result.stderrText)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test(arguments: ["curl", "urlsession"])
+    func connectionRefusedExits7WithCurlsSentence(transport: String) async throws {
         let port = try ClosedPort()
-        let result = try await runCLI(["http://127.0.0.1:\(port.port)/x"])
-        #expect(result.status == 3, "\(result)")
-        #expect(result.stderrText.contains("cannotConnect"))
+        let result = try await runCLI(["--transport", transport, "http://127.0.0.1:\(port.port)/x"])
+        #expect(result.status == 7, "\(result)")
+        #expect(result.stderrText == "courier: (7) Failed to connect to 127.0.0.1 port \(port.port): "
+                + "the connection was refused or the host is unreachable\n", "\(result)")
+        let verbose = try await runCLI(["-v", "--transport", transport, "http://127.0.0.1:\(port.port)/x"])
+        #expect(verbose.status == 7, "\(verbose)")
+        #expect(verbose.stderrText.contains("\ncourier: details: cannotConnect: "), "the transport's own words only with -v: \(verbose)")
+    }
+
+    @Test(arguments: ["curl", "urlsession"])
+    func unknownHostExits6WithCurlsSentence(transport: String) async throws {
+        let result = try await runCLI(["--transport", transport, "http://courier-test.invalid/x"])
+        #expect(result.status == 6, "\(result)")
+        #expect(result.stderrText == "courier: (6) Could not resolve host: courier-test.invalid\n", "\(result)")
+    }
+
+    @Test func silentHidesErrorsAndShowErrorBringsThemBack() async throws {
+        let port = try ClosedPort()
+        let url = "http://127.0.0.1:\(port.port)/x"
+        let silent = try await runCLI(["-s", url])
+        #expect(silent.status == 7, "\(silent)")
+        #expect(silent.stderr.isEmpty, "\(silent)")
+        let shown = try await runCLI(["-sS", url])
+        #expect(shown.status == 7, "\(shown)")
+        #expect(shown.stderrText.hasPrefix("courier: (7) Failed to connect"), "\(shown)")
     }
 
     @Test func insecureWarnsEveryTime() async throws {
         let port = try ClosedPort()
         for _ in 0..<2 {
             let result = try await runCLI(["-k", "https://127.0.0.1:\(port.port)/x"])
-            #expect(result.status == 3, "\(result)")
+            #expect(result.status == 7, "\(result)")
             #expect(result.stderrText.hasPrefix("courier: warning: --insecure: the server's certificate is not checked\n"), "\(result)")
         }
     }
@@ -85,11 +130,11 @@ import Testing
         for option in ["--tlsv1.3", "--http1.1", "-k"] {
             let result = try await runCLI(["--transport", "urlsession", option, "https://127.0.0.1:\(port.port)/x"])
             #expect(result.status == 2, "\(option): \(result)")
-            #expect(result.stderrText.contains("courier: invalidConfiguration: The URLSession transport cannot"), "\(option): \(result)")
+            #expect(result.stderrText.contains("courier: Invalid configuration: The URLSession transport cannot"), "\(option): \(result)")
         }
     }
 
-    @Test func idleTimeoutExits4() async throws {
+    @Test func idleTimeoutExits28() async throws {
         let server = try TestServer()
         defer { expectClean(server.shutdown()) }
         let gate = Gate()
@@ -97,11 +142,12 @@ import Testing
         // The response is held until the process has exited, so only the timeout can have ended it.
         let result = try await runCLI(["--timeout", "0.2", server.url("/held").absoluteString], timeout: .seconds(60))
         gate.open()
-        #expect(result.status == 4, "\(result)")
-        #expect(result.stderrText.contains("timedOut"))
+        #expect(result.status == 28, "\(result)")
+        #expect(result.stderrText.hasPrefix("courier: (28) Operation timed out: "), "\(result)")
+        #expect(result.stderrText.contains("0.2 s"), "\(result)")
     }
 
-    @Test func outputIntoAMissingDirectoryExits6() async throws {
+    @Test func outputIntoAMissingDirectoryExits23() async throws {
         let server = try TestServer()
         defer { expectClean(server.shutdown()) }
         server.route("/f") { _ in .ok("data") }
@@ -109,17 +155,18 @@ import Testing
         defer { directory.remove() }
         let target = directory.path("no/such/dir/out.bin").path
         let result = try await runCLI(["-o", target, server.url("/f").absoluteString])
-        #expect(result.status == 6, "\(result)")
+        #expect(result.status == 23, "\(result)")
+        #expect(result.stderrText.hasPrefix("courier: (23) Cannot write "), "\(result)")
         #expect(result.stderrText.contains("does not exist"))
         #expect(server.requestCount == 0, "the file-system problem is found before any request")
     }
 
-    @Test func unreadableUploadFileExits6() async throws {
+    @Test func unreadableUploadFileExits26() async throws {
         let result = try await runCLI(["-d", "@/nonexistent/courier-test-file", "http://127.0.0.1:1/"])
-        #expect(result.status == 6, "\(result)")
+        #expect(result.status == 26, "\(result)")
         #expect(result.stderrText.contains("no such file"))
         let form = try await runCLI(["-F", "f=@/nonexistent/courier-test-file", "http://127.0.0.1:1/"])
-        #expect(form.status == 6, "\(form)")
+        #expect(form.status == 26, "\(form)")
     }
 
     @Test(arguments: [
@@ -137,10 +184,13 @@ import Testing
         #expect(result.stderr.isEmpty)
     }
 
-    @Test func helpDocumentsEveryExitCode() async throws {
+    @Test func helpAndReadmeDocumentEveryExitCode() async throws {
         let result = try await runCLI(["--help"])
-        for code in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "130 "] {
-            #expect(result.stdoutText.contains("\n  \(code)"), "exit code \(code) is documented")
+        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../README.md").standardized, encoding: .utf8)
+        for code in ExitCode.allCases.map(\.rawValue) {
+            #expect(result.stdoutText.contains("\n  \(code) "), "exit code \(code) is in --help")
+            #expect(readme.contains("\n| \(code) | "), "exit code \(code) is in README's table")
         }
     }
 }

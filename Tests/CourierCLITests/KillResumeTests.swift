@@ -89,6 +89,7 @@ struct KillResumeTests {
         #expect(final.status == 0, "\(final)")
         #expect(try PatternFile.firstMismatch(output, count: Self.size, seed: seed) == nil, "the file is byte-identical")
         #expect(CLIOutput.resumedBytes(final.stderrText) == previous.part, "\(final.stderrText)")
+        #expect(StoreFiles.names(in: store).isEmpty, "no partial, journal or lock file is left, even after kills: \(StoreFiles.names(in: store))")
         let total = server.bytesSent(path: path)
         let bound = Self.size + Self.size / 100 + inFlight
         log.append("final run: resumed \(previous.part); server sent \(total) in all; bound \(bound) "

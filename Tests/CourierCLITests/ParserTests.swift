@@ -54,9 +54,9 @@ import Testing
         (["--json", "{nope", "http://h/"], "--json: not valid JSON"),
         (["--timeout", "0", "http://h/"], "--timeout needs a positive number"),
         (["--timeout", "soon", "http://h/"], "--timeout needs a positive number"),
-        (["--max-redirects", "-1", "http://h/"], "--max-redirects needs a whole number"),
+        (["--max-redirects", "-1", "http://h/"], "--max-redirs needs a whole number"),
         (["--transport", "carrier-pigeon", "http://h/"], "--transport must be curl or urlsession"),
-        (["-C", "http://h/"], "-C/--continue needs -o FILE"),
+        (["-C", "http://h/"], "-C/--continue-at needs -o FILE"),
         (["--store", "/tmp/s", "-o", "x", "http://h/"], "--store only applies"),
         (["-o"], "option -o/--output needs a value"),
         (["-o", "a", "-o", "b", "http://h/"], "given more than once"),
@@ -98,5 +98,59 @@ import Testing
         #expect(ArgumentParser.editDistance("verbos", "verbose") == 1)
         #expect(ArgumentParser.editDistance("", "abc") == 3)
         #expect(ArgumentParser.editDistance("fail", "fail") == 0)
+    }
+    @Test func continueTakesAnOptionalDashAndCurlSpellings() throws {
+        #expect(try parse(["-C", "-", "-o", "x", "http://h/"]).resumable)
+        #expect(try parse(["-C-", "-o", "x", "http://h/"]).resumable)
+        #expect(try parse(["--continue-at", "-", "-o", "x", "http://h/"]).resumable)
+        #expect(try parse(["--continue", "-o", "x", "http://h/"]).resumable)
+        #expect(try parse(["-sSfC", "-o", "x", "http://h/"]).silent)
+        #expect(throws: UsageError.self) { try parse(["-C", "100", "-o", "x", "http://h/"]) }
+        #expect(try parse(["--max-redirs", "3", "http://h/"]).maxRedirects == 3)
+        #expect(try parse(["--max-redirects", "4", "http://h/"]).maxRedirects == 4)
+    }
+
+    @Test func schemesAreCheckedBeforeAHostIsAssumed() throws {
+        #expect(try parse(["localhost:8080/x"]).url.absoluteString == "http://localhost:8080/x")
+        #expect(try parse(["127.0.0.1:8080/x"]).url.absoluteString == "http://127.0.0.1:8080/x")
+        #expect(try parse(["HTTPS://h/x"]).url.host == "h")
+        for typo in ["htp://h/x", "htps:/h/x", "ftp://h/x", "file:///etc/passwd"] {
+            do {
+                _ = try parse([typo])
+                Issue.record("\(typo) was accepted")
+            } catch {
+                #expect(error.exitCode == .unsupportedProtocol, "\(typo): \(error)")
+                #expect(error.message.hasPrefix("Protocol \""), "\(typo): \(error)")
+            }
+        }
+    }
+
+    @Test func requestItems() throws {
+        #expect(try RequestItem.parse("a=b:c") == .field(name: "a", value: "b:c"))
+        #expect(try RequestItem.parse("X-A:b=c") == .header(HeaderField(name: "X-A", value: "b=c")))
+        #expect(try RequestItem.parse("n:=[1,2]") == .rawField(name: "n", json: "[1,2]"))
+        #expect(try RequestItem.parse("q==a=b") == .query(name: "q", value: "a=b"))
+        #expect(try RequestItem.parse("empty=") == .field(name: "empty", value: ""))
+        #expect(throws: UsageError.self) { try RequestItem.parse("plain") }
+        #expect(throws: UsageError.self) { try RequestItem.parse("http://other/") }
+        #expect(RequestItem.jsonObject([.field(name: "s", value: "a\"b\n"), .rawField(name: "n", json: "1"), .field(name: "s", value: "c")])
+                == #"{"s":"c","n":1}"#)
+        #expect(RequestItem.quoted("a\"\\\n\u{1}") == #""a\"\\\n\u0001""#)
+    }
+
+    @Test func writeOutRendersCurlsVariables() {
+        var values = WriteOut.Values(urlEffective: "http://h/new")
+        values.statusCode = 204
+        values.sizeDownload = 12
+        values.timeTotal = 0.5
+        values.redirects = 2
+        values.contentType = "text/plain"
+        values.httpVersion = WriteOut.curlVersion("HTTP/1.1")
+        values.remoteAddress = "[::1]:8080"
+        let rendered = WriteOut("%{http_code} %{size_download} %{time_total} %{url_effective} %{content_type} %{num_redirects} "
+                                + "%{http_version} %{remote_ip} 100%% %{nope}\\n\\t").render(values)
+        #expect(rendered.text == "204 12 0.500000 http://h/new text/plain 2 1.1 ::1 100% \n\t")
+        #expect(rendered.unknown == ["nope"])
+        #expect(WriteOut("%{http_code}").render(WriteOut.Values(urlEffective: "x")).text == "000")
     }
 }

@@ -122,7 +122,7 @@ import CourierTestSupport
         let stopped = try await runCLI(["--max-redirects", "0", "-v", server.url("/old").absoluteString])
         #expect(stopped.status == 0, "\(stopped)")
         #expect(stopped.stdout.isEmpty)
-        #expect(stopped.stderrText.contains("< 302 Found"))
+        #expect(stopped.stderrText.contains("< HTTP/1.1 302 Found"))
     }
 
     @Test func verbosePrintsHeadsAndMetricsWithPeakMemory() async throws {
@@ -132,9 +132,12 @@ import CourierTestSupport
         let result = try await runCLI(["-v", "-H", "X-Req: 1", server.url("/v").absoluteString])
         #expect(result.status == 0, "\(result)")
         let stderr = result.stderrText
-        #expect(stderr.contains("> GET \(server.url("/v").absoluteString)"))
+        let port = try #require(server.url("/v").port)
+        #expect(stderr.hasPrefix("> GET /v HTTP/1.1\n> Host: 127.0.0.1:\(port)\n"), "the request line as sent, then Host: \(stderr)")
+        #expect(stderr.contains("\n> Accept: */*\n"), "\(stderr)")
+        #expect(stderr.contains("\n> User-Agent: courier/"), "\(stderr)")
         #expect(stderr.contains("> X-Req: 1"))
-        #expect(stderr.contains("< 200 OK"))
+        #expect(stderr.contains("\n>\n< HTTP/1.1 200 OK\n"), "the response's status line with its version: \(stderr)")
         #expect(stderr.contains("< X-Served-By: test"))
         #expect(stderr.contains("* metrics: transport="))
         #expect(stderr.contains("\n* HTTP/1.1\n"), "the protocol line, without TLS in the clear: \(stderr)")

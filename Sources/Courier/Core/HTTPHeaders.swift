@@ -141,9 +141,11 @@ extension HTTPHeaders: CustomStringConvertible {
 
 extension HTTPHeaders {
     /// Courier's defaults: `Accept-Encoding`, `Accept-Language` and `User-Agent` (a session with
-    /// ``SessionConfiguration/automaticDecompression`` off leaves out `Accept-Encoding`).
+    /// ``SessionConfiguration/automaticDecompression`` off leaves out `Accept-Encoding`, and a
+    /// process whose locale names no language leaves out `Accept-Language`; see
+    /// ``HTTPHeader/defaultAcceptLanguage``).
     public static var `default`: HTTPHeaders {
-        [.defaultAcceptEncoding, .defaultAcceptLanguage, .defaultUserAgent]
+        HTTPHeaders([.defaultAcceptEncoding, .defaultAcceptLanguage, .defaultUserAgent].compactMap { $0 })
     }
 }
 
@@ -207,14 +209,17 @@ extension HTTPHeader {
 
     /// The `Accept-Encoding` Courier sends by default; the transport decodes these.
     public static let defaultAcceptEncoding = acceptEncoding("gzip, deflate")
-    /// `Accept-Language` built from the process's preferred languages (at most six, with q-values).
-    public static let defaultAcceptLanguage: HTTPHeader = {
-        let languages = Locale.preferredLanguages.prefix(6).enumerated().map { index, language in
-            let quality = 1.0 - Double(index) * 0.1
-            return index == 0 ? language : "\(language);q=\(String(format: "%.1f", quality))"
-        }
-        return acceptLanguage(languages.isEmpty ? "en" : languages.joined(separator: ", "))
-    }()
+    /// `Accept-Language` for what the process's locale says (at most six languages, with
+    /// q-values); `nil` when it names no language, as under the C or POSIX locale, and then none is
+    /// sent. On Linux the locale comes from `LC_ALL`, `LC_MESSAGES` and `LANG` (with `LANGUAGE`);
+    /// on Apple platforms from the user's preferred languages.
+    ///
+    /// ```swift
+    /// // LANG=de_DE.UTF-8  →  Accept-Language: de-DE
+    /// // LANG=C.UTF-8      →  no Accept-Language
+    /// print(HTTPHeader.defaultAcceptLanguage?.value ?? "none")
+    /// ```
+    public static let defaultAcceptLanguage: HTTPHeader? = AcceptLanguage.processValue.map(acceptLanguage)
     /// `User-Agent: <executable>/<version> Courier/<version>`.
     public static let defaultUserAgent: HTTPHeader = {
         let executable = ProcessInfo.processInfo.processName

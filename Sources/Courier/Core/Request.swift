@@ -64,8 +64,21 @@ extension Request {
     public var lastRequest: URLRequest? { withIsolatedEngine { $0.record.request } }
     /// The last response head received.
     public var response: HTTPURLResponse? { withIsolatedEngine { $0.record.response?.httpResponse } }
-    /// Timings and byte counts of the transfer so far.
-    public var metrics: TransferMetrics? { withIsolatedEngine { $0.record.metrics } }
+    /// Timings and byte counts of the transfer so far; `nil` before the first exchange starts.
+    ///
+    /// While an exchange is in flight this is a partial view: ``TransferMetrics/start``, the bytes
+    /// sent and received so far, ``TransferMetrics/total`` up to now, and, once the response head
+    /// has arrived, ``TransferMetrics/timeToFirstByte`` and ``TransferMetrics/httpVersion``. The
+    /// phase timings, the remote address and the TLS details arrive with the transport's figures
+    /// when the exchange ends.
+    ///
+    /// ```swift
+    /// let download = session.download(url)
+    /// download.onDownloadProgress { _ in
+    ///     Task { print(await download.metrics?.bytesReceived ?? 0) }   // grows during the transfer
+    /// }
+    /// ```
+    public var metrics: TransferMetrics? { withIsolatedEngine { $0.currentMetrics } }
     /// The error the request finished with, if it has finished with one.
     public var error: CourierError? { withIsolatedEngine { $0.lifecycle.completion?.error } }
 

@@ -62,6 +62,7 @@ extension RequestEngine {
     func startExchange(attempt: Int, request: URLRequest) {
         record.request = request
         record.bytesSent = 0
+        record.live = LiveExchange()
         let number = nextExchangeNumber
         nextExchangeNumber += 1
         var transportRequest: TransportRequest
@@ -74,6 +75,7 @@ extension RequestEngine {
             transportRequest.consumerSetsPace = sink.consumerSetsPace && !pacedStreamMayShare
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.
+            record.live = nil
             let exchange = Exchange(number: number, request: request, transfer: InertTransfer(), route: nil)
             apply(lifecycle.transferStarted(attempt: attempt, exchange))
             apply(lifecycle.transferEnded(attempt: attempt, .failed(CourierError(wrapping: error, url: request.url))))
@@ -143,6 +145,7 @@ extension RequestEngine {
         case .body(let data):
             receiveBody(data, in: exchange)
         case .completed(let error, let metrics):
+            record.live = nil
             record.metrics = mergedMetrics(metrics)
             notifyMonitors { $0.request($1, didCompleteExchangeWith: metrics, error: error) }
             if let route = exchange.route {
@@ -158,6 +161,8 @@ extension RequestEngine {
 
     private func receive(_ head: ResponseHead, in exchange: Exchange) {
         exchange.head = head
+        record.live?.headAt = .now
+        record.live?.httpVersion = head.httpVersion
         if let failure = headLimitFailure(head) {
             stop(exchange, failing: failure)
             return
@@ -251,6 +256,7 @@ extension RequestEngine {
         }
         exchange.received += Int64(data.count)
         record.bytesReceived += Int64(data.count)
+        record.live?.bytesReceived += Int64(data.count)
         let progress = TransferProgress(completedUnitCount: record.bytesReceived,
                                         totalUnitCount: total >= 0 ? max(total, record.bytesReceived) : -1)
         shared.downloadProgress.update(progress)

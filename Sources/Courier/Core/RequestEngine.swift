@@ -46,6 +46,21 @@ package final class RequestEngine {
     var deadline: ContinuousClock.Instant?
     let createdAt = ContinuousClock.now
 
+    /// ``Request/metrics``: the last exchange's metrics, or, while an exchange is in flight, what
+    /// is known of it so far.
+    var currentMetrics: TransferMetrics? {
+        // A finished request reports the transport's figures, even if a cancelled exchange's own
+        // `completed` event never reached the engine.
+        guard let live = record.live, lifecycle.completion == nil else { return record.metrics }
+        let now = ContinuousClock.now
+        return TransferMetrics(TransferMetrics.Values(
+            start: live.start, dnsLookup: nil, connect: nil, tlsHandshake: nil,
+            timeToFirstByte: live.headAt.map { $0 - live.startedAt }, total: now - createdAt,
+            bytesSent: record.bytesSent, bytesReceived: live.bytesReceived, redirectCount: redirectHistory.count,
+            connectionReused: nil, httpVersion: live.httpVersion, remoteAddress: nil,
+            transport: session.transportName))
+    }
+
     init(id: UUID, session: Session, source: RequestSource, shared: RequestSharedState, sink: any ResponseBodySink) {
         self.id = id
         self.session = session
@@ -186,6 +201,23 @@ struct RequestRecord {
     var bytesReceived: Int64 = 0
     /// Request body bytes sent in the current exchange.
     var bytesSent: Int64 = 0
+    /// The exchange in flight, between its start and its `completed` event: what
+    /// ``Request/metrics`` reports before the transport's own figures arrive.
+    var live: LiveExchange?
+}
+
+/// What is known of the exchange in flight before the transport reports its metrics.
+struct LiveExchange {
+    /// When it started, for ``TransferMetrics/start``.
+    var start = Date()
+    /// When it started, for durations.
+    var startedAt = ContinuousClock.now
+    /// When the (final) response head arrived.
+    var headAt: ContinuousClock.Instant?
+    /// The response head's HTTP version.
+    var httpVersion: String?
+    /// Response body bytes received so far in this exchange.
+    var bytesReceived: Int64 = 0
 }
 
 /// One redirect followed: where from, where to and with which method.

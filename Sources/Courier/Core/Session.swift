@@ -16,6 +16,21 @@ public final class Session: Sendable {
     /// The configuration it was created with.
     public let configuration: SessionConfiguration
     /// Relative request paths resolve against this URL.
+    ///
+    /// The rule is that of relative URLs (RFC 3986, as in Alamofire and `URL(string:relativeTo:)`),
+    /// with one convenience: the base path counts as a directory even without a trailing slash.
+    /// - `"users/42"` keeps the base path: `https://api.x/v2` + `"users/42"` → `https://api.x/v2/users/42`.
+    /// - `"/users/42"` starts at the host and **replaces** the base path:
+    ///   `https://api.x/v2` + `"/users/42"` → `https://api.x/users/42`. Debug builds warn when this
+    ///   drops a base path (a ``SessionNotice/Kind-swift.enum/basePathDropped`` notice to the event
+    ///   monitors, and one line on standard error per path).
+    /// - An absolute URL (`"https://other.example/x"`) is used as it is.
+    ///
+    /// ```swift
+    /// let api = Session(baseURL: URL(string: "https://api.example.com/v2"))
+    /// api.request("users/42")    // https://api.example.com/v2/users/42
+    /// api.request("/health")     // https://api.example.com/health (base path dropped)
+    /// ```
     public let baseURL: URL?
     /// Headers sent with every request (a request's own headers win).
     public let headers: HTTPHeaders
@@ -146,10 +161,26 @@ public final class Session: Sendable {
         _ = registry.withLock { $0.removeValue(forKey: id) }
     }
 
+    /// `url` resolved against the base URL as ``resolve(_:)`` would, without its checks and
+    /// warnings; nil when the result is not an http(s) URL.
+    func resolvedWithoutChecks(_ url: URL) -> URL? {
+        let resolved = (serverPool?.currentBaseURL ?? baseURL).flatMap { $0.resolving(url) } ?? url
+        return resolved.isHTTP ? resolved : nil
+    }
+
     /// Resolves a URL against ``baseURL`` (API clients treat the base path as a directory).
     func resolve(_ url: URL) throws -> URL {
         let base = serverPool?.currentBaseURL ?? baseURL
         let resolved = base.flatMap { $0.resolving(url) } ?? url
+        #if DEBUG
+        if let base, let dropped = base.droppedBasePath(resolving: url) {
+            let notice = SessionNotice(kind: .basePathDropped, message: "\"\(url.relativeString)\" starts with '/', so it replaces "
+                + "the base URL's path \(dropped): \(base.absoluteString) + \(url.relativeString) → \(resolved.absoluteString). "
+                + "Write \"\(url.relativeString.drop { $0 == "/" })\" to keep the base path.")
+            monitor { $0.session(self, didNotice: notice) }
+            DebugWarnings.emit("Courier: warning: " + notice.message, once: "\(base.absoluteString) \(url.relativeString)")
+        }
+        #endif
         guard resolved.isHTTP else {
             throw CourierError(.invalidURL, "\"\(url.absoluteString)\" is not an absolute http(s) URL"
                                + (baseURL == nil ? " and the session has no base URL." : "."), url: url)

@@ -77,6 +77,17 @@ extension URL {
         return URL(string: relative.relativeString, relativeTo: base)?.absoluteURL
     }
 
+    /// The base path (`/v2`) that resolving `relative` against this base drops, because
+    /// `relative` is a path starting with `/` (not `//`); nil when nothing is dropped.
+    func droppedBasePath(resolving relative: URL) -> String? {
+        guard relative.scheme == nil, relative.host == nil else { return nil }
+        let string = relative.relativeString
+        guard string.hasPrefix("/"), !string.hasPrefix("//") else { return nil }
+        let basePath = path
+        guard !basePath.isEmpty, basePath != "/" else { return nil }
+        return basePath
+    }
+
     /// Whether this is an absolute http(s) URL with a host.
     var isHTTP: Bool {
         guard let scheme, scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https") else { return false }

@@ -65,10 +65,17 @@ enum ArgumentParser {
                 let equals = body.firstIndex(of: "=")
                 let name = String(body[..<(equals ?? body.endIndex)])
                 let attached = equals.map { String(body[body.index(after: $0)...]) }
-                guard let option = options.first(where: { $0.long == name }) else {
+                guard let option = options.first(where: { $0.isNamed(name) }) else {
                     throw unknown("--\(name)", options: options, command: command)
                 }
-                if option.takesValue {
+                if let accepts = option.optionalValue {
+                    if attached == nil, index + 1 < arguments.count, accepts(arguments[index + 1]) {
+                        index += 1
+                        try record(option, arguments[index])
+                    } else {
+                        try record(option, attached)
+                    }
+                } else if option.takesValue {
                     try record(option, try takeValue(for: option, attached: attached))
                 } else {
                     if attached != nil {
@@ -82,6 +89,19 @@ enum ArgumentParser {
                     letters = letters.dropFirst()
                     guard let option = options.first(where: { $0.short == letter }) else {
                         throw unknown("-\(letter)", options: options, command: command)
+                    }
+                    if let accepts = option.optionalValue {
+                        if !letters.isEmpty, accepts(String(letters)) {
+                            try record(option, String(letters))
+                            break
+                        }
+                        if letters.isEmpty, index + 1 < arguments.count, accepts(arguments[index + 1]) {
+                            index += 1
+                            try record(option, arguments[index])
+                        } else {
+                            try record(option, nil)
+                        }
+                        continue
                     }
                     if option.takesValue {
                         try record(option, try takeValue(for: option, attached: letters.isEmpty ? nil : String(letters)))

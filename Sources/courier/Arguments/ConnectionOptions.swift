@@ -196,23 +196,24 @@ struct ConnectionOptions: Equatable, Sendable {
 
     /// Checks that every file and directory the options name can be read, just before the request.
     ///
-    /// - Throws: ``UsageError`` naming the option and the problem.
+    /// - Throws: ``UsageError`` naming the option and the problem, with curl's exit status: 77 for
+    ///   `--cacert` and `--capath`, 58 for `--cert` and `--key`.
     func checkFiles() throws(UsageError) {
-        var files: [(option: String, path: String)] = []
-        if let caCertificate { files.append(("--cacert", caCertificate)) }
+        var files: [(option: String, path: String, code: ExitCode)] = []
+        if let caCertificate { files.append(("--cacert", caCertificate, .caCertificate)) }
         if let client = clientCertificate {
-            files.append(("--cert", client.certificate))
-            if let key = client.key { files.append(("--key", key)) }
+            files.append(("--cert", client.certificate, .clientCertificate))
+            if let key = client.key { files.append(("--key", key, .clientCertificate)) }
         }
-        for (option, path) in files {
-            if let problem = FileChecks.readableFileProblem(path) { throw UsageError("\(option): \(problem)") }
+        for (option, path, code) in files {
+            if let problem = FileChecks.readableFileProblem(path) { throw UsageError("\(option): \(problem)", exitCode: code) }
         }
         if let caDirectory {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: caDirectory, isDirectory: &isDirectory) else {
-                throw UsageError("--capath: \(caDirectory): no such directory")
+                throw UsageError("--capath: \(caDirectory): no such directory", exitCode: .caCertificate)
             }
-            guard isDirectory.boolValue else { throw UsageError("--capath: \(caDirectory) is not a directory") }
+            guard isDirectory.boolValue else { throw UsageError("--capath: \(caDirectory) is not a directory", exitCode: .caCertificate) }
         }
     }
 }

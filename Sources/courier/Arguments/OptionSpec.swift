@@ -12,15 +12,33 @@ struct OptionSpec: Sendable, Equatable {
     let repeatable: Bool
     /// One line of help.
     let help: String
+    /// Other long names accepted for the option (not shown in help), e.g. `max-redirects`.
+    let aliases: [String]
+    /// For a flag whose value is optional (`-C` or `-C -`): whether the next argument is its
+    /// value. A value attached to the flag (`-C-`, `--continue-at=-`) is always taken.
+    let optionalValue: (@Sendable (String) -> Bool)?
 
-    init(_ id: String, short: Character? = nil, long: String, value valueName: String? = nil,
-         repeatable: Bool = false, help: String) {
+    init(_ id: String, short: Character? = nil, long: String, aliases: [String] = [], value valueName: String? = nil,
+         repeatable: Bool = false, optionalValue: (@Sendable (String) -> Bool)? = nil, help: String) {
         self.id = id
         self.short = short
         self.long = long
+        self.aliases = aliases
         self.valueName = valueName
         self.repeatable = repeatable
+        self.optionalValue = optionalValue
         self.help = help
+    }
+
+    static func == (lhs: OptionSpec, rhs: OptionSpec) -> Bool {
+        lhs.id == rhs.id && lhs.short == rhs.short && lhs.long == rhs.long && lhs.aliases == rhs.aliases
+            && lhs.valueName == rhs.valueName && lhs.repeatable == rhs.repeatable && lhs.help == rhs.help
+            && (lhs.optionalValue == nil) == (rhs.optionalValue == nil)
+    }
+
+    /// Whether `name` (after `--`) names this option.
+    func isNamed(_ name: String) -> Bool {
+        long == name || aliases.contains(name)
     }
 
     /// Whether the option takes a value.

@@ -9,8 +9,8 @@ enum CLI {
             return try await dispatch(arguments, environment: environment, interrupts: interrupts, console: console)
         } catch {
             console.message(error.description)
-            console.message(error.hint)
-            return .usage
+            if let hint = error.hint { console.message(hint) }
+            return error.exitCode
         }
     }
 
@@ -29,6 +29,12 @@ enum CLI {
             return .success
         case "help":
             return try help(rest, console: console)
+        case "--generate-completion-script":
+            guard rest.count == 1, let shell = CompletionScript.Shell(rawValue: rest[0]) else {
+                throw UsageError("--generate-completion-script needs one shell: bash, zsh or fish", command: nil)
+            }
+            console.out(CompletionScript.script(for: shell))
+            return .success
         case "demo":
             let parsed = try ArgumentParser.parse(rest, options: Demo.options, command: "demo")
             if parsed.has("help") {
@@ -70,7 +76,13 @@ enum CLI {
             return .success
         }
         let options = try FetchOptions.make(from: parsed, environment: environment)
-        try options.connection.checkFiles()
+        do {
+            try options.connection.checkFiles()
+        } catch {
+            // Problems found before the request are errors like the request's: -s hides them.
+            guard error.exitCode != .usage, !options.showsErrors else { throw error }
+            return error.exitCode
+        }
         return await FetchCommand(options: options, interrupts: interrupts, console: console).run()
     }
 }

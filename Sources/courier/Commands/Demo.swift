@@ -33,11 +33,11 @@ struct Demo {
         } catch {
             _ = server.shutdown() // nothing was asked of it yet
             console.message("courier: demo: could not create \(workspace.path): \(error.localizedDescription)")
-            return .fileSystem
+            return .writeError
         }
         let console = console
         interrupts.onInterrupt {
-            console.keepProgress()
+            console.clearProgress()
             _ = server.shutdown() // interrupted: what the steps left over does not matter
             try? FileManager.default.removeItem(at: workspace)
             console.message("courier: demo interrupted; temporary files removed")

@@ -14,14 +14,16 @@ extension FetchCommand {
     func printBody(session: Session) async -> ExitCode {
         // The tool runs one request at a time: its stream can share an HTTP/2 connection.
         let request = session.streamRequest(options.url, method: method, headers: requestHeaders()).sharesConnectionsAsAnyRequest()
-        if options.failOnHTTPError { request.validate(statusCode: 0..<400) }
+        if let acceptable = acceptableStatusCodes { request.validate(statusCode: acceptable) }
         cancelOnInterrupt(request)
         let console = console
         var body = StreamedBody(collecting: console.stdoutIsTerminal, limit: BodyPrinter.formattingLimit) { console.out($0) }
         var iterator = request.streamingData().makeAsyncIterator()
         var failure: CourierError?
+        var received: Int64 = 0
         do throws(CourierError) {
             while let chunk = try await iterator.next() {
+                received += Int64(chunk.count)
                 if !body.consume(chunk) {
                     request.cancel()
                     break
@@ -31,13 +33,18 @@ extension FetchCommand {
             failure = error
         }
         interrupts.clearHandler()
-        reportMetrics(await request.metrics)
-        if let failure { return fail(with: failure) }
-        if body.writeFailed { return .failure }
-        if let collected = body.finish() {
-            let contentType = await request.response?.value(forHTTPHeaderField: "Content-Type")
-            return BodyPrinter(console: console).print(data: collected, contentType: contentType)
+        let metrics = await request.metrics
+        let response = await request.response
+        let lastURL = await request.lastRequest?.url
+        reportMetrics(metrics)
+        var status = ExitCode.success
+        if let failure {
+            status = fail(with: failure)
+        } else if body.writeFailed {
+            status = .writeError
+        } else if let collected = body.finish() {
+            status = BodyPrinter(console: console).print(data: collected, contentType: response?.value(forHTTPHeaderField: "Content-Type"))
         }
-        return .success
+        return finish(status, response: response, metrics: metrics, bodyBytes: received, lastURL: lastURL, error: failure)
     }
 }

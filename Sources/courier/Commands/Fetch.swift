@@ -7,8 +7,8 @@ import FoundationNetworking
 /// `courier [METHOD] URL [options]`: one request, its body to standard output or a file.
 ///
 /// Three paths, chosen by the options:
-/// - a request body (`-d`, `--json`, `-F`): an upload; the response arrives in memory;
-/// - `-o FILE`: a download streamed to disk (resumable with `-C`), with progress on stderr;
+/// - a request body (`-d`, `--json`, `-F`, `name=value` items): an upload; the response arrives in memory;
+/// - `-o FILE` or `-O`: a download streamed to disk (resumable with `-C`), with progress on stderr;
 /// - otherwise: a streamed request whose chunks are written to standard output as they arrive,
 ///   so memory stays bounded whatever the body's size; on a terminal, bodies up to
 ///   ``BodyPrinter/formattingLimit`` are collected (in place, linearly) to be formatted
@@ -20,21 +20,20 @@ struct FetchCommand {
 
     /// Runs the request and returns the exit status.
     func run() async -> ExitCode {
-        if options.connection.insecure { console.message(ConnectionOptions.insecureWarning) }
+        if options.connection.insecure { message(ConnectionOptions.insecureWarning) }
         let configuration = makeConfiguration()
         do {
             try configuration.validate()
         } catch {
             return fail(with: error)
         }
-        let session = makeSession(configuration: configuration)
         if let body = options.body {
-            return await upload(body, session: session)
+            return await upload(body, configuration: configuration)
         }
         if let output = options.output {
-            return await download(to: output, session: session)
+            return await download(to: output, session: makeSession(configuration: configuration))
         }
-        return await printBody(session: session)
+        return await printBody(session: makeSession(configuration: configuration))
     }
 
     /// The session configuration the options ask for: transport, idle timeout, redirects, TLS and
@@ -76,13 +75,23 @@ struct FetchCommand {
         return target.lowercased() == host.lowercased()
     }
 
-    /// A session with `configuration`, the store and `-v`.
-    func makeSession(configuration: SessionConfiguration) -> Session {
+    /// A session with `configuration`, the store, `-v`/`-i` and `--retry`; `bodyLength` is the
+    /// request body's size for `-v`, when known.
+    func makeSession(configuration: SessionConfiguration, bodyLength: Int64? = nil) -> Session {
         let storeDirectory = options.storeDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DownloadStore.defaultDirectory
+        var monitors: [any EventMonitor] = []
+        if options.verbose || options.includeHead {
+            let fallback = options.connection.httpVersion == .http2PriorKnowledge ? "HTTP/2" : "HTTP/1.1"
+            monitors.append(VerboseMonitor(console: console, verbose: options.verbose, includeHead: options.includeHead,
+                                           fallbackVersion: fallback, bodyLength: bodyLength))
+        }
+        let retry = options.retries > 0
+            ? RetryPolicy(retryLimit: options.retries, exponentialBackoffScale: options.retryDelay ?? 1, jitter: false) : nil
         return Session(configuration: configuration,
                        headers: [HTTPHeader.userAgent("courier/\(Courier.version)")],
-                       eventMonitors: options.verbose ? [VerboseMonitor(console: console)] : [],
+                       interceptor: retry,
+                       eventMonitors: monitors,
                        downloadStore: DownloadStore(directory: storeDirectory),
                        callbackQueue: DispatchQueue(label: "courier.callbacks"))
     }
@@ -90,11 +99,20 @@ struct FetchCommand {
     /// The method as Courier's type.
     var method: HTTPMethod { HTTPMethod(rawValue: options.method) }
 
-    /// The `-H` headers, plus `defaults` for names the user did not set.
+    /// The `-H` headers, plus `defaults` and `Accept: */*` (as curl sends) for names the user did not set.
     func requestHeaders(defaults: [HTTPHeader] = []) -> HTTPHeaders {
         var headers = HTTPHeaders(options.headers.map { HTTPHeader(name: $0.name, value: $0.value) })
-        for header in defaults where !headers.contains(header.name) { headers.add(header) }
+        for header in defaults + [.accept("*/*")] where !headers.contains(header.name) { headers.add(header) }
         return headers
+    }
+
+    /// The statuses a response may have without failing: below 400 with `--fail`; with `--retry`,
+    /// anything but the transient statuses that are retried; nil when every status is accepted.
+    var acceptableStatusCodes: Set<Int>? {
+        var acceptable: Set<Int>?
+        if options.failOnHTTPError { acceptable = Set(0..<400) }
+        if options.retries > 0 { acceptable = (acceptable ?? Set(0..<1000)).subtracting(RetryPolicy.defaultRetryableHTTPStatusCodes) }
+        return acceptable
     }
 
     /// Cancels `request` on Ctrl-C or SIGTERM.
@@ -103,6 +121,11 @@ struct FetchCommand {
     }
 
     // MARK: Outcomes
+
+    /// Prints a line to standard error unless `-s` (without `-S`) silenced errors.
+    func message(_ line: String) {
+        if options.showsErrors { console.message(line) }
+    }
 
     /// Prints the `-v` metrics line: the transfer metrics and the process's peak RSS.
     func reportMetrics(_ metrics: TransferMetrics?) {
@@ -113,23 +136,59 @@ struct FetchCommand {
     /// The exit status and message for a request that failed with `error`.
     func fail(with error: CourierError) -> ExitCode {
         if error.isCancelled, interrupts.wasInterrupted {
-            console.message("courier: interrupted")
+            message("courier: interrupted")
             return .interrupted
         }
-        if options.failOnHTTPError, let code = error.responseCode, code >= 400 {
-            console.message("courier: the server answered \(HTTPStatusText.line(code)) (--fail)")
-            return .httpError
+        if error.kind == .validationFailed, let code = error.responseCode, acceptableStatusCodes?.contains(code) == false {
+            return httpError(code)
         }
-        console.message("courier: \(error.description)")
-        return ExitCode.forError(error)
+        let report = ErrorReport(error)
+        if options.showsErrors || options.verbose { report.lines(verbose: options.verbose).forEach(console.message) }
+        return report.exitCode
     }
 
-    /// With `--fail`, the status and message for an error status; nil when the status is fine.
-    func failedStatus(_ response: HTTPURLResponse?) -> ExitCode? {
-        guard let code = response?.statusCode, code >= 400 else { return nil }
-        guard options.failOnHTTPError else { return nil }
-        console.message("courier: the server answered \(HTTPStatusText.line(code)) (--fail)")
+    /// `courier: (22) The requested URL returned error: 404 Not Found`.
+    func httpError(_ code: Int) -> ExitCode {
+        var line = "courier: (22) The requested URL returned error: \(HTTPStatusText.line(code))"
+        if !options.failOnHTTPError { line += " (after \(options.retries) retries)" }
+        message(line)
         return .httpError
+    }
+
+    /// With `--fail` (or `--retry`), the status and message for a status it rejects; nil when the status is fine.
+    func failedStatus(_ response: HTTPURLResponse?) -> ExitCode? {
+        guard let code = response?.statusCode, acceptableStatusCodes?.contains(code) == false else { return nil }
+        return httpError(code)
+    }
+
+    /// Prints a file-system problem and returns its exit status (23: the output cannot be
+    /// written; 26 with `reading`: a file to send cannot be read).
+    func fileFailure(_ problem: String, reading: Bool = false) -> ExitCode {
+        let code: ExitCode = reading ? .readError : .writeError
+        message("courier: (\(code.rawValue)) \(problem.capitalizedFirst)")
+        return code
+    }
+
+    /// Prints `-w`'s text for a finished command and returns `code`.
+    func finish(_ code: ExitCode, response: HTTPURLResponse?, metrics: TransferMetrics?, bodyBytes: Int64,
+                lastURL: URL? = nil, error: CourierError? = nil) -> ExitCode {
+        guard let writeOut = options.writeOut else { return code }
+        var values = WriteOut.Values(urlEffective: (lastURL ?? response?.url ?? options.url).absoluteString)
+        values.statusCode = response?.statusCode
+        values.sizeDownload = bodyBytes
+        values.sizeUpload = metrics?.bytesSent ?? 0
+        values.timeTotal = metrics?.total.seconds ?? 0
+        values.timeStartTransfer = metrics?.timeToFirstByte?.seconds
+        values.contentType = response?.value(forHTTPHeaderField: "Content-Type")
+        values.redirects = metrics?.redirectCount ?? 0
+        values.httpVersion = WriteOut.curlVersion(metrics?.httpVersion)
+        values.remoteAddress = metrics?.remoteAddress
+        values.exitCode = code.rawValue
+        values.errorMessage = error.map(ErrorReport.sentence(for:))
+        let rendered = writeOut.render(values)
+        for name in rendered.unknown { message("courier: warning: -w: unknown variable %{\(name)}") }
+        console.out(rendered.text)
+        return code
     }
 }
 

@@ -27,13 +27,21 @@ enum Help {
         courier \(Courier.version): an HTTP client built on Courier.
 
         Usage:
-          courier [METHOD] URL [options]   make a request (the 'fetch' command; 'courier fetch ...' works too)
-          courier demo                     watch Courier work against an embedded test server, offline
-          courier help [COMMAND]           help for a command: fetch, demo, help
-          courier --version                print the version
+          courier [METHOD] URL [ITEM...] [options]
+                                make a request (the 'fetch' command; 'courier fetch ...' works too)
+          courier demo          watch Courier work against an embedded test server, offline
+          courier help [COMMAND]
+                                help for a command: fetch, demo, help
+          courier --version     print the version
+          courier --generate-completion-script bash|zsh|fish
+                                print a shell completion script
 
         Options for a request:
         \(OptionHelp.lines(for: FetchOptions.options))
+
+        \(items)
+
+        \(writeOut)
 
         \(examples)
 
@@ -45,19 +53,35 @@ enum Help {
     /// `courier help fetch`.
     static var fetch: String {
         """
-        Usage: courier [METHOD] URL [options]
+        Usage: courier [METHOD] URL [ITEM...] [options]
 
-        Makes one HTTP request. METHOD is GET, or POST when a body is given. A URL without a
-        scheme gets http://. The response body goes to standard output. Piped or redirected, it
+        Makes one HTTP request. METHOD is GET, or POST when a body is given (HEAD with -I). A URL
+        without a scheme gets http://; a scheme other than http:// and https:// is an error
+        (exit 1). Redirects are followed (-L is accepted and changes nothing; --max-redirs 0
+        turns them off). The response body goes to standard output. Piped or redirected, it
         is written as it arrives, chunk by chunk, so memory stays bounded whatever its size. On
         a terminal, a body of up to \(Units.bytes(Int64(BodyPrinter.formattingLimit))) is collected and formatted: JSON pretty-printed
         and coloured (set NO_COLOR to turn colours off), text ended with a newline, binary
         withheld; a larger body is written as it is, as it arrives. The response to a request
         with a body (-d, --json, -F) is held in memory before it is written. With -o the body
-        is streamed to a file with a progress bar on a terminal (plain progress lines
-        otherwise). With -C the download is resumable: its bytes
+        (or -O, named after the URL) is streamed to a file, created with mode 0644 minus the
+        umask, with one progress bar on a terminal and no progress at all when standard error is
+        a pipe or a file (-s turns it off everywhere). With -C (or -C -) the download is
+        resumable: its bytes
         are kept in the download store (default \(DownloadStore.defaultDirectory.path)), and running
-        the same command again, after Ctrl-C, a crash or a lost connection, continues from them.
+        the same command again, after Ctrl-C, a crash or a lost connection, continues from them;
+        once it is complete, running it again downloads nothing (a Range request answered with
+        416 confirms that the file is whole, as with curl -C -).
+
+        Heads: -v prints the request head as sent ('> GET /path HTTP/1.1', Host, Accept,
+        User-Agent and every other header) and the response head ('< HTTP/1.1 200 OK'...) to
+        standard error; -i prints the response head to standard output before the body; -I
+        sends HEAD and prints the head. Errors read like curl's, with curl's exit code in
+        parentheses: 'courier: (6) Could not resolve host: example.invalid'; -v adds the
+        transport's own words on a 'courier: details:' line. -s hides errors and progress, -S
+        brings errors back. -f/--fail exits with 22 on a status of 400 or more. --retry N
+        retries timeouts, lost connections and 408, 429, 500, 502, 503, 504 (GET, HEAD, PUT,
+        DELETE...; after the last retry such a status exits with 22).
 
         Bodies: -d DATA sends DATA as it is (Content-Type: application/x-www-form-urlencoded
         unless -H sets one); -d @FILE streams FILE (application/octet-stream); --json checks
@@ -79,6 +103,10 @@ enum Help {
 
         Options:
         \(OptionHelp.lines(for: FetchOptions.options))
+
+        \(items)
+
+        \(writeOut)
 
         \(examples)
 
@@ -104,7 +132,7 @@ enum Help {
         Options:
         \(OptionHelp.lines(for: Demo.options))
 
-        Exit codes: 0 when every step behaved as described, 1 otherwise, 130 when interrupted.
+        Exit codes: 0 when every step behaved as described, 100 otherwise, 130 when interrupted.
         """
     }
 
@@ -118,11 +146,32 @@ enum Help {
         """
     }
 
+    private static var items: String {
+        """
+        Items (HTTPie style, after the URL):
+          name=value       a string field of a JSON body (sent as with --json)
+          name:=json       a raw JSON field: count:=3, tags:='["a","b"]', ok:=true
+          name==value      a query parameter added to the URL
+          Header:value     a request header
+        """
+    }
+
+    private static var writeOut: String {
+        """
+        Write-out (-w FORMAT), printed to standard output after the body; \\n, \\t and %% work:
+          %{http_code}  %{size_download}  %{size_upload}  %{time_total}  %{time_starttransfer}
+          %{url_effective}  %{content_type}  %{num_redirects}  %{http_version}  %{remote_ip}
+          %{exitcode}  %{errormsg}
+        """
+    }
+
     private static var examples: String {
         """
         Examples:
           courier https://api.example.com/users/42
           courier -v --fail https://api.example.com/health
+          courier -sS -o /dev/null -w '%{http_code} %{time_total}\\n' https://example.com/
+          courier POST https://api.example.com/users nick=ada level:=7 X-Trace:1
           courier POST https://api.example.com/users --json '{"nick":"ada","level":7}'
           courier PUT https://api.example.com/files/report.pdf -d @report.pdf
           courier https://api.example.com/photos -F title=Holiday -F photo=@beach.jpg

@@ -15,7 +15,7 @@ struct BodyPrinter {
     /// Prints a body held in memory.
     func print(data: Data, contentType: String?) -> ExitCode {
         guard console.stdoutIsTerminal, data.count <= Self.formattingLimit else {
-            return console.out(data) ? .success : .failure
+            return console.out(data) ? .success : .writeError
         }
         return printForTerminal(data, contentType: contentType)
     }
@@ -25,14 +25,14 @@ struct BodyPrinter {
         if data.isEmpty { return .success }
         if JSONColouring.isJSONContentType(contentType) || Self.looksLikeJSON(data),
            let formatted = JSONColouring.formattedBytes(data, palette: console.stdoutUsesColour ? .ansi : .none) {
-            return console.out(formatted) ? .success : .failure
+            return console.out(formatted) ? .success : .writeError
         }
         if data.contains(0) {
             console.message("courier: not printing \(data.count) bytes of binary data to a terminal; use -o FILE or a pipe")
             return .success
         }
-        guard console.out(data) else { return .failure }
-        if data.last != UInt8(ascii: "\n"), !console.out(Data([UInt8(ascii: "\n")])) { return .failure }
+        guard console.out(data) else { return .writeError }
+        if data.last != UInt8(ascii: "\n"), !console.out(Data([UInt8(ascii: "\n")])) { return .writeError }
         return .success
     }
 

@@ -2,11 +2,13 @@ import Courier
 import Foundation
 import CourierLocking
 
-/// Shows a transfer's progress on standard error: a bar redrawn in place (at most ten times a
-/// second) when standard error is a terminal, otherwise a plain line at most once a second.
+/// Shows a transfer's progress on standard error: one bar per transfer, redrawn in place (at
+/// most ten times a second) when standard error is a terminal; nothing in the ``Style/silent``
+/// style (a pipe, `-s`); plain lines at most once a second in the ``Style/plain`` style.
 ///
 /// Progress hooks call ``update(_:)`` from any queue; the command calls ``finish(size:resumed:)``
-/// or ``stop()`` when the request has ended, after which late updates are ignored.
+/// (the bar becomes the final line) or ``stop()`` (the bar is erased) when the request has ended,
+/// after which late updates are ignored.
 final class ProgressReporter: Sendable {
     /// How progress is shown.
     enum Style: Sendable {
@@ -21,8 +23,6 @@ final class ProgressReporter: Sendable {
     private struct State {
         var resumed: Int64?
         var lastShown: ContinuousClock.Instant?
-        /// The newest value, shown or not.
-        var latest: TransferProgress?
         var isDone = false
     }
 
@@ -38,9 +38,10 @@ final class ProgressReporter: Sendable {
         self.console = console
     }
 
-    /// The style for the process's standard error: a bar on a terminal, plain lines otherwise.
+    /// The style for the process's standard error: a bar on a terminal, nothing otherwise (a
+    /// pipe or a log gets no progress, as with curl's `-s`-less runs into a pipe).
     static var styleForStandardError: Style {
-        Console.shared.stderrIsTerminal ? .terminal : .plain
+        Console.shared.stderrIsTerminal ? .terminal : .silent
     }
 
     private var elapsed: Double { (ContinuousClock.now - start).seconds }
@@ -53,7 +54,6 @@ final class ProgressReporter: Sendable {
             guard !state.isDone else { return nil }
             let resumed = state.resumed ?? progress.completedUnitCount
             state.resumed = resumed
-            state.latest = progress
             let interval: Duration = style == .terminal ? .milliseconds(100) : .seconds(1)
             if let last = state.lastShown, now - last < interval { return nil }
             if state.lastShown == nil, style == .plain, now - start < interval { return nil }
@@ -80,17 +80,11 @@ final class ProgressReporter: Sendable {
         }
     }
 
-    /// Stops updates, leaving the bar on screen showing the newest value (after a failure or an
-    /// interruption).
+    /// Stops updates and takes the bar off the screen (after a failure or an interruption, the
+    /// message that follows says how far the transfer got): no stale progress line stays behind.
     func stop() {
-        let (latest, resumed) = state.withLock { ($0.latest, $0.resumed ?? 0) }
-        guard markDone() else { return }
-        if style == .terminal, let latest {
-            let sample = ProgressSample(completed: latest.completedUnitCount, total: latest.totalUnitCount,
-                                        resumed: resumed, elapsed: elapsed)
-            console.drawProgress(ProgressBar.terminalLine(sample, width: console.stderrColumns))
-        }
-        console.keepProgress()
+        guard markDone(), style == .terminal else { return }
+        console.clearProgress()
     }
 
     private func markDone() -> Bool {

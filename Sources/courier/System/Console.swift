@@ -103,12 +103,11 @@ final class Console: Sendable {
         }
     }
 
-    /// Ends a drawn progress line where it is (a newline), keeping what it shows.
-    func keepProgress() {
+    /// Blanks the progress line on screen, if one is drawn, and leaves the cursor at its start.
+    func clearProgress() {
         state.withLock { state in
-            guard state.drawnWidth > 0 else { return }
-            state.drawnWidth = 0
-            _ = Console.writeAll(STDERR_FILENO, Data("\n".utf8))
+            let blank = Console.blanking(&state)
+            if !blank.isEmpty { _ = Console.writeAll(STDERR_FILENO, Data(blank.utf8)) }
         }
     }
 

@@ -44,12 +44,12 @@ private struct TokenAdapter: RequestInterceptor {
 
 @Sendable private func buildingRequests(api: Session, token: String, url: URL) {
     let newUser = NewUser(nick: "bob")
-    api.request("users/42")                                             // GET
-    api.request("search", parameters: ["q": "swift", "page": "2"])      // query string for GET/HEAD/DELETE
-    api.request("users", method: .post, parameters: newUser, encoder: .json)          // Encodable body
-    api.request("form", method: .post, parameters: ["a": "1"], encoder: .urlEncodedForm)
-    api.request("slow", headers: [.authorization(bearerToken: token)], timeout: 5)
-    api.request(URLRequest(url: url))                                   // any URLRequestConvertible
+    _ = api.request("users/42")                                             // GET
+    _ = api.request("search", parameters: ["q": "swift", "page": "2"])      // query string for GET/HEAD/DELETE
+    _ = api.request("users", method: .post, parameters: newUser, encoder: .json)          // Encodable body
+    _ = api.request("form", method: .post, parameters: ["a": "1"], encoder: .urlEncodedForm)
+    _ = api.request("slow", headers: [.authorization(bearerToken: token)], timeout: 5)
+    _ = api.request(URLRequest(url: url))                                   // any URLRequestConvertible
 }
 
 @Sendable private func callbackStyle(api: Session) {
@@ -100,8 +100,8 @@ private struct TokenAdapter: RequestInterceptor {
 }
 
 @Sendable private func uploads(api: Session, bigFile: URL, avatar: URL) {
-    api.upload(Data("hello".utf8), to: "upload")                              // UploadRequest
-    api.upload(fileURL: bigFile, to: "upload", method: .put)                  // streamed from disk
+    _ = api.upload(Data("hello".utf8), to: "upload")                              // UploadRequest
+    _ = api.upload(fileURL: bigFile, to: "upload", method: .put)                  // streamed from disk
     api.upload(multipartFormData: { form in
         form.append(Data("bob".utf8), withName: "name")
         form.append(fileURL: avatar, withName: "avatar", fileName: "a.jpg", mimeType: "image/jpeg")
@@ -115,8 +115,8 @@ private struct TokenAdapter: RequestInterceptor {
 @Sendable private func downloads(api: Session, dest: URL, downloads: URL, url: URL) async throws {
     let download = api.download("files/big.iso", to: .file(dest, options: [.removePreviousFile, .createIntermediateDirectories]))
     let fileURL = try await download.serializingDownloadedFileURL().value
-    api.download("files/big.iso", to: .directory(downloads))                 // server-suggested name
-    api.download("files/big.iso", to: .temporary)
+    _ = api.download("files/big.iso", to: .directory(downloads))                 // server-suggested name
+    _ = api.download("files/big.iso", to: .temporary)
     let resumable = api.download("files/big.iso", to: .file(dest), resumable: true)
     api.downloadStore.activeDownload(for: url)?.suspend()     // find the download in flight
     let partials: [PartialDownload] = api.downloadStore.partialDownloads()    // [PartialDownload]: url, bytesOnDisk, expectedLength

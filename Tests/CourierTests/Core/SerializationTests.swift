@@ -112,14 +112,13 @@ import CourierTestServer
             server.enqueue(.json(#"{"nick":"bob","level":3}"#))
             let session = makeSession(transport, server: server)
             let order = Collected<String>()
-            let done = await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 session.request("s")
                     .responseDecodable(of: User.self) { _ in order.append("decodable") }
                     .responseString { _ in order.append("string") }
                     .responseJSON { _ in order.append("json") }
                     .responseData { _ in order.append("data"); continuation.resume() }
             }
-            _ = done
             #expect(order.all == ["decodable", "string", "json", "data"])
             #expect(server.requestCount == 1)
         }

@@ -228,6 +228,64 @@ import CourierTestServer
         }
     }
 
+    /// A relative path is resolved against the download's session, and an absolute URL is
+    /// standardized, so both find the download in flight.
+    @Test(arguments: TransportUnderTest.available)
+    func activeDownloadAcceptsRelativeAndUnstandardizedURLs(transport: TransportUnderTest) async throws {
+        defer { cleanUp() }
+        try await withServer { server async throws in
+            let gate = Gate()
+            server.route("/v2/files/big.iso", Resource(pattern: 1_000_000, seed: 3, etag: "\"b\"").pausing(afterBytes: 100_000, until: gate))
+            var configuration = SessionConfiguration()
+            configuration.transport = transport.choice
+            let store = DownloadStore(directory: storeDirectory)
+            let api = Session(configuration: configuration, baseURL: server.url("/v2"), downloadStore: store, callbackQueue: testCallbackQueue)
+            let download = api.download("files/big.iso", to: destination(), resumable: true)
+            var values = download.downloadProgress.makeAsyncIterator()
+            while let value = await values.next(), value.completedUnitCount < 100_000 {}
+            // Booleans, not the requests: swift-testing cannot describe an actor in a failure message.
+            let relative = store.activeDownload(for: "files/big.iso") === download
+            let absolute = store.activeDownload(for: server.url("/v2/files/big.iso")) === download
+            let standardized = store.activeDownload(for: server.url("/v2/./files/../files/big.iso")) === download
+            let other = store.activeDownload(for: "files/other.iso") == nil
+            #expect(relative, "relative, as the download was made")
+            #expect(absolute)
+            #expect(standardized, "standardized")
+            #expect(other)
+            gate.open()
+            _ = try await download.serializingDownloadedFileURL().value
+            let gone = store.activeDownload(for: "files/big.iso") == nil
+            #expect(gone)
+        }
+    }
+
+    /// A finished download leaves nothing in the store, lock file included; a cancelled one keeps
+    /// its partial and journal, and no lock file.
+    @Test(arguments: TransportUnderTest.available)
+    func theStoreKeepsNoLockFiles(transport: TransportUnderTest) async throws {
+        defer { cleanUp() }
+        try await withServer { server async throws in
+            server.route("/f", Resource(pattern: 600_000, seed: 4, etag: "\"f\"").interruptedOnce(after: 200_000))
+            let session = session(transport, server)
+            await interrupted(session, "f", after: 200_000)
+            let kept = try FileManager.default.contentsOfDirectory(atPath: storeDirectory.path)
+            #expect(kept.filter { $0.hasSuffix(".lock") }.isEmpty, "\(kept)")
+            #expect(kept.contains { $0.hasSuffix(".part") } && kept.contains { $0.hasSuffix(".journal") }, "\(kept)")
+            _ = try await session.download("f", to: destination(), resumable: true).serializingDownloadedFileURL().value
+            #expect(try FileManager.default.contentsOfDirectory(atPath: storeDirectory.path).isEmpty)
+        }
+    }
+
+    /// Lock files left without data (by a killed process) are removed by `prune`.
+    @Test func pruneRemovesOrphanedLockFiles() throws {
+        defer { cleanUp() }
+        try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
+        let orphan = storeDirectory.appendingPathComponent("0123456789abcdef.lock")
+        #expect(FileManager.default.createFile(atPath: orphan.path, contents: nil))
+        _ = DownloadStore(directory: storeDirectory).prune(olderThan: 3600)
+        #expect(!FileManager.default.fileExists(atPath: orphan.path))
+    }
+
     @Test func discardAndPruneRemovePartials() throws {
         defer { cleanUp() }
         let store = DownloadStore(directory: storeDirectory)

@@ -41,9 +41,25 @@ public final class DownloadStore: Sendable {
     // MARK: - Public API
 
     /// The resumable download of `url` running in this store right now, to suspend, resume or cancel it.
+    ///
+    /// `url` is matched the way the download was made: an absolute URL is compared after
+    /// standardizing (`/a/./b/../c` is `/a/c`), and a relative one (`"files/big.iso"`) is first
+    /// resolved against the base URL of the session each active download belongs to.
+    ///
+    /// ```swift
+    /// let api = Session(baseURL: URL(string: "https://example.com/v2/"), downloadStore: store)
+    /// let download = api.download("files/big.iso", resumable: true)
+    /// store.activeDownload(for: "files/big.iso")?.suspend()   // same as ".../v2/files/big.iso"
+    /// ```
     public func activeDownload(for url: any URLConvertible) -> DownloadRequest? {
         guard let url = try? url.asURL() else { return nil }
-        return active.withLock { $0[url.absoluteString]?.request }
+        return active.withLock { active in
+            if url.scheme != nil { return active[Self.activeKey(url)]?.request }
+            return active.lazy.compactMap { key, entry -> DownloadRequest? in
+                guard let request = entry.request, let resolved = request.session.resolvedWithoutChecks(url) else { return nil }
+                return Self.activeKey(resolved) == key ? request : nil
+            }.first
+        }
     }
 
     /// Every partial download on disk, newest first.
@@ -65,7 +81,7 @@ public final class DownloadStore: Sendable {
         guard let url = try? url.asURL() else { return false }
         let paths = Paths(directory: directory, key: Self.key(url: url, method: method))
         guard let lock = try? FileLock(url: paths.lock) else { return false }
-        defer { lock.release() }
+        defer { lock.releaseRemovingFile() }
         paths.removeData()
         return true
     }
@@ -87,7 +103,14 @@ public final class DownloadStore: Sendable {
                 paths.removeData()
                 removed += 1
             }
-            lock.release()
+            lock.releaseRemovingFile()
+        }
+        // Lock files whose data is gone (left by a killed process, or by an older Courier).
+        for name in names where name.hasSuffix(".lock") {
+            let paths = Paths(directory: directory, key: String(name.prefix { $0 != "." }))
+            if !FileManager.default.fileExists(atPath: paths.journal.path), !FileManager.default.fileExists(atPath: paths.part.path) {
+                _ = FileLock.isFree(paths.lock)
+            }
         }
         return removed
     }
@@ -156,11 +179,16 @@ public final class DownloadStore: Sendable {
     }
 
     func markActive(_ request: DownloadRequest?, url: URL) {
-        active.withLock { $0[url.absoluteString] = WeakDownload(request: request) }
+        active.withLock { $0[Self.activeKey(url)] = WeakDownload(request: request) }
     }
 
     func markInactive(url: URL) {
-        _ = active.withLock { $0.removeValue(forKey: url.absoluteString) }
+        _ = active.withLock { $0.removeValue(forKey: Self.activeKey(url)) }
+    }
+
+    /// The key of an active download: the standardized absolute URL.
+    private static func activeKey(_ url: URL) -> String {
+        url.absoluteURL.standardized.absoluteString
     }
 
     static func key(url: URL, method: HTTPMethod) -> String {

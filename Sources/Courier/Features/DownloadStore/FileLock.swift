@@ -7,27 +7,44 @@ import Darwin
 
 /// An exclusive, advisory lock on a file (`flock`), held until ``release()`` or the process ends.
 /// It excludes other processes and other open descriptions in this process alike.
+///
+/// The lock file is removed when the lock is released with ``releaseRemovingFile()``, so that a
+/// finished or discarded download leaves nothing behind. Removing a lock file is safe because
+/// taking the lock checks, once it is held, that the file locked is still the one at the path:
+/// a process that opened the file before it was removed, and locked it after, starts again.
 final class FileLock {
     private var descriptor: Int32
+    private let path: String
 
     /// Takes the lock without waiting; `nil` if someone else holds it.
     init?(url: URL) throws {
-        descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw CourierError(.fileSystem, "Could not open the lock file \(url.path): \(String(cString: strerror(errno))).", url: url)
+        path = url.path
+        descriptor = -1
+        // A few attempts: each failed check means another process removed the file in between.
+        for _ in 0..<16 {
+            let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard opened >= 0 else {
+                throw CourierError(.fileSystem, "Could not open the lock file \(url.path): \(String(cString: strerror(errno))).", url: url)
+            }
+            guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
+                _ = close(opened)
+                // deinit still runs for a failed class initializer: `descriptor` is -1, a no-op.
+                return nil
+            }
+            if Self.isStillAtPath(opened, path) {
+                descriptor = opened
+                return
+            }
+            _ = close(opened)
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            _ = close(descriptor)
-            // deinit still runs for a failed class initializer: make it a no-op.
-            descriptor = -1
-            return nil
-        }
+        return nil
     }
 
     deinit {
         release()
     }
 
+    /// Releases the lock, leaving the lock file in place.
     func release() {
         guard descriptor >= 0 else { return }
         _ = flock(descriptor, LOCK_UN)
@@ -35,10 +52,25 @@ final class FileLock {
         descriptor = -1
     }
 
-    /// Whether the lock on `url` is free right now (for listing and pruning).
+    /// Removes the lock file, then releases the lock.
+    func releaseRemovingFile() {
+        guard descriptor >= 0 else { return }
+        _ = unlink(path)
+        release()
+    }
+
+    /// Whether the lock on `url` is free right now (for listing and pruning); a free lock's file is removed.
     static func isFree(_ url: URL) -> Bool {
         guard let lock = try? FileLock(url: url) else { return false }
-        lock.release()
+        lock.releaseRemovingFile()
         return true
+    }
+
+    /// Whether `descriptor` is the file at `path` (not one removed, or replaced, since it was opened).
+    private static func isStillAtPath(_ descriptor: Int32, _ path: String) -> Bool {
+        var opened = stat()
+        var current = stat()
+        guard fstat(descriptor, &opened) == 0, stat(path, &current) == 0 else { return false }
+        return opened.st_ino == current.st_ino && opened.st_dev == current.st_dev
     }
 }

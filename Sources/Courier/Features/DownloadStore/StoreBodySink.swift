@@ -226,7 +226,9 @@ final class StoreBodySink: ResponseBodySink {
     private func releaseEntry() {
         guard let entry else { return }
         store.markInactive(url: entry.url)
-        entry.lock.release()
+        // The lock file goes too: a finished download leaves nothing in the store, and a kept
+        // partial is found by its journal (the next run makes a new lock file).
+        entry.lock.releaseRemovingFile()
         self.entry = nil
     }
 

@@ -78,6 +78,9 @@ public struct SessionNotice: Sendable, CustomStringConvertible {
         /// The session's configuration cannot be honoured (see ``SessionConfiguration/validate()``):
         /// every request fails with `.invalidConfiguration`.
         case invalidConfiguration
+        /// Debug builds only: a request path starting with `/` replaced the path of the session's
+        /// ``Session/baseURL`` (`https://api.x/v2` + `/users` → `https://api.x/users`).
+        case basePathDropped
     }
 
     /// The kind.
