@@ -7,7 +7,9 @@
 #     18447 expired, 18448 wrong host, 18449 self-signed certificate; 18450 TLS 1.2 only;
 #     18451 GOAWAY after 10 requests per connection; 18452 at most 8 concurrent HTTP/2 streams
 #   .ci/mtls-server.py on 18453: mutual TLS that refuses a bad client certificate in the handshake
-# Needs nginx, curl, openssl and python3 with httpbin, gunicorn and cryptography (.ci/run installs them).
+#   .ci/sse-server.py on 18454: Server-Sent Events from sse-starlette under uvicorn
+# Needs nginx, curl, openssl and python3 with httpbin, gunicorn, cryptography, sse-starlette and
+# uvicorn (.ci/run installs them).
 set -euo pipefail
 root=${COURIER_CI_ROOT:-/tmp/courier-ci}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +40,7 @@ wait_gone() {
 old_gunicorn=$(stop_pidfile "$root/gunicorn.pid")
 old_nginx=$(stop_pidfile "$root/nginx.pid")
 old_mtls=$(stop_pidfile "$root/mtls-server.pid")
+old_sse=$(stop_pidfile "$root/sse-server.pid")
 
 # Fixtures: random bytes (Range, ETag, Last-Modified), compressible text, a 4 MiB file nginx serves slowly.
 [ -f "$root/www/random-1m.bin" ] || head -c 1048576 /dev/urandom > "$root/www/random-1m.bin"
@@ -45,6 +48,12 @@ old_mtls=$(stop_pidfile "$root/mtls-server.pid")
 [ -f "$root/www/slow.bin" ] || head -c 4194304 /dev/urandom > "$root/www/slow.bin"
 [ -f "$root/www/random-32m.bin" ] || head -c 33554432 /dev/urandom > "$root/www/random-32m.bin"
 echo '{"name":"courier","ok":true}' > "$root/www/small.json"
+# A static event stream (nginx serves *.sse as text/event-stream): 1,000 events, ids 1 to 1000.
+python3 - "$root/www/ticks.sse" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("".join(f'id: {i}\nevent: tick\ndata: {{"i":{i}}}\n\n' for i in range(1, 1001)))
+PY
 
 # Certificates, new on every run (so they never expire on a machine that is kept, and a $root from an
 # older run gets every file): made aside, then swapped in whole.
@@ -76,6 +85,12 @@ python3 "$here/mtls-server.py" --port 18453 --cert "$root/tls/server.crt" --key 
   --log-file "$root/logs/mtls-server.log" </dev/null >>"$root/logs/mtls-server.log" 2>&1 \
   || { echo "mtls-server.py did not start" >&2; tail -n 20 "$root/logs/mtls-server.log" >&2; exit 1; }
 
+# The SSE server: it listens before it detaches, and writes its pid file.
+wait_gone "$old_sse" 50 "$root/sse-server.pid"
+python3 "$here/sse-server.py" --port 18454 --daemon --pid-file "$root/sse-server.pid" \
+  --log-file "$root/logs/sse-server.log" </dev/null >>"$root/logs/sse-server.log" 2>&1 \
+  || { echo "sse-server.py did not start" >&2; tail -n 20 "$root/logs/sse-server.log" >&2; exit 1; }
+
 tls=$root/tls
 for _ in $(seq 1 50); do
   curl -sf http://127.0.0.1:18181/get >/dev/null && curl -sf http://127.0.0.1:18180/small.json >/dev/null && break
@@ -86,6 +101,8 @@ curl -sf http://127.0.0.1:18180/small.json >/dev/null || { echo "nginx did not s
 curl -sf --cacert "$tls/ca.crt" https://127.0.0.1:18443/small.json >/dev/null || { echo "nginx HTTPS does not answer" >&2; exit 1; }
 curl -sf --cacert "$tls/ca.crt" --cert "$tls/client.crt" --key "$tls/client.key" https://127.0.0.1:18453/ >/dev/null \
   || { echo "mtls-server.py does not answer" >&2; tail -n 20 "$root/logs/mtls-server.log" >&2; exit 1; }
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:18454/events?n=1" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:18454/events?n=1" >/dev/null || { echo "sse-server.py does not answer" >&2; tail -n 20 "$root/logs/sse-server.log" >&2; exit 1; }
 
 cat <<ENV
 export COURIER_HTTPBIN_URL=http://127.0.0.1:18181
@@ -101,6 +118,7 @@ export COURIER_NGINX_TLS12_URL=https://127.0.0.1:18450
 export COURIER_NGINX_GOAWAY_URL=https://127.0.0.1:18451
 export COURIER_NGINX_STREAMLIMIT_URL=https://127.0.0.1:18452
 export COURIER_PY_MTLS_URL=https://127.0.0.1:18453
+export COURIER_SSE_URL=http://127.0.0.1:18454
 export COURIER_TEST_CA_FILE=$tls/ca.crt
 export COURIER_TEST_CA_DIR=$tls/capath
 export COURIER_TEST_OTHER_CA_FILE=$tls/other-ca.crt

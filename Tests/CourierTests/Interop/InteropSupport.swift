@@ -29,6 +29,8 @@ enum InteropServer {
     /// Python server requiring a client certificate from the client CA, refusing a missing or rogue one in the TLS handshake;
     /// answers 200 "mtls ok".
     static let pythonMutualTLS = url("COURIER_PY_MTLS_URL")
+    /// Server-Sent Events from sse-starlette under uvicorn (`.ci/sse-server.py`): `/events?n=N`, `/drop?n=N&after=K`, POST `/chat`.
+    static let sse = url("COURIER_SSE_URL")
 
     /// The test CA (PEM) that signed the servers' certificates (all but the self-signed one).
     static let testCA = file("COURIER_TEST_CA_FILE")
