@@ -33,10 +33,8 @@ extension RequestEngine {
                 var request = base
                 for adapter in adapters { request = try await adapter.adapt(request, for: session) }
                 outcome = .success(request)
-            } catch let error as CourierError {
-                outcome = .failure(error.with(url: base.url))
             } catch {
-                outcome = .failure(CourierError(.adaptationFailed, "A request adapter failed: \(error)", underlyingError: error, url: base.url))
+                outcome = .failure(CourierError.adaptationFailure(error, url: base.url))
             }
             access?.perform { engine in
                 switch outcome {
@@ -158,6 +156,7 @@ extension RequestEngine {
 
     private func receive(_ head: ResponseHead, in exchange: Exchange) {
         exchange.head = head
+        exchange.headInstant = .now
         if let failure = headLimitFailure(head) {
             stop(exchange, failing: failure)
             return
@@ -274,7 +273,7 @@ extension RequestEngine {
         }
     }
 
-    private func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {
+    func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {
         var merged = metrics.values
         merged.redirectCount = redirectHistory.count
         merged.total = ContinuousClock.now - createdAt
@@ -349,5 +348,19 @@ extension ResponseHead {
     /// Whether this response cannot have a body: HEAD, 1xx, 204 and 304 (RFC 9110 §6.4.1).
     func hasNoBody(for method: HTTPMethod) -> Bool {
         method == .head || (100..<200).contains(statusCode) || statusCode == 204 || statusCode == 304
+    }
+}
+
+extension CourierError {
+    /// What an adapter's error becomes: `.adaptationFailed` with the original as `underlyingError`,
+    /// whatever its type (a `CourierError` of another kind included). Kept as they are: an error
+    /// that already is `.adaptationFailed`, and `.authenticationFailed`, the more precise kind
+    /// `AuthenticationInterceptor` documents for its adapter.
+    static func adaptationFailure(_ error: any Error, url: URL?) -> CourierError {
+        if let courier = error as? CourierError, courier.kind == .adaptationFailed || courier.kind == .authenticationFailed {
+            return courier.with(url: url)
+        }
+        let reason = (error as? CourierError).map { "\($0.kind): \($0.message)" } ?? "\(error)"
+        return CourierError(.adaptationFailed, "A request adapter failed: \(reason)", underlyingError: error, url: url)
     }
 }

@@ -78,6 +78,11 @@ package final class RequestEngine {
     }
 
     func cancel() {
+        if case .transferring(_, let exchange)? = lifecycle.currentPhase, exchange.route != nil {
+            // The transport's own figures come with its `completed` event, which a cancelled
+            // request no longer waits for: what is known now goes with the cancellation.
+            record.metrics = mergedMetrics(exchange.partialMetrics(transport: session.transportName, bytesSent: record.bytesSent))
+        }
         let error = CourierError(.cancelled, "The request was cancelled.", responseCode: record.response?.statusCode,
                                  url: record.request?.url)
         apply(lifecycle.cancel(makeCompletion(error: error, cancelled: true)))
@@ -113,6 +118,11 @@ package final class RequestEngine {
             scheduleRetry(attempt: attempt, after: delay)
         case .cancel(let exchange, let completion):
             exchange?.transfer.cancel()
+            if let exchange, exchange.route != nil, let metrics = completion.metrics {
+                // Every exchange that reached the transport ends with one completion event; a
+                // cancelled one ends here (its transport's late `completed` is dropped as stale).
+                notifyMonitors { $0.request($1, didCompleteExchangeWith: metrics, error: completion.error) }
+            }
             retryDelay?.cancel()
             retryDelay = nil
             complete(completion)
@@ -120,6 +130,10 @@ package final class RequestEngine {
             exchange.transfer.cancel()
         case .finish(let completion):
             complete(completion)
+        case .awaitDelivery(let completion):
+            sink.awaitDelivery(of: completion) { [weak owner] in
+                owner?.engineAccess.perform { $0.apply($0.lifecycle.delivered()) }
+            }
         }
     }
 
@@ -212,6 +226,11 @@ final class Exchange {
     var disposition: BodyDisposition?
     /// Body bytes of this exchange stored so far.
     var received: Int64 = 0
+    /// When the exchange started, for the metrics of an exchange that never completes (a cancelled one).
+    let startedAt = Date()
+    let startInstant = ContinuousClock.now
+    /// When the response head arrived.
+    var headInstant: ContinuousClock.Instant?
 
     init(number: Int, request: URLRequest, transfer: any TransportTransfer,
          route: (context: ExchangeContext, origin: ExchangeOrigin)?) {
@@ -219,6 +238,13 @@ final class Exchange {
         self.request = request
         self.transfer = transfer
         self.route = route
+    }
+
+    /// The figures known without the transport's report: start, time to the head, bytes so far.
+    func partialMetrics(transport: String, bytesSent: Int64) -> TransferMetrics {
+        TransferMetrics(start: startedAt, timeToFirstByte: headInstant.map { $0 - startInstant },
+                        total: ContinuousClock.now - startInstant, bytesSent: bytesSent, bytesReceived: received,
+                        httpVersion: head?.httpVersion, transport: transport)
     }
 
     /// How the exchange ended, once its transfer completed.

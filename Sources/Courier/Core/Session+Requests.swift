@@ -28,8 +28,11 @@ extension Session {
         interceptor: (any RequestInterceptor)? = nil, requestModifier: RequestModifier? = nil
     ) -> DataRequest {
         let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
-            let request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
-            var encoded = try encoder.encode(parameters, into: request)
+            // The encoder sees only the request's own headers: the body's type (JSON, form) wins
+            // over a session default, an explicit request header over both.
+            var encoded = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil) { request in
+                try encoder.encode(parameters, into: request)
+            }
             try requestModifier?(&encoded)
             return encoded
         }
@@ -55,11 +58,19 @@ extension Session {
     }
 
     /// Builds the first `URLRequest`: URL resolved, session headers first, request headers on top.
+    ///
+    /// `body`, when given, runs on the request with only its own headers, before the session's
+    /// fill in what is still missing: a header the body sets (its `Content-Type`) wins over a
+    /// session default, and a header the caller passed wins over both.
     func makeURLRequest(_ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, timeout: TimeInterval?,
-                        modifier: RequestModifier?) throws -> URLRequest {
+                        modifier: RequestModifier?, body: ((URLRequest) throws -> URLRequest)? = nil) throws -> URLRequest {
         var request = URLRequest(url: try resolve(url.asURL()))
         request.method = method
-        if let headers {
+        if let body {
+            if let headers { request.headers = headers }
+            request = try body(request)
+            request.headers = self.headers.merging(request.headers)
+        } else if let headers {
             request.headers = self.headers.merging(headers)
         } else {
             request.allHTTPHeaderFields = headerFields
