@@ -79,7 +79,11 @@ extension RequestEngine {
         }
         guard let owner else { return }
         let relay = ExchangeRelay(request: owner, exchange: number)
-        session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) }
+        notifyMonitors { $0.request($1, didStartExchange: request, headers: transportRequest.headers) }
+        if let observers = firstSentObservers {
+            firstSentObservers = nil
+            observers.forEach { $0(self) }
+        }
         // Where the answer comes from is decided here, once, by the session's features.
         let context = ExchangeContext(request: transportRequest, initialRequest: record.initialRequest,
                                       hasUploadBody: sendsUpload, bodyMayBeShared: sink.allowsSharing,
@@ -128,6 +132,10 @@ extension RequestEngine {
     func handle(_ event: TransportEvent, exchange number: Int) {
         guard case .transferring(let attempt, let exchange)? = lifecycle.currentPhase, exchange.number == number else {
             // Events of a cancelled or superseded exchange can still be queued behind the change; drop them.
+            return
+        }
+        if exchange.heldEvents != nil {
+            exchange.heldEvents?.append(event)
             return
         }
         switch event {
@@ -197,6 +205,16 @@ extension RequestEngine {
                 return
             }
         }
+        if !responseHeadHandlers.isEmpty {
+            // The body waits (unacknowledged, so the transport pauses) until the handlers decide.
+            askResponseHeadHandlers(head, response, in: exchange)
+            return
+        }
+        beginBody(head, response, in: exchange)
+    }
+
+    /// The final response head passed every check: the sink decides what happens to its body.
+    func beginBody(_ head: ResponseHead, _ response: LazyHTTPResponse, in exchange: Exchange) {
         let disposition: BodyDisposition
         do {
             disposition = try sink.begin(head, method: exchange.request.method)

@@ -25,6 +25,13 @@ package final class RequestEngine {
     /// What the request asked of the session's features; the engine only carries it.
     var featureSettings = RequestFeatureSettings()
     var interceptors: [any RequestInterceptor] = []
+    /// The request's own event monitors, told after the session's.
+    var requestMonitors: [any EventMonitor] = []
+    /// Run once, when the first exchange starts (its request is then `record.request`); `nil`
+    /// once one did.
+    var firstSentObservers: [(RequestEngine) -> Void]? = []
+    /// Asked, in order, about every final response head before its body is taken.
+    var responseHeadHandlers: [@Sendable (HTTPURLResponse) async -> ResponseDisposition] = []
     /// The request's own size limits and minimum rate; the session's apply where `nil`.
     var limitOverrides = ResponseLimitOverrides()
     /// The request's own HTTP version; the session's applies when `nil`.
@@ -88,6 +95,15 @@ package final class RequestEngine {
         apply(lifecycle.cancel(makeCompletion(error: error, cancelled: true)))
     }
 
+    /// Runs `observer` when the first exchange starts, or now if one already did.
+    func whenFirstSent(_ observer: @escaping (RequestEngine) -> Void) {
+        if firstSentObservers == nil {
+            observer(self)
+        } else {
+            firstSentObservers?.append(observer)
+        }
+    }
+
     /// Runs `handler` with the completion now if the request is done, otherwise when it is.
     func addResponseHandler(_ handler: @escaping (RequestCompletion) -> Void) {
         if let completion = lifecycle.completion {
@@ -137,10 +153,12 @@ package final class RequestEngine {
         }
     }
 
-    /// Tells the session's event monitors about this request; with none, not even the owner is loaded.
+    /// Tells the session's event monitors, then the request's own, about this request; with none,
+    /// not even the owner is loaded.
     func notifyMonitors(_ event: (any EventMonitor, any Request) -> Void) {
-        guard !session.monitor.isEmpty, let owner else { return }
+        guard !session.monitor.isEmpty || !requestMonitors.isEmpty, let owner else { return }
         session.monitor { event($0, owner) }
+        for monitor in requestMonitors { event(monitor, owner) }
     }
 
     private func run(_ hook: Lifecycle.Hook) {
@@ -231,6 +249,9 @@ final class Exchange {
     let startInstant = ContinuousClock.now
     /// When the response head arrived.
     var headInstant: ContinuousClock.Instant?
+    /// Transport events that arrived while response-head handlers were deciding, in order; `nil`
+    /// when nobody is deciding.
+    var heldEvents: [TransportEvent]?
 
     init(number: Int, request: URLRequest, transfer: any TransportTransfer,
          route: (context: ExchangeContext, origin: ExchangeOrigin)?) {

@@ -11,6 +11,18 @@ extension Session {
     ///
     /// Nothing is sent until a response handler is added, `resume()` is called, or an async
     /// serializer is awaited. An invalid URL arrives as an error in the response, never as a throw here.
+    ///
+    /// An `interceptor` given here composes with the session's: before every attempt the
+    /// session's adapters run first, then this one's, each on the previous one's result; after a
+    /// failure the session's retriers are asked first, then this one's, and the first that
+    /// retries (or gives up with its own error) decides. The same holds for `upload`, `download`
+    /// and `streamRequest`.
+    ///
+    /// ```swift
+    /// let signed = try await api.request("orders", interceptor: SigningAdapter(key: key))
+    ///     .validate()
+    ///     .serializingDecodable([Order].self).value
+    /// ```
     public func request(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
                         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
                         requestModifier: RequestModifier? = nil) -> DataRequest {

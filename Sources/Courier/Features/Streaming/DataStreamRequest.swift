@@ -59,28 +59,35 @@ public actor DataStreamRequest: Request {
     /// once with the end. The next chunk is not read until `handler` returns.
     @discardableResult
     public nonisolated func responseStream(queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DataStreamEvent) -> Void) -> Self {
+        deliverEvents(of: streamingData(automaticallyCancelling: false), queue: queue, value: { .chunk($0) }, end: { .complete($0) }, to: handler)
+    }
+
+    /// Reads `values` in a task of its own and hands each one, then the end, to `handler` on
+    /// `queue`, waiting for `handler` to return before reading on (backpressure).
+    nonisolated func deliverEvents<Values: AsyncSequence & Sendable, Event: Sendable>(
+        of values: Values, queue: DispatchQueue?, value: @escaping @Sendable (Values.Element) -> Event,
+        end: @escaping @Sendable (DataStreamCompletion) -> Event, to handler: @escaping @Sendable (Event) -> Void
+    ) -> Self where Values.Failure == CourierError, Values.Element: Sendable {
         let queue = queue ?? session.callbackQueue
-        let stream = streamingData(automaticallyCancelling: false)
         Task {
-            var iterator = stream.makeAsyncIterator()
+            var iterator = values.makeAsyncIterator()
             var failure: CourierError?
             do throws(CourierError) {
-                while let chunk = try await iterator.next() {
-                    await deliver(.chunk(chunk), on: queue, to: handler)
+                while let element = try await iterator.next(isolation: nil) {
+                    await Self.deliver(value(element), on: queue, to: handler)
                 }
             } catch {
                 failure = error
             }
             let completion = buffer.completion
-            await deliver(.complete(DataStreamCompletion(request: completion?.request, response: completion?.response?.httpResponse,
-                                                         metrics: completion?.metrics, error: failure ?? completion?.error)),
-                          on: queue, to: handler)
+            await Self.deliver(end(DataStreamCompletion(request: completion?.request, response: completion?.response?.httpResponse,
+                                                        metrics: completion?.metrics, error: failure ?? completion?.error)),
+                               on: queue, to: handler)
         }
         return self
     }
 
-    private nonisolated func deliver(_ event: DataStreamEvent, on queue: DispatchQueue,
-                                     to handler: @escaping @Sendable (DataStreamEvent) -> Void) async {
+    private static func deliver<Event: Sendable>(_ event: Event, on queue: DispatchQueue, to handler: @escaping @Sendable (Event) -> Void) async {
         await withCheckedContinuation { continuation in
             queue.async {
                 handler(event)
