@@ -165,6 +165,8 @@ public struct DataStreamValues<Element: Sendable>: AsyncSequence, Sendable {
         var ready: [Element] = []
         var readyIndex = 0
         var ended = false
+        /// What stopped the decoder, thrown once the values before it were taken.
+        var failure: CourierError?
 
         /// The next value, or `nil` at the end of the body.
         public mutating func next() async throws(CourierError) -> Element? {
@@ -173,16 +175,17 @@ public struct DataStreamValues<Element: Sendable>: AsyncSequence, Sendable {
                     defer { readyIndex += 1 }
                     return ready[readyIndex]
                 }
+                if let failure {
+                    // The stream cannot be read past a value that does not decode.
+                    self.failure = nil
+                    ended = true
+                    base.request.cancel()
+                    throw failure
+                }
                 if ended { return nil }
                 let chunk = try await base.next()
-                do throws(CourierError) {
-                    if let chunk { ready = try decoder.feed(chunk) } else { ready = try decoder.finish() }
-                } catch {
-                    // The stream cannot be read past a value that does not decode.
-                    base.request.cancel()
-                    ended = true
-                    throw error
-                }
+                let decoded = chunk.map { decoder.feed($0) } ?? decoder.finish()
+                (ready, failure) = (decoded.values, decoded.failure)
                 readyIndex = 0
                 if chunk == nil { ended = true }
             }
@@ -193,10 +196,10 @@ public struct DataStreamValues<Element: Sendable>: AsyncSequence, Sendable {
 /// Turns a stream's chunks into values, keeping what an incomplete value needs between chunks.
 protocol StreamValueDecoder<Element> {
     associatedtype Element
-    /// The values completed by `chunk`.
-    mutating func feed(_ chunk: Data) throws(CourierError) -> [Element]
-    /// The values left at the end of the body.
-    mutating func finish() throws(CourierError) -> [Element]
+    /// The values completed by `chunk`, then what stopped decoding, if anything did.
+    mutating func feed(_ chunk: Data) -> (values: [Element], failure: CourierError?)
+    /// The values left at the end of the body, then what stopped decoding, if anything did.
+    mutating func finish() -> (values: [Element], failure: CourierError?)
 }
 
 /// UTF-8 text in pieces that never split a character: up to three bytes of an incomplete
@@ -204,18 +207,18 @@ protocol StreamValueDecoder<Element> {
 struct UTF8Pieces: StreamValueDecoder {
     private var pending = Data()
 
-    mutating func feed(_ chunk: Data) -> [String] {
+    mutating func feed(_ chunk: Data) -> (values: [String], failure: CourierError?) {
         if pending.isEmpty { pending = chunk } else { pending.append(chunk) }
         let cut = Self.completePrefixLength(of: pending)
-        guard cut > 0 else { return [] }
+        guard cut > 0 else { return ([], nil) }
         let text = String(decoding: pending.prefix(cut), as: UTF8.self)
         pending = Data(pending.dropFirst(cut))
-        return [text]
+        return ([text], nil)
     }
 
-    mutating func finish() -> [String] {
+    mutating func finish() -> (values: [String], failure: CourierError?) {
         defer { pending = Data() }
-        return pending.isEmpty ? [] : [String(decoding: pending, as: UTF8.self)]
+        return (pending.isEmpty ? [] : [String(decoding: pending, as: UTF8.self)], nil)
     }
 
     /// The length of `bytes` without a trailing sequence that a later byte could still complete.
@@ -249,25 +252,34 @@ struct LineValues<Element>: StreamValueDecoder {
         self.make = make
     }
 
-    mutating func feed(_ chunk: Data) throws(CourierError) -> [Element] {
+    mutating func feed(_ chunk: Data) -> (values: [Element], failure: CourierError?) {
         var values: [Element] = []
         var rest = chunk[...]
-        while let newline = rest.firstIndex(of: 0x0A) {
-            partial.append(contentsOf: rest[rest.startIndex..<newline])
+        do throws(CourierError) {
+            while let newline = rest.firstIndex(of: 0x0A) {
+                partial.append(contentsOf: rest[rest.startIndex..<newline])
+                try checkLength()
+                if let value = try make(Self.trimmingCarriageReturn(partial)) { values.append(value) }
+                partial = Data()
+                rest = rest[rest.index(after: newline)...]
+            }
+            partial.append(contentsOf: rest)
             try checkLength()
-            if let value = try make(Self.trimmingCarriageReturn(partial)) { values.append(value) }
+            return (values, nil)
+        } catch {
             partial = Data()
-            rest = rest[rest.index(after: newline)...]
+            return (values, error)
         }
-        partial.append(contentsOf: rest)
-        try checkLength()
-        return values
     }
 
-    mutating func finish() throws(CourierError) -> [Element] {
-        guard !partial.isEmpty else { return [] }
+    mutating func finish() -> (values: [Element], failure: CourierError?) {
+        guard !partial.isEmpty else { return ([], nil) }
         defer { partial = Data() }
-        return try make(Self.trimmingCarriageReturn(partial)).map { [$0] } ?? []
+        do throws(CourierError) {
+            return (try make(Self.trimmingCarriageReturn(partial)).map { [$0] } ?? [], nil)
+        } catch {
+            return ([], error)
+        }
     }
 
     private func checkLength() throws(CourierError) {
