@@ -245,7 +245,6 @@ final class Exchange {
     /// Body bytes of this exchange stored so far.
     var received: Int64 = 0
     /// When the exchange started, for the metrics of an exchange that never completes (a cancelled one).
-    let startedAt = Date()
     let startInstant = ContinuousClock.now
     /// When the response head arrived.
     var headInstant: ContinuousClock.Instant?
@@ -263,9 +262,10 @@ final class Exchange {
 
     /// The figures known without the transport's report: start, time to the head, bytes so far.
     func partialMetrics(transport: String, bytesSent: Int64) -> TransferMetrics {
-        TransferMetrics(start: startedAt, timeToFirstByte: headInstant.map { $0 - startInstant },
-                        total: ContinuousClock.now - startInstant, bytesSent: bytesSent, bytesReceived: received,
-                        httpVersion: head?.httpVersion, transport: transport)
+        let elapsed = ContinuousClock.now - startInstant
+        return TransferMetrics(start: Date(timeIntervalSinceNow: -elapsed.timeInterval), timeToFirstByte: headInstant.map { $0 - startInstant },
+                               total: elapsed, bytesSent: bytesSent, bytesReceived: received,
+                               httpVersion: head?.httpVersion, transport: transport)
     }
 
     /// How the exchange ended, once its transfer completed.
