@@ -140,7 +140,7 @@ enum SerializedHandler {
                 let start = ContinuousClock.now
                 let result = serializer.result(for: completion)
                 let duration = (ContinuousClock.now - start).timeInterval
-                request.session.monitor { $0.request(request, didSerialize: result.map { $0 }, using: "\(Serializer.self)") }
+                engine.notifyMonitors { $0.request($1, didSerialize: result.map { $0 }, using: "\(Serializer.self)") }
                 deliver(makeResponse(completion, result, duration))
             }
         }

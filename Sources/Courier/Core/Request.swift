@@ -152,6 +152,9 @@ struct RequestHooks {
     var willResume: [@Sendable () -> Void] = []
     var willSuspend: [@Sendable () -> Void] = []
     var willCancel: [@Sendable () -> Void] = []
+    /// Called at once on the thread that calls `cancel()`, before the cancel reaches the
+    /// executor: a stream stops handing out chunks from that moment.
+    var cancelRequested: [@Sendable () -> Void] = []
 }
 
 extension Request {
@@ -174,6 +177,7 @@ extension Request {
     /// Cancels the request: the transfer stops and handlers receive a `.cancelled` error. Idempotent.
     @discardableResult
     public nonisolated func cancel() -> Self {
+        engineAccess.shared.withHooks { $0.cancelRequested }.forEach { $0() }
         engineAccess.perform { $0.cancel() }
         return self
     }

@@ -73,16 +73,17 @@ extension RequestEngine {
     private func finish(attempt: Int, error: CourierError?) {
         if let error {
             sink.discard()
-            return apply(lifecycle.finish(attempt: attempt, completion(body: sink.body, error: error)))
+            return apply(lifecycle.finish(attempt: attempt, completion(body: sink.body, error: error), awaitingDelivery: sink.consumerSetsPace))
         }
         do {
             let body = try sink.finalize(response: record.response)
-            apply(lifecycle.finish(attempt: attempt, completion(body: body, error: nil)))
+            apply(lifecycle.finish(attempt: attempt, completion(body: body, error: nil), awaitingDelivery: sink.consumerSetsPace))
         } catch {
             let failure = CourierError(wrapping: error, url: record.request?.url)
-            let body = sink.body
+            // Discarded first: a body that could not be made final (a download whose move failed)
+            // must not be handed out as a file that no longer exists.
             sink.discard()
-            apply(lifecycle.finish(attempt: attempt, completion(body: body, error: failure)))
+            apply(lifecycle.finish(attempt: attempt, completion(body: sink.body, error: failure), awaitingDelivery: sink.consumerSetsPace))
         }
     }
 

@@ -33,10 +33,8 @@ extension RequestEngine {
                 var request = base
                 for adapter in adapters { request = try await adapter.adapt(request, for: session) }
                 outcome = .success(request)
-            } catch let error as CourierError {
-                outcome = .failure(error.with(url: base.url))
             } catch {
-                outcome = .failure(CourierError(.adaptationFailed, "A request adapter failed: \(error)", underlyingError: error, url: base.url))
+                outcome = .failure(CourierError.adaptationFailure(error, url: base.url))
             }
             access?.perform { engine in
                 switch outcome {
@@ -83,7 +81,11 @@ extension RequestEngine {
         }
         guard let owner else { return }
         let relay = ExchangeRelay(request: owner, exchange: number)
-        session.monitor { $0.request(owner, didStartExchange: request, headers: transportRequest.headers) }
+        notifyMonitors { $0.request($1, didStartExchange: request, headers: transportRequest.headers) }
+        if let observers = firstSentObservers {
+            firstSentObservers = nil
+            observers.forEach { $0(self) }
+        }
         // Where the answer comes from is decided here, once, by the session's features.
         let context = ExchangeContext(request: transportRequest, initialRequest: record.initialRequest,
                                       hasUploadBody: sendsUpload, bodyMayBeShared: sink.allowsSharing,
@@ -134,6 +136,10 @@ extension RequestEngine {
             // Events of a cancelled or superseded exchange can still be queued behind the change; drop them.
             return
         }
+        if exchange.heldEvents != nil {
+            exchange.heldEvents?.append(event)
+            return
+        }
         switch event {
         case .uploadProgress(let sent, let total):
             record.bytesSent = sent
@@ -163,6 +169,7 @@ extension RequestEngine {
         exchange.head = head
         record.live?.headAt = .now
         record.live?.httpVersion = head.httpVersion
+        exchange.headInstant = .now
         if let failure = headLimitFailure(head) {
             stop(exchange, failing: failure)
             return
@@ -203,6 +210,16 @@ extension RequestEngine {
                 return
             }
         }
+        if !responseHeadHandlers.isEmpty {
+            // The body waits (unacknowledged, so the transport pauses) until the handlers decide.
+            askResponseHeadHandlers(head, response, in: exchange)
+            return
+        }
+        beginBody(head, response, in: exchange)
+    }
+
+    /// The final response head passed every check: the sink decides what happens to its body.
+    func beginBody(_ head: ResponseHead, _ response: LazyHTTPResponse, in exchange: Exchange) {
         let disposition: BodyDisposition
         do {
             disposition = try sink.begin(head, method: exchange.request.method)
@@ -280,7 +297,7 @@ extension RequestEngine {
         }
     }
 
-    private func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {
+    func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {
         var merged = metrics.values
         merged.redirectCount = redirectHistory.count
         merged.total = ContinuousClock.now - createdAt
@@ -355,5 +372,19 @@ extension ResponseHead {
     /// Whether this response cannot have a body: HEAD, 1xx, 204 and 304 (RFC 9110 §6.4.1).
     func hasNoBody(for method: HTTPMethod) -> Bool {
         method == .head || (100..<200).contains(statusCode) || statusCode == 204 || statusCode == 304
+    }
+}
+
+extension CourierError {
+    /// What an adapter's error becomes: `.adaptationFailed` with the original as `underlyingError`,
+    /// whatever its type (a `CourierError` of another kind included). Kept as they are: an error
+    /// that already is `.adaptationFailed`, and `.authenticationFailed`, the more precise kind
+    /// `AuthenticationInterceptor` documents for its adapter.
+    static func adaptationFailure(_ error: any Error, url: URL?) -> CourierError {
+        if let courier = error as? CourierError, courier.kind == .adaptationFailed || courier.kind == .authenticationFailed {
+            return courier.with(url: url)
+        }
+        let reason = (error as? CourierError).map { "\($0.kind): \($0.message)" } ?? "\(error)"
+        return CourierError(.adaptationFailed, "A request adapter failed: \(reason)", underlyingError: error, url: url)
     }
 }

@@ -25,6 +25,13 @@ package final class RequestEngine {
     /// What the request asked of the session's features; the engine only carries it.
     var featureSettings = RequestFeatureSettings()
     var interceptors: [any RequestInterceptor] = []
+    /// The request's own event monitors, told after the session's.
+    var requestMonitors: [any EventMonitor] = []
+    /// Run once, when the first exchange starts (its request is then `record.request`); `nil`
+    /// once one did.
+    var firstSentObservers: [(RequestEngine) -> Void]? = []
+    /// Asked, in order, about every final response head before its body is taken.
+    var responseHeadHandlers: [@Sendable (HTTPURLResponse) async -> ResponseDisposition] = []
     /// The request's own size limits and minimum rate; the session's apply where `nil`.
     var limitOverrides = ResponseLimitOverrides()
     /// The request's own HTTP version; the session's applies when `nil`.
@@ -93,9 +100,23 @@ package final class RequestEngine {
     }
 
     func cancel() {
+        if case .transferring(_, let exchange)? = lifecycle.currentPhase, exchange.route != nil {
+            // The transport's own figures come with its `completed` event, which a cancelled
+            // request no longer waits for: what is known now goes with the cancellation.
+            record.metrics = mergedMetrics(exchange.partialMetrics(transport: session.transportName, bytesSent: record.bytesSent))
+        }
         let error = CourierError(.cancelled, "The request was cancelled.", responseCode: record.response?.statusCode,
                                  url: record.request?.url)
         apply(lifecycle.cancel(makeCompletion(error: error, cancelled: true)))
+    }
+
+    /// Runs `observer` when the first exchange starts, or now if one already did.
+    func whenFirstSent(_ observer: @escaping (RequestEngine) -> Void) {
+        if firstSentObservers == nil {
+            observer(self)
+        } else {
+            firstSentObservers?.append(observer)
+        }
     }
 
     /// Runs `handler` with the completion now if the request is done, otherwise when it is.
@@ -128,6 +149,11 @@ package final class RequestEngine {
             scheduleRetry(attempt: attempt, after: delay)
         case .cancel(let exchange, let completion):
             exchange?.transfer.cancel()
+            if let exchange, exchange.route != nil, let metrics = completion.metrics {
+                // Every exchange that reached the transport ends with one completion event; a
+                // cancelled one ends here (its transport's late `completed` is dropped as stale).
+                notifyMonitors { $0.request($1, didCompleteExchangeWith: metrics, error: completion.error) }
+            }
             retryDelay?.cancel()
             retryDelay = nil
             complete(completion)
@@ -135,13 +161,19 @@ package final class RequestEngine {
             exchange.transfer.cancel()
         case .finish(let completion):
             complete(completion)
+        case .awaitDelivery(let completion):
+            sink.awaitDelivery(of: completion) { [weak owner] in
+                owner?.engineAccess.perform { $0.apply($0.lifecycle.delivered()) }
+            }
         }
     }
 
-    /// Tells the session's event monitors about this request; with none, not even the owner is loaded.
+    /// Tells the session's event monitors, then the request's own, about this request; with none,
+    /// not even the owner is loaded.
     func notifyMonitors(_ event: (any EventMonitor, any Request) -> Void) {
-        guard !session.monitor.isEmpty, let owner else { return }
+        guard !session.monitor.isEmpty || !requestMonitors.isEmpty, let owner else { return }
         session.monitor { event($0, owner) }
+        for monitor in requestMonitors { event(monitor, owner) }
     }
 
     private func run(_ hook: Lifecycle.Hook) {
@@ -244,6 +276,13 @@ final class Exchange {
     var disposition: BodyDisposition?
     /// Body bytes of this exchange stored so far.
     var received: Int64 = 0
+    /// When the exchange started, for the metrics of an exchange that never completes (a cancelled one).
+    let startInstant = ContinuousClock.now
+    /// When the response head arrived.
+    var headInstant: ContinuousClock.Instant?
+    /// Transport events that arrived while response-head handlers were deciding, in order; `nil`
+    /// when nobody is deciding.
+    var heldEvents: [TransportEvent]?
 
     init(number: Int, request: URLRequest, transfer: any TransportTransfer,
          route: (context: ExchangeContext, origin: ExchangeOrigin)?) {
@@ -251,6 +290,14 @@ final class Exchange {
         self.request = request
         self.transfer = transfer
         self.route = route
+    }
+
+    /// The figures known without the transport's report: start, time to the head, bytes so far.
+    func partialMetrics(transport: String, bytesSent: Int64) -> TransferMetrics {
+        let elapsed = ContinuousClock.now - startInstant
+        return TransferMetrics(start: Date(timeIntervalSinceNow: -elapsed.timeInterval), timeToFirstByte: headInstant.map { $0 - startInstant },
+                               total: elapsed, bytesSent: bytesSent, bytesReceived: received,
+                               httpVersion: head?.httpVersion, transport: transport)
     }
 
     /// How the exchange ended, once its transfer completed.

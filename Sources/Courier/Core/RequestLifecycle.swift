@@ -11,7 +11,9 @@ import FoundationNetworking
 /// `Failure` what makes an attempt fail, and `Completion` the final outcome handed to response
 /// handlers. An attempt's failure travels in the events and phases that follow it (`transferEnded`,
 /// `evaluating`, `evaluate`), and how the request ended is the `cancelled` or `finished` state's
-/// completion: nothing beside the machine records an outcome.
+/// completion: nothing beside the machine records an outcome. A request whose consumer takes the
+/// body at its own pace (a stream) passes through `delivering` first: the transfer's outcome is
+/// known but not yet handed over, and an explicit cancel still makes the request cancelled.
 struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
     /// What a running or suspended request is doing.
     enum Phase {
@@ -34,6 +36,9 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         case initialized
         case running(Phase)
         case suspended(Phase)
+        /// The transfer ended with this outcome; the consumer is still taking the body. Ends with
+        /// ``delivered()`` (→ `finished`) or ``cancel(_:)`` (→ `cancelled`).
+        case delivering(Completion)
         case cancelled(Completion)
         case finished(Completion)
     }
@@ -73,6 +78,9 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         case discardTransfer(Transfer)
         /// Complete: run response handlers with this outcome.
         case finish(Completion)
+        /// Hand the end of the body, with this outcome, to the consumer; send ``delivered()``
+        /// once it took the last of it.
+        case awaitDelivery(Completion)
     }
 
     /// What an event did: an optional hook to call first, then an action.
@@ -88,7 +96,7 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
     var publicState: RequestState {
         switch state {
         case .initialized: .initialized
-        case .running: .resumed
+        case .running, .delivering: .resumed
         case .suspended: .suspended
         case .cancelled: .cancelled
         case .finished: .finished
@@ -134,7 +142,7 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
                 state = .running(phase)
                 return Transition(hook: .willResume, action: .none)
             }
-        case .running, .cancelled, .finished:
+        case .running, .delivering, .cancelled, .finished:
             return .ignored
         }
     }
@@ -150,7 +158,7 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
                 return Transition(hook: .willSuspend, action: .suspendTransfer(transfer))
             }
             return Transition(hook: .willSuspend, action: .none)
-        case .suspended, .cancelled, .finished:
+        case .suspended, .delivering, .cancelled, .finished:
             return .ignored
         }
     }
@@ -165,6 +173,10 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
             if case .transferring(_, let transfer) = phase {
                 return Transition(hook: .willCancel, action: .cancel(transfer, completion))
             }
+            return Transition(hook: .willCancel, action: .cancel(nil, completion))
+        case .delivering:
+            // The consumer has not taken the end yet: the cancel wins over the transfer's outcome.
+            state = .cancelled(completion)
             return Transition(hook: .willCancel, action: .cancel(nil, completion))
         case .cancelled, .finished:
             return .ignored
@@ -274,16 +286,28 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         }
     }
 
-    /// Evaluation decided the request is complete.
-    mutating func finish(attempt: Int, _ completion: Completion) -> Transition {
+    /// Evaluation decided the request is complete; with `awaitingDelivery`, a consumer still has
+    /// to take the end of the body before the request is finished.
+    mutating func finish(attempt: Int, _ completion: Completion, awaitingDelivery: Bool = false) -> Transition {
         switch state {
         case .running(.evaluating(let current, _)) where current == attempt,
              .suspended(.evaluating(let current, _)) where current == attempt:
+            if awaitingDelivery {
+                state = .delivering(completion)
+                return Transition(action: .awaitDelivery(completion))
+            }
             state = .finished(completion)
             return Transition(action: .finish(completion))
         default:
             return .ignored
         }
+    }
+
+    /// The consumer took the end of the body: the request is finished with the transfer's outcome.
+    mutating func delivered() -> Transition {
+        guard case .delivering(let completion) = state else { return .ignored }
+        state = .finished(completion)
+        return Transition(action: .finish(completion))
     }
 
 }

@@ -76,6 +76,9 @@ protocol ResponseBodySink: AnyObject {
     var consumerSetsPace: Bool { get }
     /// Which size limit the engine enforces on this sink's bytes (memory unless the sink says otherwise).
     var sizeLimitClass: BodySizeLimitClass { get }
+    /// The transfer ended with `completion`: hand the rest of the body and then the end to the
+    /// consumer, and call `delivered` once it took the end (sinks whose ``consumerSetsPace``).
+    func awaitDelivery(of completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void)
 }
 
 extension ResponseBodySink {
@@ -85,6 +88,7 @@ extension ResponseBodySink {
     var allowsSharing: Bool { true }
     var consumerSetsPace: Bool { false }
     var sizeLimitClass: BodySizeLimitClass { .memory }
+    func awaitDelivery(of completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void) { delivered() }
 }
 
 /// What a sink does with a response's body.

@@ -4,7 +4,8 @@
 public enum RequestState: String, Sendable, Hashable, CustomStringConvertible {
     /// Created; nothing sent yet.
     case initialized
-    /// Running: preparing, transferring, validating or waiting to retry.
+    /// Running: preparing, transferring, validating or waiting to retry (or, for a stream, handing
+    /// the rest of the body to its consumer).
     case resumed
     /// Paused by `suspend()`; `resume()` continues.
     case suspended

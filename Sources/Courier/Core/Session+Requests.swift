@@ -11,6 +11,18 @@ extension Session {
     ///
     /// Nothing is sent until a response handler is added, `resume()` is called, or an async
     /// serializer is awaited. An invalid URL arrives as an error in the response, never as a throw here.
+    ///
+    /// An `interceptor` given here composes with the session's: before every attempt the
+    /// session's adapters run first, then this one's, each on the previous one's result; after a
+    /// failure the session's retriers are asked first, then this one's, and the first that
+    /// retries (or gives up with its own error) decides. The same holds for `upload`, `download`
+    /// and `streamRequest`.
+    ///
+    /// ```swift
+    /// let signed = try await api.request("orders", interceptor: SigningAdapter(key: key))
+    ///     .validate()
+    ///     .serializingDecodable([Order].self).value
+    /// ```
     public func request(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
                         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
                         requestModifier: RequestModifier? = nil) -> DataRequest {
@@ -28,8 +40,11 @@ extension Session {
         interceptor: (any RequestInterceptor)? = nil, requestModifier: RequestModifier? = nil
     ) -> DataRequest {
         let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
-            let request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
-            var encoded = try encoder.encode(parameters, into: request)
+            // The encoder sees only the request's own headers: the body's type (JSON, form) wins
+            // over a session default, an explicit request header over both.
+            var encoded = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil) { request in
+                try encoder.encode(parameters, into: request)
+            }
             try requestModifier?(&encoded)
             return encoded
         }
@@ -55,11 +70,19 @@ extension Session {
     }
 
     /// Builds the first `URLRequest`: URL resolved, session headers first, request headers on top.
+    ///
+    /// `body`, when given, runs on the request with only its own headers, before the session's
+    /// fill in what is still missing: a header the body sets (its `Content-Type`) wins over a
+    /// session default, and a header the caller passed wins over both.
     func makeURLRequest(_ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, timeout: TimeInterval?,
-                        modifier: RequestModifier?) throws -> URLRequest {
+                        modifier: RequestModifier?, body: ((URLRequest) throws -> URLRequest)? = nil) throws -> URLRequest {
         var request = URLRequest(url: try resolve(url.asURL()))
         request.method = method
-        if let headers {
+        if let body {
+            if let headers { request.headers = headers }
+            request = try body(request)
+            request.headers = self.headers.merging(request.headers)
+        } else if let headers {
             request.headers = self.headers.merging(headers)
         } else {
             request.allHTTPHeaderFields = headerFields

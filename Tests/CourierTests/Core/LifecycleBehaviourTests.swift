@@ -45,7 +45,8 @@ import CourierLocking
             gate.open()
             #expect(response.error?.kind == .cancelled)
             #expect(hooks.all == ["willResume", "willCancel"])
-            #expect(recorder.recorded == ["created", "resumed", "adapted(1)", "exchange(/held)", "cancelled", "finished(cancelled)", "serialized"])
+            #expect(recorder.recorded == ["created", "resumed", "adapted(1)", "exchange(/held)", "cancelled", "exchangeEnded(cancelled)",
+                                          "finished(cancelled)", "serialized"])
             #expect(await request.state == .cancelled)
         }
     }

@@ -24,6 +24,7 @@ import FoundationNetworking
         case .cancel(let transfer, let completion): return hook + "cancel(\(transfer == nil ? "no transfer" : "transfer"), \(completion))"
         case .discardTransfer: return hook + "discard"
         case .finish(let completion): return hook + "finish(\(completion))"
+        case .awaitDelivery(let completion): return hook + "awaitDelivery(\(completion))"
         }
     }
 

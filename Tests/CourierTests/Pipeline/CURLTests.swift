@@ -19,7 +19,7 @@ extension Pipeline {
             server.enqueue([.ok("first"), .ok("second")])
             _ = try await request.serializingData().value
             let courier = try await server.takeRequest()
-            let command = await request.cURLDescription()
+            let command = await request.cURLDescription(redacting: .none)
             let status = try await runShell(command)
             #expect(status == 0, "curl failed: \(command)")
             let curl = try await server.takeRequest()

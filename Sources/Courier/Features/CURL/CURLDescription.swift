@@ -3,9 +3,47 @@ import Foundation
 import FoundationNetworking
 #endif
 
+/// Which secrets a cURL description hides: values of the named headers (matched ignoring case)
+/// and, with ``hidesOtherSecrets``, a password in the URL and a client certificate's password.
+///
+/// ```swift
+/// print(await request.cURLDescription())                        // credentials hidden
+/// print(await request.cURLDescription(redacting: .none))        // everything, to re-run it
+/// print(await request.cURLDescription(redacting: CURLRedaction(headers: ["X-Api-Key"])))
+/// ```
+public struct CURLRedaction: Sendable, Hashable {
+    /// The header names whose values are shown as `<redacted>`.
+    public var headers: Set<String>
+    /// Whether a password in the URL (`user:password@host`) and a client certificate's password
+    /// are hidden too.
+    public var hidesOtherSecrets: Bool
+
+    /// Hides the values of `headers` (and, with `hidesOtherSecrets`, the other passwords).
+    public init(headers: Set<String>, hidesOtherSecrets: Bool = true) {
+        self.headers = headers
+        self.hidesOtherSecrets = hidesOtherSecrets
+    }
+
+    /// The default: `Authorization`, `Cookie` and `Proxy-Authorization` values, and passwords.
+    public static let credentials = CURLRedaction(headers: ["Authorization", "Cookie", "Proxy-Authorization"])
+    /// Nothing hidden: the command sends exactly what Courier sent.
+    public static let none = CURLRedaction(headers: [], hidesOtherSecrets: false)
+
+    /// What a hidden value is shown as.
+    static let placeholder = "<redacted>"
+
+    func hides(header name: String) -> Bool {
+        headers.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+    }
+}
+
 extension Request {
     /// A `curl` command line that sends this request as Courier sent it: method, URL, every
     /// header, cookies from the session's storage, and the body byte for byte.
+    ///
+    /// The values of `Authorization`, `Cookie` and `Proxy-Authorization` (and passwords in the URL
+    /// or of a client certificate) are shown as `<redacted>`, so the description is safe to log;
+    /// pass `redacting: .none` for a command that re-sends them.
     ///
     /// ```swift
     /// let request = api.request("orders", method: .post, parameters: order, encoder: .json)
@@ -22,18 +60,42 @@ extension Request {
     /// line saying so; if the request cannot even be built, it is only a comment explaining why.
     /// Words are single-quoted for POSIX `sh`. Bodies that are not text (or start with `@`) are
     /// piped in through `printf '%b'`; file uploads are read with `--data-binary @path`.
-    public func cURLDescription() async -> String {
-        withIsolatedEngine { Self.describe($0) }
+    public func cURLDescription(redacting redaction: CURLRedaction = .credentials) async -> String {
+        withIsolatedEngine { Self.describe($0, redaction: redaction) }
     }
 
-    private static func describe(_ engine: RequestEngine) -> String {
+    /// Calls `handler` on `queue` (the session's callback queue by default) with the `curl`
+    /// command of the request as first sent (after adapters), once: when the first exchange
+    /// starts, or at once if it already did. A request that never reaches the network (it fails
+    /// to build or adapt, or is cancelled first) never calls it. Secrets are redacted as in
+    /// ``cURLDescription(redacting:)``.
+    ///
+    /// ```swift
+    /// session.request("orders", method: .post, parameters: order, encoder: .json)
+    ///     .cURLDescription { command in print(command) }
+    ///     .responseDecodable(of: Receipt.self) { response in }
+    /// ```
+    @discardableResult
+    public nonisolated func cURLDescription(redacting redaction: CURLRedaction = .credentials, queue: DispatchQueue? = nil,
+                                            calling handler: @escaping @Sendable (String) -> Void) -> Self {
+        let queue = queue ?? session.callbackQueue
+        engineAccess.perform { engine in
+            engine.whenFirstSent { engine in
+                let command = Self.describe(engine, redaction: redaction)
+                queue.async { handler(command) }
+            }
+        }
+        return self
+    }
+
+    private static func describe(_ engine: RequestEngine, redaction: CURLRedaction) -> String {
         if let sent = engine.record.request {
-            return CURLCommand(request: sent, engine: engine).render()
+            return CURLCommand(request: sent, engine: engine, redaction: redaction).render()
         }
         do {
             let built = try engine.record.initialRequest ?? engine.source.makeRequest(engine.session)
             return "# Not sent (yet): this is the request as built, before request adapters.\n"
-                + CURLCommand(request: built, engine: engine).render()
+                + CURLCommand(request: built, engine: engine, redaction: redaction).render()
         } catch {
             let reason = "\(CourierError(wrapping: error))".replacingOccurrences(of: "\n", with: " ")
             return "# The request could not be built, so there is no curl command for it: \(reason)"
@@ -65,7 +127,13 @@ struct CURLCommand {
     /// `--http1.1`, `--tlsv1.3`, `--insecure` and the like, from the session's and request's settings.
     private let protocolOptions: [String]
 
-    init(request: URLRequest, engine: RequestEngine) {
+    init(request: URLRequest, engine: RequestEngine, redaction: CURLRedaction = .none) {
+        var request = request
+        if redaction.hidesOtherSecrets, let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+           components.password != nil {
+            components.password = CURLRedaction.placeholder
+            request.url = components.url ?? url
+        }
         self.request = request
         body = Self.body(of: request, engine: engine)
         let configuration = engine.session.configuration
@@ -79,16 +147,17 @@ struct CURLCommand {
         if ranged, request.value(forHTTPHeaderField: "Accept-Encoding") == nil { fields["Accept-Encoding"] = "identity" }
         decompresses = configuration.automaticDecompression && !ranged
         protocolOptions = Self.protocolOptions(version: engine.httpVersion ?? configuration.httpVersion,
-                                               tls: configuration.transportConfiguration.tls, url: request.url)
+                                               tls: configuration.transportConfiguration.tls, url: request.url,
+                                               hidesPassword: redaction.hidesOtherSecrets)
         // curl computes Content-Length itself; a copied one could disagree with the body it sends.
         fields = fields.filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }
-        var sorted = fields.map { (name: $0.key, value: $0.value) }
+        var sorted = fields.map { (name: $0.key, value: redaction.hides(header: $0.key) ? CURLRedaction.placeholder : $0.value) }
         sorted.sort { $0.name.lowercased() < $1.name.lowercased() }
         headers = sorted
     }
 
     /// The curl options that say which HTTP version and which TLS settings the request uses.
-    private static func protocolOptions(version: HTTPVersion, tls: TLSConfiguration, url: URL?) -> [String] {
+    private static func protocolOptions(version: HTTPVersion, tls: TLSConfiguration, url: URL?, hidesPassword: Bool) -> [String] {
         var options: [String] = []
         switch version {
         case .automatic: break
@@ -103,7 +172,7 @@ struct CURLCommand {
         options += files.map { "--cacert " + Shell.quote($0.path) }
         if case .only(_, let directory?) = tls.trustRoots.source { options.append("--capath " + Shell.quote(directory.path)) }
         if let client = tls.clientCertificate {
-            let password = client.password.map { ":" + $0 } ?? ""
+            let password = client.password.map { ":" + (hidesPassword ? CURLRedaction.placeholder : $0) } ?? ""
             options.append("--cert " + Shell.quote(client.certificate.path + (client.format == .pkcs12 ? password : "")))
             if client.format == .pkcs12 { options.append("--cert-type P12") }
             if let key = client.privateKey { options.append("--key " + Shell.quote(key.path)) }

@@ -78,7 +78,8 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
     var isDirectory: ObjCBool = false
     if !manager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
         guard options.contains(.createIntermediateDirectories) else {
-            throw CourierError(.fileSystem, "The destination directory \(directory.path) does not exist (use .createIntermediateDirectories).", url: destination)
+            throw CourierError(.fileSystem, "The destination directory \(directory.path) does not exist (use .createIntermediateDirectories).",
+                               underlyingError: CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: directory.path]), url: destination)
         }
         do {
             try manager.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -86,16 +87,19 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
             throw CourierError(.fileSystem, "Could not create \(directory.path).", underlyingError: error, url: destination)
         }
     } else if !isDirectory.boolValue {
-        throw CourierError(.fileSystem, "The destination's parent \(directory.path) is a file, not a directory.", url: destination)
+        throw CourierError(.fileSystem, "The destination's parent \(directory.path) is a file, not a directory.",
+                           underlyingError: POSIXError(.ENOTDIR), url: destination)
     }
     var destinationIsDirectory: ObjCBool = false
     if manager.fileExists(atPath: destination.path, isDirectory: &destinationIsDirectory) {
         // `.removePreviousFile` replaces a file, never a directory (whose name a server chose).
         guard !destinationIsDirectory.boolValue else {
-            throw CourierError(.fileSystem, "A directory exists at \(destination.path); a download never replaces a directory.", url: destination)
+            throw CourierError(.fileSystem, "A directory exists at \(destination.path); a download never replaces a directory.",
+                               underlyingError: POSIXError(.EISDIR), url: destination)
         }
         guard options.contains(.removePreviousFile) else {
-            throw CourierError(.fileSystem, "A file already exists at \(destination.path) (use .removePreviousFile).", url: destination)
+            throw CourierError(.fileSystem, "A file already exists at \(destination.path) (use .removePreviousFile).",
+                               underlyingError: CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path]), url: destination)
         }
         do {
             try manager.removeItem(at: destination)

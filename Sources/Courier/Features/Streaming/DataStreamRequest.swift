@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierLocking
 
 /// A request whose body is handed to you piece by piece as it arrives, made by
 /// `session.streamRequest(...)`, with backpressure: while you are busy with a chunk the transport
@@ -28,12 +29,28 @@ public actor DataStreamRequest: Request {
         self.buffer = buffer
         self.session = session
         engine.addResponseHandler { [buffer] completion in buffer.finish(completion) }
+        shell.shared.withHooks { $0.cancelRequested.append { [buffer] in buffer.requestCancel() } }
         engine.owner = self
     }
 
     /// The body as an asynchronous sequence of chunks; iterating it starts the request. A stream has
-    /// one consumer: a second one fails at once. Cancelling the iterating `Task` cancels the request
-    /// unless `automaticallyCancelling` is `false`.
+    /// one consumer: a second one fails at once.
+    ///
+    /// Leaving the loop before the body's end cancels the request: `break`, `return`, a thrown
+    /// error, or cancelling the iterating `Task`. Pass `automaticallyCancelling: false` to keep
+    /// the transfer running instead (it then waits, paused by backpressure, until you `cancel()`
+    /// the request yourself).
+    ///
+    /// ```swift
+    /// let request = session.streamRequest("events")
+    /// for try await chunk in request.streamingData() {
+    ///     if chunk.contains(0x04) { break }        // the request is cancelled here
+    /// }
+    /// ```
+    ///
+    /// Calling `cancel()` while you read (in the loop, or in a `responseStream` handler) ends the
+    /// stream with a `.cancelled` error even if every byte had already arrived: no chunk is
+    /// handed out after `cancel()` returns.
     public nonisolated func streamingData(automaticallyCancelling: Bool = true) -> DataStream {
         DataStream(request: self, automaticallyCancelling: automaticallyCancelling)
     }
@@ -42,28 +59,35 @@ public actor DataStreamRequest: Request {
     /// once with the end. The next chunk is not read until `handler` returns.
     @discardableResult
     public nonisolated func responseStream(queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DataStreamEvent) -> Void) -> Self {
+        deliverEvents(of: streamingData(automaticallyCancelling: false), queue: queue, value: { .chunk($0) }, end: { .complete($0) }, to: handler)
+    }
+
+    /// Reads `values` in a task of its own and hands each one, then the end, to `handler` on
+    /// `queue`, waiting for `handler` to return before reading on (backpressure).
+    nonisolated func deliverEvents<Values: AsyncSequence & Sendable, Event: Sendable>(
+        of values: Values, queue: DispatchQueue?, value: @escaping @Sendable (Values.Element) -> Event,
+        end: @escaping @Sendable (DataStreamCompletion) -> Event, to handler: @escaping @Sendable (Event) -> Void
+    ) -> Self where Values.Failure == CourierError, Values.Element: Sendable {
         let queue = queue ?? session.callbackQueue
-        let stream = streamingData(automaticallyCancelling: false)
         Task {
-            var iterator = stream.makeAsyncIterator()
+            var iterator = values.makeAsyncIterator()
             var failure: CourierError?
             do throws(CourierError) {
-                while let chunk = try await iterator.next() {
-                    await deliver(.chunk(chunk), on: queue, to: handler)
+                while let element = try await iterator.next(isolation: nil) {
+                    await Self.deliver(value(element), on: queue, to: handler)
                 }
             } catch {
                 failure = error
             }
             let completion = buffer.completion
-            await deliver(.complete(DataStreamCompletion(request: completion?.request, response: completion?.response?.httpResponse,
-                                                         metrics: completion?.metrics, error: failure ?? completion?.error)),
-                          on: queue, to: handler)
+            await Self.deliver(end(DataStreamCompletion(request: completion?.request, response: completion?.response?.httpResponse,
+                                                        metrics: completion?.metrics, error: failure ?? completion?.error)),
+                               on: queue, to: handler)
         }
         return self
     }
 
-    private nonisolated func deliver(_ event: DataStreamEvent, on queue: DispatchQueue,
-                                     to handler: @escaping @Sendable (DataStreamEvent) -> Void) async {
+    private static func deliver<Event: Sendable>(_ event: Event, on queue: DispatchQueue, to handler: @escaping @Sendable (Event) -> Void) async {
         await withCheckedContinuation { continuation in
             queue.async {
                 handler(event)
@@ -115,6 +139,15 @@ public struct DataStream: AsyncSequence, Sendable {
         let request: DataStreamRequest
         let automaticallyCancelling: Bool
         let attached: Bool
+        /// Cancels the request when the last copy of the iterator goes away before the end.
+        private let lifetime: ConsumerLifetime?
+
+        init(request: DataStreamRequest, automaticallyCancelling: Bool, attached: Bool) {
+            self.request = request
+            self.automaticallyCancelling = automaticallyCancelling
+            self.attached = attached
+            lifetime = attached && automaticallyCancelling ? ConsumerLifetime(request: request) : nil
+        }
 
         /// The next chunk, or `nil` at the end of the body.
         public mutating func next() async throws(CourierError) -> Data? {
@@ -132,8 +165,31 @@ public struct DataStream: AsyncSequence, Sendable {
             } else {
                 result = await request.buffer.next()
             }
+            switch result {
+            case .success(.some): break
+            case .success(.none), .failure: lifetime?.reachedEnd()
+            }
             return try result.get()
         }
+    }
+}
+
+/// Shared by every copy of one stream iterator: when the last copy is gone before the stream
+/// ended (the consumer left its loop), the request is cancelled.
+final class ConsumerLifetime: Sendable {
+    private let request: DataStreamRequest
+    private let ended = Locked(false)
+
+    init(request: DataStreamRequest) {
+        self.request = request
+    }
+
+    func reachedEnd() {
+        ended.withLock { $0 = true }
+    }
+
+    deinit {
+        if !ended.withLock({ $0 }) { request.cancel() }
     }
 }
 

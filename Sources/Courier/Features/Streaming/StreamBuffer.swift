@@ -4,92 +4,87 @@ import FoundationNetworking
 #endif
 import CourierLocking
 
-/// The chunks of a streamed response between the transport and the one consumer.
+/// The chunks of a streamed response between the transport and the one consumer: a lock around
+/// a ``StreamDelivery`` machine, performing its actions outside the lock.
 ///
 /// A chunk is acknowledged to its transfer only when the consumer takes it, so the transport stops
 /// reading once the consumer is a flow-control window behind: memory stays bounded however slow
 /// the consumer is.
 final class StreamBuffer: Sendable {
+    typealias Chunk = (data: Data, transfer: any TransportTransfer)
+    typealias Waiter = CheckedContinuation<Result<Data?, CourierError>, Never>
+    typealias Delivery = StreamDelivery<Chunk, Waiter, RequestCompletion>
+
     private struct State {
-        var chunks: [(data: Data, transfer: any TransportTransfer)] = []
-        var waiter: CheckedContinuation<Result<Data?, CourierError>, Never>?
-        var completion: RequestCompletion?
-        var hasConsumer = false
-        var deliveredBytes: Int64 = 0
+        var delivery = Delivery()
+        /// Called once the consumer reached the provisional end.
+        var whenTaken: (@Sendable () -> Void)?
     }
 
     private let state = Locked(State())
 
     /// Whether any byte reached the consumer (a retry would then repeat bytes).
-    var hasDelivered: Bool { state.withLock { $0.deliveredBytes > 0 } }
+    var hasDelivered: Bool { state.withLock { $0.delivery.delivered > 0 } }
 
     /// How the request ended, once it has.
-    var completion: RequestCompletion? { state.withLock { $0.completion } }
+    var completion: RequestCompletion? { state.withLock { $0.delivery.finalCompletion } }
 
     /// Claims the stream for a consumer; `false` if it already has one.
     func attachConsumer() -> Bool {
-        state.withLock { state in
-            guard !state.hasConsumer else { return false }
-            state.hasConsumer = true
-            return true
-        }
+        state.withLock { $0.delivery.attachConsumer() }
     }
 
     /// A new response starts: chunks nobody took yet belong to the previous one.
     func reset() {
-        let dropped = state.withLock { state -> [(data: Data, transfer: any TransportTransfer)] in
-            defer { state.chunks.removeAll() }
-            return state.chunks
-        }
-        for chunk in dropped { chunk.transfer.acknowledge(chunk.data.count) }
+        perform(state.withLock { $0.delivery.reset() })
     }
 
     func push(_ data: Data, from transfer: any TransportTransfer) {
-        let waiter = state.withLock { state -> CheckedContinuation<Result<Data?, CourierError>, Never>? in
-            guard let waiter = state.waiter else {
-                state.chunks.append((data, transfer))
-                return nil
-            }
-            state.waiter = nil
-            state.deliveredBytes += Int64(data.count)
-            return waiter
-        }
-        guard let waiter else { return }
-        transfer.acknowledge(data.count)
-        waiter.resume(returning: .success(data))
+        perform(state.withLock { $0.delivery.push((data, transfer)) })
     }
 
+    /// The transfer ended with `completion`; `delivered` runs once the consumer took the end.
+    func transferEnded(_ completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void) {
+        perform(state.withLock { state in
+            state.whenTaken = delivered
+            return state.delivery.transferEnded(completion)
+        })
+    }
+
+    /// `cancel()` was called: no more chunks go out.
+    func requestCancel() {
+        perform(state.withLock { $0.delivery.requestCancel() })
+    }
+
+    /// The request's final outcome.
     func finish(_ completion: RequestCompletion) {
-        let (waiter, dropped) = state.withLock { state -> (CheckedContinuation<Result<Data?, CourierError>, Never>?, [(data: Data, transfer: any TransportTransfer)]) in
-            state.completion = completion
-            // A cancelled stream stops at once: chunks still waiting are not handed out.
-            let dropped = completion.error?.isCancelled == true ? state.chunks : []
-            if !dropped.isEmpty { state.chunks.removeAll() }
-            defer { state.waiter = nil }
-            return (state.waiter, dropped)
-        }
-        for chunk in dropped { chunk.transfer.acknowledge(chunk.data.count) }
-        waiter?.resume(returning: completion.error.map { .failure($0) } ?? .success(nil))
+        perform(state.withLock { $0.delivery.finish(completion, cancelled: completion.error?.isCancelled == true) })
     }
 
     /// The next chunk, `nil` at the end, or the request's error.
     func next() async -> Result<Data?, CourierError> {
         await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> (Result<Data?, CourierError>, (any TransportTransfer)?)? in
-                if !state.chunks.isEmpty {
-                    let chunk = state.chunks.removeFirst()
-                    state.deliveredBytes += Int64(chunk.data.count)
-                    return (.success(chunk.data), chunk.transfer)
+            perform(state.withLock { $0.delivery.next(continuation) })
+        }
+    }
+
+    private func perform(_ actions: [Delivery.Action]) {
+        for action in actions {
+            switch action {
+            case .hand(let chunk, let waiter):
+                chunk.transfer.acknowledge(chunk.data.count)
+                waiter.resume(returning: .success(chunk.data))
+            case .release(let chunks):
+                for chunk in chunks { chunk.transfer.acknowledge(chunk.data.count) }
+            case .end(let waiter, let completion):
+                waiter.resume(returning: completion.error.map { .failure($0) } ?? .success(nil))
+            case .reachedEnd:
+                let delivered = state.withLock { state in
+                    defer { state.whenTaken = nil }
+                    return state.whenTaken
                 }
-                if let completion = state.completion {
-                    return (completion.error.map { .failure($0) } ?? .success(nil), nil)
-                }
-                state.waiter = continuation
-                return nil
+                delivered?()
             }
-            guard let (result, transfer) = ready else { return }
-            if case .success(let data?) = result { transfer?.acknowledge(data.count) }
-            continuation.resume(returning: result)
         }
     }
 }
@@ -109,6 +104,10 @@ final class StreamBodySink: ResponseBodySink {
 
     func append(_ data: Data, from transfer: any TransportTransfer) {
         buffer.push(data, from: transfer)
+    }
+
+    func awaitDelivery(of completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void) {
+        buffer.transferEnded(completion, then: delivered)
     }
 
     var body: RequestCompletion.Body { .memory(nil) }

@@ -30,14 +30,14 @@ extension Session {
     public func upload(_ data: Data, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
                        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
         makeUpload(.data(data), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   contentType: "application/octet-stream")
+                   fallbackContentType: "application/octet-stream")
     }
 
     /// Uploads the file at `fileURL`, streamed from disk (never loaded whole), to `url`.
     public func upload(fileURL: URL, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
                        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
         makeUpload(.file(fileURL), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   contentType: "application/octet-stream")
+                   fallbackContentType: "application/octet-stream")
     }
 
     /// Uploads a multipart form built by `build` (RFC 7578). Forms larger than
@@ -52,19 +52,32 @@ extension Session {
     }
 
     /// Uploads a multipart form.
+    ///
+    /// The form's `multipart/form-data; boundary=…` type wins over a session's default
+    /// `Content-Type`; a `Content-Type` passed in `headers` wins over both.
     public func upload(multipartFormData form: MultipartFormData, to url: any URLConvertible,
                        method: HTTPMethod = .post, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
                        interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
         makeUpload(.multipart(form), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   contentType: form.contentType)
+                   bodyContentType: form.contentType)
     }
 
+    /// `bodyContentType` is the body's own type (it wins over a session default); `fallbackContentType`
+    /// only labels a body that has no type of its own (a session default wins over it).
     private func makeUpload(_ upload: UploadSource, to url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?,
-                            timeout: TimeInterval?, interceptor: (any RequestInterceptor)?, contentType: String) -> UploadRequest {
+                            timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
+                            bodyContentType: String? = nil, fallbackContentType: String? = nil) -> UploadRequest {
         let source = RequestSource(timeout: timeout, interceptor: interceptor, upload: upload) { session in
-            var request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            let labelled: ((URLRequest) throws -> URLRequest)? = bodyContentType.map { type in
+                { request in
+                    var request = request
+                    if request.value(forHTTPHeaderField: "Content-Type") == nil { request.setValue(type, forHTTPHeaderField: "Content-Type") }
+                    return request
+                }
+            }
+            var request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil, body: labelled)
+            if let fallbackContentType, request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.setValue(fallbackContentType, forHTTPHeaderField: "Content-Type")
             }
             return request
         }
