@@ -36,15 +36,27 @@ struct DownloadJournal: Codable, Equatable {
         return journal
     }
 
-    /// Writes the journal atomically.
+    /// Writes the journal atomically: to `<journal>.tmp` beside it, then renamed over it. The
+    /// temporary file has a name of the store's own (not Foundation's hidden one), so the store can
+    /// clear what a process killed mid-write leaves (``temporaryURL(for:)``).
     func save(to url: URL) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        let temporary = Self.temporaryURL(for: url)
         do {
-            try encoder.encode(self).write(to: url, options: .atomic)
+            try encoder.encode(self).write(to: temporary)
+            guard rename(temporary.path, url.path) == 0 else {
+                throw CourierError(.fileSystem, "Could not rename \(temporary.path) to \(url.path): \(String(cString: strerror(errno))).")
+            }
         } catch {
+            try? FileManager.default.removeItem(at: temporary)
             throw CourierError(.fileSystem, "Could not write the download journal \(url.path).", underlyingError: error, url: url)
         }
+    }
+
+    /// Where the journal at `url` is written before it is renamed into place.
+    static func temporaryURL(for url: URL) -> URL {
+        url.appendingPathExtension("tmp")
     }
 }
 

@@ -92,14 +92,16 @@ public final class DownloadStore: Sendable {
         let cutoff = Date().addingTimeInterval(-age)
         var removed = 0
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasSuffix(".journal") || name.hasSuffix(".part") {
+        for name in names where name.hasSuffix(".journal") || name.hasSuffix(".part") || name.hasSuffix(".journal.tmp") {
             let key = String(name.prefix { $0 != "." })
             let paths = Paths(directory: directory, key: key)
             let updated = DownloadJournal.load(from: paths.journal)?.updatedAt
                 ?? ((try? FileManager.default.attributesOfItem(atPath: paths.part.path)[.modificationDate]) as? Date)
                 ?? .distantPast
             guard updated < cutoff, let lock = try? FileLock(url: paths.lock) else { continue }
-            if FileManager.default.fileExists(atPath: paths.journal.path) || FileManager.default.fileExists(atPath: paths.part.path) {
+            let temporary = DownloadJournal.temporaryURL(for: paths.journal)
+            if FileManager.default.fileExists(atPath: paths.journal.path) || FileManager.default.fileExists(atPath: paths.part.path)
+                || FileManager.default.fileExists(atPath: temporary.path) {
                 paths.removeData()
                 removed += 1
             }
@@ -210,6 +212,7 @@ public final class DownloadStore: Sendable {
         func removeData() {
             try? FileManager.default.removeItem(at: part)
             try? FileManager.default.removeItem(at: journal)
+            try? FileManager.default.removeItem(at: DownloadJournal.temporaryURL(for: journal))
         }
     }
 
