@@ -52,6 +52,8 @@ struct FetchOptions: Equatable, Sendable {
     var retryDelay: Double?
     /// `-w FORMAT`: printed to standard output once the transfer is done.
     var writeOut: WriteOut?
+    /// Whether an event-stream response is reconnected when its connection ends (`--no-reconnect`: no).
+    var reconnects = true
 
     /// Whether `-C`'s next argument is its value: `-` (curl's "from the output file's size") or an offset.
     static let isContinueValue: @Sendable (String) -> Bool = { $0 == "-" || (!$0.isEmpty && $0.allSatisfy(\.isNumber)) }
@@ -96,6 +98,8 @@ struct FetchOptions: Equatable, Sendable {
                    help: "with -s: still print error messages"),
         OptionSpec("write-out", short: "w", long: "write-out", value: "FORMAT",
                    help: "print FORMAT after the transfer: %{http_code}, %{time_total}... (see below)"),
+        OptionSpec("no-reconnect", long: "no-reconnect",
+                   help: "print an event stream (text/event-stream) once: no reconnection when it ends"),
         OptionSpec("compressed", long: "compressed",
                    help: "accepted for curl compatibility: gzip and deflate are always asked for and decoded"),
         OptionSpec("verbose", short: "v", long: "verbose",
@@ -157,6 +161,7 @@ struct FetchOptions: Equatable, Sendable {
         }
         options.verbose = parsed.has("verbose")
         options.failOnHTTPError = parsed.has("fail")
+        options.reconnects = !parsed.has("no-reconnect")
         options.includeHead = parsed.has("include") || options.headOnly
         options.silent = parsed.has("silent")
         options.showError = parsed.has("show-error")

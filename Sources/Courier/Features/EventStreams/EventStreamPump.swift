@@ -25,7 +25,8 @@ final class EventStreamPump {
     init(request: EventStreamRequest, attached: Bool) {
         self.request = request
         lifecycle = EventStreamLifecycle(policy: request.reconnection, method: request.method)
-        parser = ServerSentEventParser(maximumEventSize: request.maximumEventSize)
+        parser = ServerSentEventParser(maximumEventSize: request.maximumEventSize, lastEventID: request.initialLastEventID,
+                                       reconnectionTime: nil)
         if !attached {
             stage = .finished(CourierError(.serializationFailed, "This event stream already has a consumer; a stream can be read only once."))
         } else {

@@ -34,6 +34,7 @@ public final class EventStreamRequest: Sendable {
     let interceptor: (any RequestInterceptor)?
     let maximumEventSize: Int
     let reconnection: EventStreamReconnection
+    let initialLastEventID: String?
 
     struct Shared: Sendable {
         var consumerAttached = false
@@ -51,8 +52,9 @@ public final class EventStreamRequest: Sendable {
     let shared = Locked(Shared())
 
     init(session: Session, method: HTTPMethod, timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
-         maximumEventSize: Int, reconnection: EventStreamReconnection,
+         maximumEventSize: Int, reconnection: EventStreamReconnection, lastEventID: String?,
          source: @escaping @Sendable (Session) throws -> URLRequest) {
+        self.initialLastEventID = lastEventID
         self.session = session
         self.method = method
         self.timeout = timeout

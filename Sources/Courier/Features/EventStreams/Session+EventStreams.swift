@@ -18,14 +18,17 @@ extension Session {
     ///     ends the stream with `.responseTooLarge`.
     ///   - reconnection: When the stream reconnects (``EventStreamReconnection/automatic`` by
     ///     default; ``EventStreamReconnection/never`` for one connection only).
+    ///   - lastEventID: The id of the last event already seen, sent as `Last-Event-ID` from the
+    ///     first connection on: to resume a stream an earlier run of the app was reading.
     public func eventStream(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
                             timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
                             maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize,
-                            reconnection: EventStreamReconnection = .automatic,
+                            reconnection: EventStreamReconnection = .automatic, lastEventID: String? = nil,
                             requestModifier: RequestModifier? = nil) -> EventStreamRequest {
         let headers = Self.eventStreamHeaders(headers)
         return EventStreamRequest(session: self, method: method, timeout: timeout, interceptor: interceptor,
-                                  maximumEventSize: maximumEventSize, reconnection: reconnection) { session in
+                                  maximumEventSize: maximumEventSize, reconnection: reconnection,
+                                  lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
     }
@@ -44,11 +47,12 @@ extension Session {
         _ url: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters?,
         encoder: any ParameterEncoder = .urlEncodedForm, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
         interceptor: (any RequestInterceptor)? = nil, maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize,
-        reconnection: EventStreamReconnection = .automatic, requestModifier: RequestModifier? = nil
+        reconnection: EventStreamReconnection = .automatic, lastEventID: String? = nil, requestModifier: RequestModifier? = nil
     ) -> EventStreamRequest {
         let headers = Self.eventStreamHeaders(headers)
         return EventStreamRequest(session: self, method: method, timeout: timeout, interceptor: interceptor,
-                                  maximumEventSize: maximumEventSize, reconnection: reconnection) { session in
+                                  maximumEventSize: maximumEventSize, reconnection: reconnection,
+                                  lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }) { session in
             let request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
             var encoded = try encoder.encode(parameters, into: request)
             try requestModifier?(&encoded)
