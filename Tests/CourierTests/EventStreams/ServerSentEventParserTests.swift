@@ -117,6 +117,23 @@ struct ServerSentEventParserTests {
         #expect(try parser.parse(stream) == [ServerSentEvent(data: "0123456789\n0123456789")])
     }
 
+    /// Found by the fuzzer: a long line of an unknown field passed when it came in one chunk and
+    /// failed when split; every line now counts against the limit, however it arrives.
+    @Test func aLongLineFailsTheSameWhetherSplitOrNot() throws {
+        let stream = Data((String(repeating: "x", count: 35) + "\ndata: z\n\n").utf8)
+        for piece in [1, 3, stream.count] {
+            var parser = ServerSentEventParser(maximumEventSize: 7)
+            var failure: CourierError?
+            var offset = 0
+            while offset < stream.count, failure == nil {
+                let end = min(stream.count, offset + piece)
+                do { _ = try parser.parse(stream.subdata(in: offset..<end)) } catch { failure = error }
+                offset = end
+            }
+            #expect(failure?.kind == .responseTooLarge, "pieces of \(piece)")
+        }
+    }
+
     @Test func aLineWithoutEndIsBoundedToo() throws {
         var parser = ServerSentEventParser(maximumEventSize: 1024)
         let comment = Data((": " + String(repeating: "x", count: 600)).utf8)

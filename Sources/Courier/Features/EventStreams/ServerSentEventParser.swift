@@ -109,6 +109,8 @@ public struct ServerSentEventParser: Sendable {
             }
             // A whole line: in the chunk alone, or the held start of it plus this chunk's part.
             if partialLine.isEmpty {
+                // The same bound as a line held across chunks, so that where the stream is split never matters.
+                try checkSize(index - lineStart)
                 try processLine(UnsafeBufferPointer(rebasing: bytes[lineStart..<index]), dispatch: dispatch)
             } else {
                 partialLine.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[lineStart..<index]))
