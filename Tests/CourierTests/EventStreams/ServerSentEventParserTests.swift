@@ -112,8 +112,8 @@ struct ServerSentEventParserTests {
             #expect(failure?.kind == .responseTooLarge, "pieces of \(piece)")
             #expect(failure?.message.contains("20 bytes") == true)
         }
-        // Just under the limit passes.
-        var parser = ServerSentEventParser(maximumEventSize: 24)
+        // At the limit passes: the last line (16 bytes) and the data before it (11) are 27 bytes.
+        var parser = ServerSentEventParser(maximumEventSize: 27)
         #expect(try parser.parse(stream) == [ServerSentEvent(data: "0123456789\n0123456789")])
     }
 
