@@ -71,6 +71,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         public static let emptyResponse = Kind("emptyResponse")
         /// A file could not be read, written, moved or created.
         public static let fileSystem = Kind("fileSystem")
+        /// The request body's `InputStream` failed while it was read, or was to be sent a second
+        /// time (a retry, a 307/308 redirect), which a stream cannot be.
+        public static let bodyStreamFailed = Kind("bodyStreamFailed")
         /// A resumable download could not be resumed or failed its integrity check.
         public static let resumeFailed = Kind("resumeFailed")
         /// The response was larger than a configured limit allows (`maximumResponseSize`,
