@@ -33,7 +33,10 @@ extension DataResponse {
     ///
     /// ```swift
     /// let response = await api.request("users/42").validate().serializingData().response
-    /// let checked = response.tryMapError { error in throw AppError.network(error) }   // DataResponse<Data, any Error>
+    /// let checked = response.tryMapError { error -> AppError in    // DataResponse<Data, any Error>
+    ///     if error.isCancelled { throw error }
+    ///     return AppError.network(error)
+    /// }
     /// ```
     public func tryMapError<NewFailure: Error>(_ transform: (Failure) throws -> NewFailure) -> DataResponse<Success, any Error> {
         switch result {
@@ -103,7 +106,10 @@ extension DownloadResponse {
     /// Transforms the error with a closure that may throw; what it throws becomes the failure.
     ///
     /// ```swift
-    /// let checked = response.tryMapError { error in throw AppError.network(error) }   // DownloadResponse<URL, any Error>
+    /// let checked = response.tryMapError { error -> AppError in    // DownloadResponse<URL, any Error>
+    ///     if error.isCancelled { throw error }
+    ///     return AppError.network(error)
+    /// }
     /// ```
     public func tryMapError<NewFailure: Error>(_ transform: (Failure) throws -> NewFailure) -> DownloadResponse<Success, any Error> {
         switch result {
