@@ -39,7 +39,8 @@ import Foundation
 
     /// The most bytes buffered ahead of the transport.
     static let capacity = 256 << 10
-    private static let chunkSize = 64 << 10
+    /// The most bytes read from the stream at once.
+    static let chunkSize = 64 << 10
 
     private let condition = NSCondition()
     private var state: State
@@ -54,6 +55,9 @@ import Foundation
 
     /// Bytes handed to the transport so far.
     public var bytesRead: Int64 { locked { $0.handedOut } }
+
+    /// Bytes read from the stream and not handed out yet.
+    var bufferedByteCount: Int { locked { $0.buffer.count } }
 
     /// Marks the body as being sent; a second send fails with `.bodyStreamFailed`.
     public func claim(url: URL?) throws(CourierError) {
