@@ -71,6 +71,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         public static let emptyResponse = Kind("emptyResponse")
         /// A file could not be read, written, moved or created.
         public static let fileSystem = Kind("fileSystem")
+        /// The request body's `InputStream` failed while it was read, or was to be sent a second
+        /// time (a retry, a 307/308 redirect), which a stream cannot be.
+        public static let bodyStreamFailed = Kind("bodyStreamFailed")
         /// A resumable download could not be resumed or failed its integrity check.
         public static let resumeFailed = Kind("resumeFailed")
         /// The response was larger than a configured limit allows (`maximumResponseSize`,
@@ -97,17 +100,20 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         let responseCode: Int?
         let underlyingError: (any Error)?
         let url: URL?
+        let validationFailure: ValidationFailure?
 
-        init(kind: Kind, message: String, responseCode: Int?, underlyingError: (any Error)?, url: URL?) {
+        init(kind: Kind, message: String, responseCode: Int?, underlyingError: (any Error)?, url: URL?,
+             validationFailure: ValidationFailure?) {
             self.kind = kind
             self.message = message
             self.responseCode = responseCode
             self.underlyingError = underlyingError
             self.url = url
+            self.validationFailure = validationFailure
         }
     }
 
-    private let storage: Storage
+    private var storage: Storage
 
     /// What went wrong.
     public var kind: Kind { storage.kind }
@@ -119,10 +125,26 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
     public var underlyingError: (any Error)? { storage.underlyingError }
     /// The URL of the request that failed, when known.
     public var url: URL? { storage.url }
+    /// Why a built-in validator rejected the response, as data (``Kind-swift.struct/validationFailed`` only):
+    /// the unacceptable status code, or the acceptable and actual content types.
+    ///
+    /// ```swift
+    /// if case .unacceptableStatusCode(let code)? = error.validationFailure, code == 404 { showNotFound() }
+    /// ```
+    public var validationFailure: ValidationFailure? { storage.validationFailure }
 
     /// Creates an error.
     public init(_ kind: Kind, _ message: String, responseCode: Int? = nil, underlyingError: (any Error)? = nil, url: URL? = nil) {
-        storage = Storage(kind: kind, message: message, responseCode: responseCode, underlyingError: underlyingError, url: url)
+        storage = Storage(kind: kind, message: message, responseCode: responseCode, underlyingError: underlyingError, url: url,
+                          validationFailure: nil)
+    }
+
+    /// Creates a ``Kind-swift.struct/validationFailed`` error that carries `failure` as data, for
+    /// validators of your own that reject a response the way the built-in ones do.
+    public init(validationFailure failure: ValidationFailure, _ message: String, responseCode: Int? = nil,
+                underlyingError: (any Error)? = nil, url: URL? = nil) {
+        storage = Storage(kind: .validationFailed, message: message, responseCode: responseCode, underlyingError: underlyingError,
+                          url: url, validationFailure: failure)
     }
 
     /// Whether the request was cancelled.
@@ -156,8 +178,11 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
 
     /// Returns a copy with context filled in where it is missing.
     func with(url: URL?, responseCode: Int? = nil) -> CourierError {
-        CourierError(kind, message, responseCode: self.responseCode ?? responseCode,
-                     underlyingError: underlyingError, url: self.url ?? url)
+        if self.url != nil, self.responseCode != nil || responseCode == nil { return self }
+        var copy = self
+        copy.storage = Storage(kind: kind, message: message, responseCode: self.responseCode ?? responseCode,
+                               underlyingError: underlyingError, url: self.url ?? url, validationFailure: validationFailure)
+        return copy
     }
 }
 

@@ -69,6 +69,11 @@ public struct URLEncodedFormParameterEncoder: ParameterEncoder {
     /// Encodes into the query or the body.
     public func encode<Parameters: Encodable & Sendable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
         guard let parameters else { return request }
+        return try encodeValue(parameters, into: request)
+    }
+
+    /// Encodes any `Encodable` (``URLEncoding``'s untyped parameters are not `Sendable`).
+    func encodeValue<Parameters: Encodable>(_ parameters: Parameters, into request: URLRequest) throws -> URLRequest {
         var request = request
         let inQuery: Bool
         switch destination {

@@ -44,6 +44,7 @@ enum UploadSource: Sendable {
     case data(Data)
     case file(URL)
     case multipart(MultipartFormData)
+    case stream(BodyStream)
 }
 
 /// Where a response body goes while it arrives.

@@ -64,6 +64,7 @@ extension Session {
 
     func didCreate(_ request: some Request) {
         register(request)
+        if let credential = configuration.credential { request.authenticate(with: credential) }
         guard !monitor.isEmpty else { return }
         // On the request's executor, like every later event, so monitors see them in order.
         request.engineAccess.perform { [monitor] _ in monitor { $0.requestDidCreate(request) } }

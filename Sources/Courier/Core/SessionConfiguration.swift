@@ -119,6 +119,16 @@ public struct SessionConfiguration: Sendable {
     public var maximumResponseHeadSize: Int? = 256 << 10
     /// The clock retry delays are measured on; tests can inject a clock they control.
     public var retryClock: any Clock<Duration> = ContinuousClock()
+    /// Answers `401 Unauthorized` challenges (Basic and Digest) of every request of the session
+    /// with this credential, as `request.authenticate(with:)` does for one request; `nil` (the
+    /// default) answers none.
+    ///
+    /// ```swift
+    /// var config = SessionConfiguration.default
+    /// config.credential = HTTPCredential(username: "bob", password: "secret")
+    /// let api = Session(configuration: config, baseURL: apiURL)
+    /// ```
+    public var credential: HTTPCredential? = nil
 
     /// Creates the default configuration.
     public init() {}

@@ -60,14 +60,43 @@ public struct URLEncodedFormEncoder: Sendable {
     public var dateEncoding: DateEncoding
     /// The order of object members; `.sorted` by default.
     public var keyOrdering: KeyOrdering
+    /// How member names are written (`.useDefaultKeys` by default; `.convertToSnakeCase` turns
+    /// `pageSize` into `page_size`).
+    public var keyEncoding: KeyEncoding
+    /// How a nested member's name joins its parent's: `a[b]` (`.brackets`, the default) or `a.b` (`.dots`).
+    public var keyPathEncoding: KeyPathEncoding
+    /// What a `nil` value produces: nothing (`.dropKey`, the default), `key=` or `key=null`.
+    public var nilEncoding: NilEncoding
+    /// How a space is written: `%20` (`.percentEscaped`, the default) or `+`.
+    public var spaceEncoding: SpaceEncoding
+
+    /// Whether members are sorted by name (Alamofire's spelling of ``keyOrdering`` `== .sorted`).
+    public var alphabetizeKeyValuePairs: Bool {
+        get { keyOrdering == .sorted }
+        set { keyOrdering = newValue ? .sorted : .encodingOrder }
+    }
 
     /// Creates an encoder. `Data` is always written as Base64.
+    ///
+    /// ```swift
+    /// let encoder = URLEncodedFormEncoder(arrayEncoding: .noBrackets, boolEncoding: .numeric,
+    ///                                     keyEncoding: .convertToSnakeCase, spaceEncoding: .plusReplaced)
+    /// struct Query: Encodable { let pageSize: Int; let tags: [String]; let draft: Bool }
+    /// try encoder.encodeQuery(Query(pageSize: 10, tags: ["a b"], draft: true))
+    /// // "draft=1&page_size=10&tags=a+b"
+    /// ```
     public init(arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .literal,
-                dateEncoding: DateEncoding = .secondsSince1970, keyOrdering: KeyOrdering = .sorted) {
+                dateEncoding: DateEncoding = .secondsSince1970, keyOrdering: KeyOrdering = .sorted,
+                keyEncoding: KeyEncoding = .useDefaultKeys, keyPathEncoding: KeyPathEncoding = .brackets,
+                nilEncoding: NilEncoding = .dropKey, spaceEncoding: SpaceEncoding = .percentEscaped) {
         self.arrayEncoding = arrayEncoding
         self.boolEncoding = boolEncoding
         self.dateEncoding = dateEncoding
         self.keyOrdering = keyOrdering
+        self.keyEncoding = keyEncoding
+        self.keyPathEncoding = keyPathEncoding
+        self.nilEncoding = nilEncoding
+        self.spaceEncoding = spaceEncoding
     }
 
     /// Encodes `value` as unescaped `(name, value)` pairs in output order; an empty value gives `[]`.
@@ -96,20 +125,22 @@ public struct URLEncodedFormEncoder: Sendable {
 
     /// Encodes `value` as a percent-escaped query string (`a=1&b=2`); an empty value gives `""`.
     public func encodeQuery<T: Encodable>(_ value: T) throws(CourierError) -> String {
-        PercentEncoding.query(try encode(value))
+        spaceEncoding.apply(PercentEncoding.query(try encode(value)))
     }
 
     /// Encodes `value` as an `application/x-www-form-urlencoded` body.
     public func encodeFormBody<T: Encodable>(_ value: T) throws(CourierError) -> Data {
         let pairs = try encode(value)
         let body = pairs.map { PercentEncoding.escapeFormComponent($0.name) + "=" + PercentEncoding.escapeFormComponent($0.value) }
-        return Data(body.joined(separator: "&").utf8)
+        return Data(spaceEncoding.apply(body.joined(separator: "&")).utf8)
     }
 
     private func flatten(_ node: FormNode, name: String, into pairs: inout [(name: String, value: String)]) {
         switch node.role {
-        case .unset, .null:
+        case .unset:
             return
+        case .null:
+            if let value = nilEncoding.value { pairs.append((name, value)) }
         case .leaf:
             pairs.append((name, node.leaf))
         case .array:
@@ -122,10 +153,13 @@ public struct URLEncodedFormEncoder: Sendable {
                 flatten(element, name: elementName, into: &pairs)
             }
         case .object:
-            let keys = keyOrdering == .sorted ? node.keys.sorted() : node.keys
-            for key in keys {
-                guard let child = node.children[key] else { continue }
-                flatten(child, name: name.isEmpty ? key : name + "[" + key + "]", into: &pairs)
+            var members = node.keys.map { (key: $0, name: keyEncoding.encode($0)) }
+            if keyOrdering == .sorted { members.sort { $0.name < $1.name } }
+            for member in members {
+                guard let child = node.children[member.key] else { continue }
+                let childName = name.isEmpty ? member.name
+                    : keyPathEncoding == .brackets ? name + "[" + member.name + "]" : name + "." + member.name
+                flatten(child, name: childName, into: &pairs)
             }
         }
     }

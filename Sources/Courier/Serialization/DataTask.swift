@@ -10,32 +10,57 @@ import CourierLocking
 /// Awaiting starts the request; awaiting again (or from several tasks) gives the same response.
 /// Cancelling an awaiting `Task` cancels the request unless `automaticallyCancelling` was `false`.
 public struct ResponseTask<Response: SerializedResponse>: Sendable {
-    private let awaitable: AwaitableResponse<Response>
+    /// Where the response comes from: a request, or another task's response transformed.
+    private enum Source: Sendable {
+        case request(AwaitableResponse<Response>)
+        case derived(DerivedResponse<Response>)
+    }
+
+    private let source: Source
 
     private init(_ awaitable: AwaitableResponse<Response>) {
-        self.awaitable = awaitable
+        self.source = .request(awaitable)
+    }
+
+    init(derived: DerivedResponse<Response>) {
+        self.source = .derived(derived)
     }
 
     /// The whole response: request, HTTP response, body or file, metrics and result.
     public var response: Response {
-        get async { await awaitable.response() }
+        get async {
+            switch source {
+            case .request(let awaitable): await awaitable.response()
+            case .derived(let derived): await derived.response()
+            }
+        }
     }
 
     /// The value or the error.
     public var result: Result<Response.Success, CourierError> {
-        get async { await awaitable.response().result }
+        get async { await response.result }
     }
 
     /// The value; throws the ``CourierError`` on failure.
     public var value: Response.Success {
-        get async throws(CourierError) { try await awaitable.response().result.get() }
+        get async throws(CourierError) { try await response.result.get() }
     }
 
     /// Cancels the request.
-    public func cancel() { awaitable.cancel() }
+    public func cancel() {
+        switch source {
+        case .request(let awaitable): awaitable.cancel()
+        case .derived(let derived): derived.cancel()
+        }
+    }
 
     /// Starts the request without waiting for it.
-    public func resume() { awaitable.start() }
+    public func resume() {
+        switch source {
+        case .request(let awaitable): awaitable.start()
+        case .derived(let derived): derived.start()
+        }
+    }
 }
 
 /// A response with a typed result that a ``ResponseTask`` waits for: ``DataResponse`` and

@@ -12,7 +12,8 @@ public protocol DataDecoder: Sendable {
 extension JSONDecoder: DataDecoder {}
 extension PropertyListDecoder: DataDecoder {}
 
-/// A type with a value that stands for "no body", for responses that may be empty (204, HEAD).
+/// A type with a value that stands for "no body", for responses that may be empty (201, 204, HEAD).
+/// ``Empty`` and every `Optional` have one (an `Optional`'s is `nil`).
 public protocol EmptyResponse {
     /// The value used when the body is empty.
     static func emptyValue() -> Self
@@ -26,6 +27,11 @@ public struct Empty: Codable, Sendable, Hashable, EmptyResponse {
     public static func emptyValue() -> Empty { value }
 }
 
+extension Optional: EmptyResponse {
+    /// `nil`: an allowed empty body decodes as no value.
+    public static func emptyValue() -> Wrapped? { nil }
+}
+
 /// Decodes the body into a `Decodable` type.
 public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSerializer, HeadReadingSerializer {
     /// The decoder used.
@@ -34,13 +40,24 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
     public let emptyResponseCodes: Set<Int>
     /// Methods whose empty body is valid.
     public let emptyRequestMethods: Set<HTTPMethod>
+    private let preprocessor: (any DataPreprocessor)?
+    /// What rewrites a non-empty body before it is decoded.
+    public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer; `JSONDecoder()` by default.
     public init(decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
                 emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.init(dataPreprocessor: nil, decoder: decoder, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
+    }
+
+    /// Creates the serializer with a preprocessor.
+    public init(dataPreprocessor: (any DataPreprocessor)?, decoder: any DataDecoder = JSONDecoder(),
+                emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
         self.decoder = decoder
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
+        self.preprocessor = dataPreprocessor is PassthroughPreprocessor ? nil : dataPreprocessor
     }
 
     /// The decoded value. An allowed empty body gives `T.emptyValue()` when `T` is an
@@ -59,8 +76,9 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
             }
             return value
         }
+        let body = try preprocessed(data ?? Data(), with: preprocessor, request: request, statusCode: response?.statusCode)
         do {
-            return try decoder.decode(T.self, from: data ?? Data())
+            return try decoder.decode(T.self, from: body)
         } catch let error as DecodingError {
             throw CourierError(.serializationFailed, "Decoding \(T.self) failed: \(error.readableDescription)",
                                responseCode: response?.statusCode, underlyingError: error, url: request?.url)

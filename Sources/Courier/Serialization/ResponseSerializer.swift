@@ -8,7 +8,11 @@ import FoundationNetworking
 ///
 /// Empty bodies follow one rule, expressed as data: a body may be empty when the request method is
 /// in ``emptyRequestMethods`` (`HEAD` by default) or the status is in ``emptyResponseCodes``
-/// (204 and 205 by default); otherwise an empty body is a `.emptyResponse` error.
+/// (201, 204 and 205 by default); otherwise an empty body is a `.emptyResponse` error. Where an
+/// empty body is allowed, the value is the type's empty value (`Data()`, `""`, `JSON.null`,
+/// ``Empty``, `nil` for an `Optional`); a type without one still fails with `.emptyResponse`.
+///
+/// Alamofire's defaults are 204 and 205: Courier adds 201 Created, which APIs often send without a body.
 public protocol ResponseSerializer<SerializedObject>: Sendable {
     /// The value this serializer produces.
     associatedtype SerializedObject: Sendable
@@ -17,6 +21,8 @@ public protocol ResponseSerializer<SerializedObject>: Sendable {
     var emptyResponseCodes: Set<Int> { get }
     /// Request methods whose empty body is a valid, empty value.
     var emptyRequestMethods: Set<HTTPMethod> { get }
+    /// What rewrites a non-empty body before it is serialized (``PassthroughPreprocessor`` by default).
+    var dataPreprocessor: any DataPreprocessor { get }
 
     /// Produces the value from an in-memory body. `error` is the transfer's or validation's
     /// error, if any; the built-in serializers rethrow it.
@@ -28,19 +34,21 @@ public protocol ResponseSerializer<SerializedObject>: Sendable {
 }
 
 /// The default empty-body rules, built once: a `Set` literal allocates and hashes every time.
-private let sharedDefaultEmptyResponseCodes: Set<Int> = [204, 205]
+private let sharedDefaultEmptyResponseCodes: Set<Int> = [201, 204, 205]
 private let sharedDefaultEmptyRequestMethods: Set<HTTPMethod> = [.head]
 
 extension ResponseSerializer {
-    /// `[204, 205]`.
+    /// `[201, 204, 205]`.
     public static var defaultEmptyResponseCodes: Set<Int> { sharedDefaultEmptyResponseCodes }
     /// `[.head]`.
     public static var defaultEmptyRequestMethods: Set<HTTPMethod> { sharedDefaultEmptyRequestMethods }
 
-    /// `[204, 205]`.
+    /// `[201, 204, 205]`.
     public var emptyResponseCodes: Set<Int> { Self.defaultEmptyResponseCodes }
     /// `[.head]`.
     public var emptyRequestMethods: Set<HTTPMethod> { Self.defaultEmptyRequestMethods }
+    /// ``PassthroughPreprocessor``.
+    public var dataPreprocessor: any DataPreprocessor { PassthroughPreprocessor() }
 
     /// Whether an empty body is acceptable for this request and response.
     public func emptyResponseAllowed(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
@@ -137,12 +145,22 @@ public struct DataResponseSerializer: ResponseSerializer, HeadReadingSerializer 
     public let emptyResponseCodes: Set<Int>
     /// Methods whose empty body is valid.
     public let emptyRequestMethods: Set<HTTPMethod>
+    private let preprocessor: (any DataPreprocessor)?
+    /// What rewrites a non-empty body first.
+    public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer with the given empty-body rules.
     public init(emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
                 emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.init(dataPreprocessor: nil, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
+    }
+
+    /// Creates the serializer with a preprocessor and the given empty-body rules.
+    public init(dataPreprocessor: (any DataPreprocessor)?, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
+        self.preprocessor = dataPreprocessor is PassthroughPreprocessor ? nil : dataPreprocessor
     }
 
     /// Serializes from a response someone already has.
@@ -154,7 +172,7 @@ public struct DataResponseSerializer: ResponseSerializer, HeadReadingSerializer 
     func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> Data {
         if let error { throw error }
         if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) { return Data() }
-        return data ?? Data()
+        return try preprocessed(data ?? Data(), with: preprocessor, request: request, statusCode: head?.statusCode)
     }
 }
 
@@ -169,13 +187,24 @@ public struct StringResponseSerializer: ResponseSerializer, HeadReadingSerialize
     public let emptyResponseCodes: Set<Int>
     /// Methods whose empty body is valid.
     public let emptyRequestMethods: Set<HTTPMethod>
+    private let preprocessor: (any DataPreprocessor)?
+    /// What rewrites a non-empty body first.
+    public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer.
     public init(encoding: String.Encoding? = nil, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
                 emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.init(dataPreprocessor: nil, encoding: encoding, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
+    }
+
+    /// Creates the serializer with a preprocessor.
+    public init(dataPreprocessor: (any DataPreprocessor)?, encoding: String.Encoding? = nil,
+                emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
         self.encoding = encoding
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
+        self.preprocessor = dataPreprocessor is PassthroughPreprocessor ? nil : dataPreprocessor
     }
 
     /// Serializes from a response someone already has.
@@ -187,7 +216,7 @@ public struct StringResponseSerializer: ResponseSerializer, HeadReadingSerialize
     func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> String {
         if let error { throw error }
         if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) { return "" }
-        let data = data ?? Data()
+        let data = try preprocessed(data ?? Data(), with: preprocessor, request: request, statusCode: head?.statusCode)
         let chosen = encoding
             ?? head?.header("Content-Type").flatMap(MIMEType.charset(inContentType:)).flatMap(String.Encoding.init(ianaCharsetName:))
             ?? .isoLatin1
@@ -205,12 +234,22 @@ public struct JSONResponseSerializer: ResponseSerializer, HeadReadingSerializer 
     public let emptyResponseCodes: Set<Int>
     /// Methods whose empty body is valid (it gives `.null`).
     public let emptyRequestMethods: Set<HTTPMethod>
+    private let preprocessor: (any DataPreprocessor)?
+    /// What rewrites a non-empty body first.
+    public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer.
     public init(emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
                 emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+        self.init(dataPreprocessor: nil, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
+    }
+
+    /// Creates the serializer with a preprocessor.
+    public init(dataPreprocessor: (any DataPreprocessor)?, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
+        self.preprocessor = dataPreprocessor is PassthroughPreprocessor ? nil : dataPreprocessor
     }
 
     /// Serializes from a response someone already has.
@@ -222,8 +261,9 @@ public struct JSONResponseSerializer: ResponseSerializer, HeadReadingSerializer 
     func serialize(request: URLRequest?, head: LazyHTTPResponse?, data: Data?, error: CourierError?) throws -> JSON {
         if let error { throw error }
         if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) { return .null }
+        let body = try preprocessed(data ?? Data(), with: preprocessor, request: request, statusCode: head?.statusCode)
         do {
-            return try JSON(parsing: data ?? Data())
+            return try JSON(parsing: body)
         } catch {
             throw CourierError(.serializationFailed, "The body is not valid JSON: \(error.message)",
                                responseCode: head?.statusCode, underlyingError: error, url: request?.url)

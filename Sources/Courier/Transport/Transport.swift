@@ -120,13 +120,16 @@ import Foundation
     case data(Data)
     /// A file streamed from disk, sent with `Content-Length: length`; never loaded whole.
     case file(URL, length: Int64)
+    /// Bytes of unknown length read from an `InputStream`, sent chunked (HTTP/1.1), once.
+    case stream(BodyStream)
 
-    /// The body length in bytes.
+    /// The body length in bytes; -1 for a stream, whose length is unknown.
     public var length: Int64 {
         switch self {
         case .empty: 0
         case .data(let data): Int64(data.count)
         case .file(_, let length): length
+        case .stream: -1
         }
     }
 }

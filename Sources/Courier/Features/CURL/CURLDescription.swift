@@ -197,6 +197,8 @@ struct CURLCommand {
                     return .unavailable("a multipart form of \(length) bytes, too large to inline or unreadable")
                 }
                 return .data(data)
+            case .stream:
+                return .unavailable("an InputStream, which is read only once, when the request is sent")
             }
         }
         if let data = request.httpBody, !data.isEmpty { return .data(data) }

@@ -37,6 +37,7 @@ struct DeduplicationKey: Hashable, Sendable {
         case .empty: body = ""
         case .data(let data): body = SHA256.hash(data).hexString
         case .file(let url, let length): body = "file:\(url.path):\(length)"
+        case .stream(let stream): body = "stream:\(ObjectIdentifier(stream).hashValue)"
         }
     }
 }

@@ -24,6 +24,9 @@ final class PreparedUpload {
         case .file(let url):
             body = try Self.fileBody(url)
             temporaryFile = nil
+        case .stream(let stream):
+            body = .stream(stream)
+            temporaryFile = nil
         case .multipart(let form):
             let length = try form.contentLength
             if length <= MultipartFormData.encodingMemoryThreshold {

@@ -40,6 +40,25 @@ extension Session {
                    fallbackContentType: "application/octet-stream")
     }
 
+    /// Uploads the bytes of `stream` (Alamofire's `upload(_: InputStream, ...)`), whose length need
+    /// not be known: sent with `Transfer-Encoding: chunked` over HTTP/1.1. Courier opens, reads
+    /// and closes the stream on a thread of its own, keeping at most 256 KiB of it in memory.
+    ///
+    /// The body is exactly the stream's bytes, or the request fails with
+    /// ``CourierError/Kind-swift.struct/bodyStreamFailed``: when reading the stream fails part way,
+    /// and when the body would have to be sent again (a retry, a 307/308 redirect), which a stream
+    /// cannot be. Upload progress has no total (`-1`).
+    ///
+    /// ```swift
+    /// let stream = InputStream(url: logFile) ?? InputStream(data: Data())
+    /// let receipt = try await api.upload(stream, to: "logs", method: .put).validate().serializingString().value
+    /// ```
+    public func upload(_ stream: InputStream, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+                       timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
+        makeUpload(.stream(BodyStream(stream)), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+                   contentType: "application/octet-stream")
+    }
+
     /// Uploads a multipart form built by `build` (RFC 7578). Forms larger than
     /// ``MultipartFormData/encodingMemoryThreshold`` are encoded to a temporary file first, which
     /// is removed whatever the outcome; file parts are always streamed.

@@ -69,7 +69,7 @@ extension Request {
         return addValidator { input in
             let code = input.statusCode
             guard !acceptable.contains(code) else { return nil }
-            return CourierError(.validationFailed, "Response status code \(code) was unacceptable.",
+            return CourierError(validationFailure: .unacceptableStatusCode(code), "Response status code \(code) was unacceptable.",
                                 responseCode: code, url: input.request?.url)
         }
     }
@@ -88,7 +88,8 @@ extension Request {
         addValidator { input in
             let code = input.statusCode
             guard (200..<300).contains(code) else {
-                return CourierError(.validationFailed, "Response status code \(code) was unacceptable (expected 2xx).",
+                return CourierError(validationFailure: .unacceptableStatusCode(code),
+                                    "Response status code \(code) was unacceptable (expected 2xx).",
                                     responseCode: code, url: input.request?.url)
             }
             let accept = input.request?.value(forHTTPHeaderField: "Accept")
@@ -105,10 +106,11 @@ extension Request {
             do {
                 let json = try JSON(parsing: input.bodyData() ?? Data())
                 guard let mismatch = shape.firstMismatch(in: json) else { return nil }
-                return CourierError(.validationFailed, "Response JSON does not have the expected shape: \(mismatch).",
+                return CourierError(validationFailure: .unexpectedJSONShape("\(mismatch)"),
+                                    "Response JSON does not have the expected shape: \(mismatch).",
                                     responseCode: code, url: input.request?.url)
             } catch {
-                return CourierError(.validationFailed, "Response body is not JSON, so its shape cannot be checked: \(error)",
+                return CourierError(validationFailure: .bodyIsNotJSON, "Response body is not JSON, so its shape cannot be checked: \(error)",
                                     responseCode: code, underlyingError: error, url: input.request?.url)
             }
         }
@@ -147,11 +149,13 @@ extension Request {
         let acceptableTypes = acceptable.compactMap { MIMEType($0) }
         guard let header = input.header("Content-Type"), let responseType = MIMEType(header) else {
             if acceptableTypes.contains(where: { $0 == .any }) { return nil }
-            return CourierError(.validationFailed, "The response has no Content-Type; acceptable: \(list).",
+            return CourierError(validationFailure: .missingContentType(acceptable: acceptable),
+                                "The response has no Content-Type; acceptable: \(list).",
                                 responseCode: code, url: input.request?.url)
         }
         guard !acceptableTypes.contains(where: { $0.matches(responseType) }) else { return nil }
-        return CourierError(.validationFailed, "Response Content-Type \"\(responseType)\" was unacceptable; acceptable: \(list).",
+        return CourierError(validationFailure: .unacceptableContentType(acceptable: acceptable, actual: responseType.description),
+                            "Response Content-Type \"\(responseType)\" was unacceptable; acceptable: \(list).",
                             responseCode: code, url: input.request?.url)
     }
 }

@@ -14,7 +14,12 @@ final class CurlBodySource {
     private enum Storage {
         case data(Data)
         case file(descriptor: Int32, path: String)
+        case stream(BodyStream)
     }
+
+    /// What ``read(into:)`` returns when a stream body has no bytes yet (libcurl is told to pause
+    /// sending until the stream's waker runs).
+    static let wouldBlock = -1
 
     private var storage: Storage
     /// Bytes the request announces (`Content-Length`).
@@ -37,7 +42,15 @@ final class CurlBodySource {
             // to still be the regular file of the announced length.
             let path = fileURL.path
             storage = .file(descriptor: try UploadFile.open(path, length: length, url: url), path: path)
+        case .stream(let stream):
+            try stream.claim(url: url)
+            storage = .stream(stream)
         }
+    }
+
+    /// The stream of a stream body.
+    var stream: BodyStream? {
+        if case .stream(let stream) = storage { stream } else { nil }
     }
 
     deinit { close() }
@@ -48,6 +61,8 @@ final class CurlBodySource {
             closeFileDescriptor(descriptor)
             storage = .data(Data())
             offset = length
+        } else if case .stream(let stream) = storage {
+            stream.stop()
         }
     }
 
@@ -55,9 +70,22 @@ final class CurlBodySource {
     /// which is recorded in ``failure``.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         let wanted = Int(min(Int64(buffer.count), length - offset))
-        guard wanted > 0 else { return 0 }
         switch storage {
+        case .stream(let stream):
+            switch stream.read(into: buffer) {
+            case .bytes(let count):
+                offset += Int64(count)
+                return count
+            case .end:
+                return 0
+            case .wait:
+                return Self.wouldBlock
+            case .failed:
+                failure = stream.failure
+                return nil
+            }
         case .data(let data):
+            guard wanted > 0 else { return 0 }
             let start = Int(offset)
             data.withUnsafeBytes { bytes in
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + wanted]))
@@ -65,6 +93,7 @@ final class CurlBodySource {
             offset += Int64(wanted)
             return wanted
         case .file(let descriptor, let path):
+            guard wanted > 0 else { return 0 }
             var count: Int
             repeat {
                 count = pread(descriptor, buffer.baseAddress, wanted, off_t(offset))
@@ -93,6 +122,8 @@ final class CurlBodySource {
     /// Moves the read position to `position` (libcurl rewinds when it resends on a fresh
     /// connection); returns false when the position is outside the body.
     func seek(to position: Int64) -> Bool {
+        // A stream cannot go back; "back" to where it is costs nothing.
+        if case .stream = storage { return position == offset }
         guard position >= 0, position <= length else { return false }
         offset = position
         return true

@@ -244,6 +244,9 @@ final class CurlEventLoop: @unchecked Sendable {
             // nothing is delivered, so it can only have shrunk since.
             guard let exchange = exchanges[ObjectIdentifier(handle)] else { return }
             apply(.windowReopened, to: exchange)
+        case .bodyAvailable(let handle):
+            guard let exchange = exchanges[ObjectIdentifier(handle)] else { return }
+            apply(.bodyAvailable, to: exchange)
         case .cancel(let handle):
             guard let exchange = exchanges[ObjectIdentifier(handle)] else { return }
             apply(.cancel, to: exchange)
@@ -292,7 +295,12 @@ final class CurlEventLoop: @unchecked Sendable {
         do throws(CourierError) {
             var plan = try CurlRequestBuilder.plan(for: request)
             if !exchange.handle.mayMultiplex { plan.waitsToMultiplex = false }
-            if plan.sendsBody { exchange.body = try CurlBodySource(request.body, url: request.url) }
+            if plan.sendsBody {
+                let body = try CurlBodySource(request.body, url: request.url)
+                let handle = exchange.handle
+                body.stream?.setWaker { handle.bodyBecameAvailable() }
+                exchange.body = body
+            }
             guard let easy = pool.take() else {
                 throw CourierError(.transportFailed, "libcurl could not create an easy handle.", url: request.url)
             }

@@ -378,10 +378,18 @@ final class CurlExchange {
         return backlog > 0 && backlog + count > window
     }
 
+    /// CURL_READFUNC_PAUSE (libcurl 7.18.0).
+    static let readFunctionPause = 0x1000_0001
+
     /// CURLOPT_READFUNCTION: copies the next request body bytes; aborts on a file error.
     private func supplyBody(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard state.isRunning, let body else { return Int(CCURL_READFUNC_ABORT) }
         guard let count = body.read(into: buffer) else { return Int(CCURL_READFUNC_ABORT) }
+        if count == CurlBodySource.wouldBlock {
+            // libcurl pauses sending itself; the stream's waker asks the loop to continue.
+            _ = state.handle(.bodyStarved)
+            return Self.readFunctionPause
+        }
         if count > 0 { markActivity() }
         return count
     }

@@ -9,6 +9,8 @@ enum CurlCommand: Sendable {
     case updatePause(CurlTransferHandle)
     /// Acknowledgements may have reopened a full flow-control window.
     case reopenWindow(CurlTransferHandle)
+    /// A stream body that had no bytes has some again.
+    case bodyAvailable(CurlTransferHandle)
     /// `cancel()` was called.
     case cancel(CurlTransferHandle)
     /// Finish every transfer and stop the loop.

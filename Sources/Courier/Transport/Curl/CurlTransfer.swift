@@ -5,6 +5,8 @@ struct CurlPauseReasons: OptionSet, Sendable, Hashable {
     static let suspended = CurlPauseReasons(rawValue: 1)
     /// The sink has not acknowledged enough body bytes (flow-control window full).
     static let backpressure = CurlPauseReasons(rawValue: 2)
+    /// A stream body has no bytes ready (the read callback paused sending).
+    static let awaitingBody = CurlPauseReasons(rawValue: 4)
 }
 
 /// The directions libcurl has paused for a transfer (`CURLPAUSE_*` bits).
@@ -17,14 +19,15 @@ struct CurlPauseMask: OptionSet, Sendable, Hashable {
     /// Both directions.
     static let all: CurlPauseMask = [.receive, .send]
 
-    /// What libcurl must pause for these reasons: everything while suspended, receiving under backpressure.
+    /// What libcurl must pause for these reasons: everything while suspended, receiving under
+    /// backpressure, sending while a stream body has no bytes.
     init(for reasons: CurlPauseReasons) {
         if reasons.contains(.suspended) {
             self = .all
-        } else if reasons.contains(.backpressure) {
-            self = .receive
         } else {
             self = []
+            if reasons.contains(.backpressure) { insert(.receive) }
+            if reasons.contains(.awaitingBody) { insert(.send) }
         }
     }
 
@@ -120,6 +123,10 @@ struct CurlTransferState: Equatable {
         case chunkDeferred
         /// Acknowledgements brought the backlog down to half the window.
         case windowReopened
+        /// The read callback found a stream body empty and paused sending (`CURL_READFUNC_PAUSE`).
+        case bodyStarved
+        /// The stream body has bytes (or its end, or a failure) again.
+        case bodyAvailable
         /// `cancel()` was called.
         case cancel
         /// A Courier timeout fired.
@@ -150,9 +157,10 @@ struct CurlTransferState: Equatable {
     /// The current phase.
     private(set) var phase: Phase = .submitted
 
-    /// Whether the idle timeout is counting: running and not paused for any reason.
+    /// Whether the idle timeout is counting: running and not paused for any reason but a stream
+    /// body that has no bytes (a stalled stream is as idle as a stalled server).
     var idleClockRuns: Bool {
-        if case .running(let reasons, _) = phase { reasons.isEmpty } else { false }
+        if case .running(let reasons, _) = phase { reasons.subtracting(.awaitingBody).isEmpty } else { false }
     }
 
     /// Whether the transfer is on the multi handle.
@@ -196,6 +204,15 @@ struct CurlTransferState: Equatable {
             return reconcile(reasons: reasons, applied: applied)
         case (.running(var reasons, let applied), .windowReopened):
             reasons.remove(.backpressure)
+            return reconcile(reasons: reasons, applied: applied)
+        case (.running(var reasons, var applied), .bodyStarved):
+            // libcurl paused sending itself when the read callback returned CURL_READFUNC_PAUSE.
+            reasons.insert(.awaitingBody)
+            applied.insert(.send)
+            phase = .running(reasons: reasons, applied: applied)
+            return .none
+        case (.running(var reasons, let applied), .bodyAvailable):
+            reasons.remove(.awaitingBody)
             return reconcile(reasons: reasons, applied: applied)
         case (.running(var reasons, var applied), .windowFull):
             // libcurl paused receiving itself when the callback returned CURL_WRITEFUNC_PAUSE.

@@ -61,6 +61,11 @@ final class CurlTransferHandle: TransportTransfer {
         }
     }
 
+    /// Tells the loop that a stream body which had no bytes has some (called by its reader thread).
+    func bodyBecameAvailable() {
+        mailbox.send(.bodyAvailable(self))
+    }
+
     /// Records consumed body bytes and wakes the loop when that reopens a full window.
     func acknowledge(_ bytes: Int) {
         guard bytes > 0 else { return }

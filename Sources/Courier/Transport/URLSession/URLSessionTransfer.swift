@@ -65,6 +65,14 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
             return
         }
+        if case .stream(let stream) = request.body {
+            do throws(CourierError) {
+                try stream.claim(url: request.url)
+            } catch {
+                transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
+                return
+            }
+        }
         #if canImport(FoundationNetworking)
         // FoundationNetworking reads an upload file to its end whatever length it announced, so
         // bytes a file gained since it was measured would reach the server after the body, as the
@@ -227,7 +235,13 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         case .finish(let end):
             TemporaryFiles.remove(bodyCopy.withLock { copy in defer { copy = nil }; return copy })
             let metrics = state.withLock { self.metrics($0) }
-            sink.receive(.completed(error: end.error(url: request.url), metrics: metrics))
+            var error = end.error(url: request.url)
+            if case .stream(let stream) = request.body {
+                stream.stop()
+                // URLSession reports the aborted upload as its own error; the stream's says why.
+                if error != nil, let failure = stream.failure { error = failure.with(url: request.url) }
+            }
+            sink.receive(.completed(error: error, metrics: metrics))
         }
     }
 
@@ -241,6 +255,11 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         urlRequest.httpMethod = request.method.rawValue
         for header in request.headers { urlRequest.setValue(header.value, forHTTPHeaderField: header.name) }
         if case .data(let data) = request.body { urlRequest.httpBody = data }
+        if case .stream(let stream) = request.body {
+            // Sent chunked; a Content-Length beside it would make servers refuse the request.
+            urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+            urlRequest.httpBodyStream = URLSessionBodyInputStream(stream)
+        }
         if !request.automaticDecompression, !request.headers.contains("Accept-Encoding") {
             urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }

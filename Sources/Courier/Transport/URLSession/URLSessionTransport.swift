@@ -132,6 +132,23 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         transfer(for: task)?.taskDidSend(totalBytesSent, of: totalBytesExpectedToSend, task: task)
     }
 
+    /// A 401 with a Basic challenge: FoundationNetworking (Linux) asks for a credential only after
+    /// the whole response was delivered, and with none to give waits forever. Courier answers
+    /// challenges itself (see `ChallengeResponder`), so the transfer ends here with the 401 as
+    /// received, and the task, which is no longer anyone's, is cancelled.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        #if canImport(FoundationNetworking)
+        if challenge.failureResponse != nil {
+            let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+            transfer?.taskDidComplete(task, error: nil)
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            return
+        }
+        #endif
+        completionHandler(.performDefaultHandling, nil)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.taskDidComplete(task, error: error)
