@@ -53,8 +53,10 @@ extension Session {
         return EventStreamRequest(session: self, method: method, timeout: timeout, interceptor: interceptor,
                                   maximumEventSize: maximumEventSize, reconnection: reconnection,
                                   lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }) { session in
-            let request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
-            var encoded = try encoder.encode(parameters, into: request)
+            // The encoder sees only the request's own headers, so the body's type wins over a session default.
+            var encoded = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil) { request in
+                try encoder.encode(parameters, into: request)
+            }
             try requestModifier?(&encoded)
             return encoded
         }

@@ -56,7 +56,7 @@ extension Session {
     public func upload(_ stream: InputStream, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
                        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
         makeUpload(.stream(BodyStream(stream)), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   contentType: "application/octet-stream")
+                   fallbackContentType: "application/octet-stream")
     }
 
     /// Uploads a multipart form built by `build` (RFC 7578). Forms larger than
