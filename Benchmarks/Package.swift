@@ -7,6 +7,9 @@ import PackageDescription
 //   bench-urlsession  raw FoundationNetworking URLSession (async data(for:) / download(for:))
 //   bench-ahc         AsyncHTTPClient 1.37 (execute + collect, or streaming into a file descriptor; HTTPS
 //                     with the benchmark's CA as its only trust root through NIOSSL)
+//   bench-ahc-sse     AsyncHTTPClient's streamed body fed to mattt/EventSource's parser (workload K); an
+//                     executable of its own because EventSource links FoundationNetworking, which
+//                     bench-ahc does not load (its RSS in the other workloads stays as it was)
 // The orchestrator is run.py (see README.md).
 let package = Package(
     name: "CourierBenchmarks",
@@ -16,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.36.0"),
+        // mattt/EventSource 1.1.1 (workload K), vendored with one Linux build fix: Vendor/EventSource/VENDORED.md
+        .package(path: "Vendor/EventSource"),
     ],
     targets: [
         .target(name: "BenchSupport", path: "Sources/BenchSupport"),
@@ -39,6 +44,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Sources/bench-ahc"
+        ),
+        .executableTarget(
+            name: "bench-ahc-sse",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "EventSource", package: "EventSource"),
+            ],
+            path: "Sources/bench-ahc-sse"
         ),
     ],
     swiftLanguageModes: [.v6]

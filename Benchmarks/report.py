@@ -3,8 +3,9 @@ import json
 import statistics
 import sys
 
-ORDER = ["openssl-s_time", "wrk", "curl", "urlsession", "ahc", "courier-curl", "courier-urlsession", "transport-curl",
-         "transport-urlsession", "courier-curl+dedupe", "courier-urlsession+dedupe", "courier-curl+onlyca"]
+ORDER = ["openssl-s_time", "wrk", "curl", "urlsession", "ahc", "ahc+eventsource", "courier-curl", "courier-urlsession", "transport-curl",
+         "transport-urlsession", "courier-curl+dedupe", "courier-urlsession+dedupe", "courier-curl+onlyca",
+         "courier-curl+typed"]
 LABELS = {
     "wrk": "wrk 4.1 (anchor; 5 s loop)",
     "curl": "curl CLI (one process)",
@@ -18,11 +19,16 @@ LABELS = {
     "courier-urlsession+dedupe": "**Courier**, URLSession transport, dedupe on",
     "openssl-s_time": "`openssl s_time -new` (handshake reference)",
     "courier-curl+onlyca": "Courier, curl transport, `.only([CA])` (not judged)",
+    "ahc+eventsource": "AsyncHTTPClient + mattt/EventSource parser",
+    "courier-curl+typed": "**Courier** `decodingEvents(of: Tick.self)`, curl transport",
 }
+# Workload K's rows: the same id means something else there (courier-curl is events()).
+SSE_LABELS = {"curl": "curl CLI `-N` (raw bytes, no parsing: the ceiling)",
+              "courier-curl": "**Courier** `events()`, curl transport"}
 # The HTTPS workloads run the plain ones' code (run.py, BenchSupport): what each is, and its warm-up.
 KIND = {"h1seq": "seq", "h1conc": "conc", "h2conc32": "conc", "h2conc256": "conc", "tlscold": "cold"}
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
-WORKLOAD_ORDER = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS)
+WORKLOAD_ORDER = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS) + ["sse"]
 
 
 def kind(wl):
@@ -50,6 +56,8 @@ def titles(params):
         "h2conc32": f"I. HTTP/2: {n('h2conc32')} GETs of a 100-byte JSON, {params['h2conc32']['c']} in flight",
         "h2conc256": f"I. HTTP/2: {n('h2conc256')} GETs of a 100-byte JSON, {params['h2conc256']['c']} in flight",
         "tlscold": f"J. TLS cold start: {params['tlscold']['c']} new HTTPS/1.1 connections at once",
+        "sse": f"K. Event stream: {n('sse') if 'sse' in params else '1,000,000'} Server-Sent Events (100 bytes of JSON "
+               "data each) from one static text/event-stream file",
     }
 
 
@@ -283,6 +291,49 @@ def tlscold_table(results):
     return "\n".join(out), rows
 
 
+def sse_table(results, params):
+    """K: events per second through each client's parser (curl: the file's events ÷ its transfer time)."""
+    rows = Rows(results, "sse")
+    p = params.get("sse", {})
+    per_event = p["bytes"] / p["n"] if p.get("bytes") and p.get("n") else None
+    base = {b: rows.m(b, "rps") for b in ("ahc+eventsource", "curl")}
+    head = ["client", "median events/s", "÷ AHC + EventSource", "÷ curl", "MB/s of the stream", "peak RSS MiB",
+            "CPU s", "CPU ns/event", "events counted (per run)", "runs events/s", "load1", "errors"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in rows.clients:
+        ok = rows.ok(c)
+        v = rows.m(c, "rps")
+        rss = rows.m(c, "peak_rss_kb")
+        cpu = med([(r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0) for r in ok])
+        n = rows.m(c, "n")
+        counted = "—" if c == "curl" else ", ".join(f"{int(r['events']):,}" for r in ok if r.get("events") is not None)
+        failed, errs = rows.errors(c)
+        out.append("| " + " | ".join([
+            SSE_LABELS.get(c, LABELS.get(c, c)), f"**{fmt(v)}**" if c.startswith("courier") else fmt(v),
+            ratio(v, base["ahc+eventsource"]), ratio(v, base["curl"]),
+            fmt(v * per_event / 1e6 if v and per_event else None), fmt(rss / 1024 if rss else None, 1),
+            fmt(cpu, 2), fmt(cpu * 1e9 / n if cpu is not None and n else None), counted,
+            ", ".join(fmt(r.get("rps")) for r in ok), rows.loads(c),
+            f"{errs}" + (f" ({failed} runs failed)" if failed else "")]) + " |")
+    return "\n".join(out), rows
+
+
+def sse_targets(results, met):
+    """Issue 20's targets, from K's rows of this run."""
+    r = Rows(results, "sse")
+    c, t = r.m("courier-curl", "rps"), r.m("courier-curl+typed", "rps")
+    a, k = r.m("ahc+eventsource", "rps"), r.m("curl", "rps")
+    out = []
+    if c and a:
+        out.append(("K: Courier `events()` ≥ 1.5× AsyncHTTPClient + EventSource", f"{c / a:.2f}×", met(c / a >= 1.5)))
+    if c and k:
+        out.append(("K: Courier `events()` ≥ 0.5× the curl CLI's raw byte rate", f"{c / k:.2f}×", met(c / k >= 0.5)))
+    if t and a and k:
+        out.append(("K: Courier `decodingEvents(of:)` ÷ AsyncHTTPClient + EventSource (which does not decode), "
+                    "and ÷ curl (not a target)", f"{t / a:.2f}×, {t / k:.2f}×", "—"))
+    return out
+
+
 def overhead_table(results):
     out = ["| workload | transport | Courier API req/s | transport directly req/s | API ÷ direct | overhead | added µs/request | per-round API ÷ direct |",
            "|---|---|---|---|---|---|---|---|"]
@@ -510,6 +561,7 @@ def render(info, results, workloads):
                 targets.append((f"F: exactly 1 transfer with dedupe ({t} transport)", ", ".join(map(str, runs)) + " per run",
                                 met(all(x == 1 for x in runs))))
     tls_targets = https_targets(results, workloads, met)
+    event_targets = sse_targets(results, met) if "sse" in workloads else []
     if targets:
         L.append("## Targets (issue 9; ratios from this run)")
         L.append("")
@@ -526,7 +578,15 @@ def render(info, results, workloads):
         for t in tls_targets:
             L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
         L.append("")
-    if any("missed" in t[2] for t in targets + tls_targets):
+    if event_targets:
+        L.append("## Targets for event streams (issue 20; ratios from this run)")
+        L.append("")
+        L.append("| target | measured | |")
+        L.append("|---|---|---|")
+        for t in event_targets:
+            L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
+        L.append("")
+    if any("missed" in t[2] for t in targets + tls_targets + event_targets):
         L.append("Where the time goes for the missed targets (perf profiles, with the fixes suggested for the "
                  "library and what they gained in a scratch experiment): `Benchmarks/PROFILES.md`.")
         L.append("")
@@ -625,6 +685,24 @@ def render(info, results, workloads):
                  "received when it was interrupted): 0 is a perfect resume. The final file is compared with the source (`cmp`).")
         L.append("")
         L.append(resume_table(results, total_resume)[0])
+        L.append("")
+    if "sse" in workloads:
+        L.append(f"## {TITLES['sse']}")
+        L.append("")
+        L.append("nginx serves one static file (`location ~ \\.sse$ { default_type text/event-stream; }`, sendfile) "
+                 "holding events `id: N` / `data: {\"sequence\":N,\"text\":\"…\"}` (100 bytes of data) / blank "
+                 "line, N from 1; each client reads it over one plain HTTP/1.1 connection and must count exactly "
+                 "every event (an error otherwise). Courier: `session.eventStream(url, reconnection: .never)` read "
+                 "through `events()`, and through `decodingEvents(of: Tick.self)` (JSONDecoder per event, the "
+                 "sequence numbers checked). AsyncHTTPClient: `response.body` chunk by chunk into "
+                 "`EventSource.Parser` (mattt/EventSource, an actor taking one byte per call), one actor hop per "
+                 "chunk, the events drained inside the actor at each line end; it counts events and decodes "
+                 "nothing. curl: `curl -N -s -o /dev/null`, raw bytes, no parsing: its events/s is the file's "
+                 "events ÷ its `time_total`, the ceiling. The Swift clients time from just before the request "
+                 "to the last event (no warm-up; the client or session is made before); CPU time is the whole "
+                 "process's (GNU `time`), ÷ the events for CPU ns/event.")
+        L.append("")
+        L.append(sse_table(results, info["params"])[0])
         L.append("")
     return "\n".join(L) + "\n"
 

@@ -10,8 +10,9 @@ Benchmarks/results/raw-<timestamp>.jsonl.
 
 Knobs (environment):
   ROUNDS=3            rounds per workload (medians are over rounds)
-  WORKLOADS=A,B,C,D,F,G,H,I,J   letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
+  WORKLOADS=A,B,C,D,F,G,H,I,J,K   letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
                       G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
+                      K=sse (1,000,000 Server-Sent Events from one static text/event-stream file)
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
@@ -63,9 +64,9 @@ RESUME_RATE = "32m"  # nginx limit_rate on /throttled/: 32 MiB/s, so the 64 MiB 
 
 LETTERS = {"A": ["seq"], "B": ["conc"], "C": ["dlmem", "dldisk"], "D": ["json"], "E": [],
            "F": ["dedupe"], "G": ["resume"], "H": ["h1seq", "h1conc"], "I": ["h2conc32", "h2conc256"],
-           "J": ["tlscold"]}
+           "J": ["tlscold"], "K": ["sse"]}
 ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume", "h1seq", "h1conc", "h2conc32", "h2conc256",
-       "tlscold"]
+       "tlscold", "sse"]
 # The HTTPS workloads: A and B over HTTPS/HTTP/1.1 (H), B over HTTP/2 (I), 32 cold connections (J).
 # "base" picks the server (h1: `ssl` only; h2: `ssl http2`), "http" the version the clients ask for.
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
@@ -83,7 +84,29 @@ PARAMS = {
     "h2conc32": dict(path="/small.json", n=50000, c=32, base="h2", http="auto"),
     "h2conc256": dict(path="/small.json", n=50000, c=256, base="h2", http="auto"),
     "tlscold": dict(path="/small.json", n=32, c=32, base="h1", http="1.1"),
+    # n is the number of events in the stream; "bytes" (the file's size) is filled in below.
+    "sse": dict(path="/events.sse", n=1000000, c=1),
 }
+
+# Workload K: one text/event-stream file of SSE_EVENTS events, each `id: N` and one `data:` line holding
+# exactly SSE_DATA_BYTES of JSON, {"sequence":N,"text":"…"} (N from 1), then the blank line that
+# dispatches it.
+SSE_EVENTS = PARAMS["sse"]["n"]
+SSE_DATA_BYTES = 100
+SSE_PAD = "The quick brown fox jumps over the lazy dog; " * 4
+
+
+def sse_event(n):
+    text = SSE_PAD[:SSE_DATA_BYTES - 23 - len(str(n))]  # 23: {"sequence":,"text":""}
+    return f'id: {n}\ndata: {{"sequence":{n},"text":"{text}"}}\n\n'
+
+
+def sse_size():
+    # "id: " N "\n" "data: " DATA "\n" "\n": 13 bytes besides N and the data
+    return sum(len(str(n)) for n in range(1, SSE_EVENTS + 1)) + SSE_EVENTS * (13 + SSE_DATA_BYTES)
+
+
+PARAMS["sse"]["bytes"] = sse_size()
 
 QUICK = os.environ.get("QUICK") == "1"
 if QUICK:
@@ -158,6 +181,17 @@ def make_files(workloads=ALL):
             with open(path, "wb") as f:
                 for _ in range(size // MIB):
                     f.write(os.urandom(MIB))
+    if "sse" in workloads:
+        path = os.path.join(WWW, "events.sse")
+        if not os.path.exists(path) or os.path.getsize(path) != PARAMS["sse"]["bytes"]:
+            say(f"writing {SSE_EVENTS:,} events ({PARAMS['sse']['bytes'] / MIB:.0f} MiB) to {path}")
+            assert len(sse_event(1)) == len("id: 1\n") + len("data: ") + SSE_DATA_BYTES + 2
+            with open(path, "w") as f:
+                for start in range(1, SSE_EVENTS + 1, 10000):
+                    f.write("".join(sse_event(n) for n in range(start, min(start + 10000, SSE_EVENTS + 1))))
+            if os.path.getsize(path) != PARAMS["sse"]["bytes"]:
+                sys.exit(f"{path} is not {PARAMS['sse']['bytes']} bytes")
+        big.append(("events.sse", PARAMS["sse"]["bytes"]))
     # Read everything once so that it is in the page cache.
     for name, _ in big:
         with open(os.path.join(WWW, name), "rb") as f:
@@ -242,6 +276,10 @@ http {{
             alias {work}/www/;
             limit_rate {rate};
             access_log {work}/logs/bench.log bench;
+        }}
+        # Workload K: the event stream, a static file served as text/event-stream.
+        location ~ \\.sse$ {{
+            default_type text/event-stream;
         }}
     }}
     # HTTPS, HTTP/2 by ALPN (HTTP/1.1 for a client that offers only that).
@@ -443,6 +481,8 @@ def curl_cmd(wl):
     if wl in ("dlmem", "dldisk"):
         out = "/dev/null" if wl == "dlmem" else os.path.join(DL, "dl.bin")
         return base + ["-o", out, "-w", "%{http_code} %{time_total} %{size_download}\n", url]
+    if wl == "sse":  # raw bytes, no parsing: the ceiling (-N: no output buffering)
+        return base + ["-N", "-o", "/dev/null", "-w", "%{http_code} %{time_total} %{size_download} %{content_type}\n", url]
     raise KeyError(wl)
 
 
@@ -476,6 +516,13 @@ def parse_curl(wl):
                 r["bytes"] = os.path.getsize(os.path.join(DL, "dl.bin"))
         if wl == "dedupe":
             r["mbps"] = r["bytes"] / 1e6 / wall
+        if wl == "sse":
+            # curl's own transfer time; events/s = the stream's events ÷ that time (curl parses none)
+            secs = float(rows[0][1])
+            want = (200, PARAMS["sse"]["bytes"], "text/event-stream")
+            got = (int(rows[0][0]), r["bytes"], rows[0][3] if len(rows[0]) > 3 else "")
+            r.update(n=SSE_EVENTS, seconds=secs, rps=SSE_EVENTS / secs, mbps=r["bytes"] / 1e6 / secs,
+                     content_type=got[2], errors=0 if got == want else 1)
         return r
     return parse
 
@@ -497,9 +544,22 @@ def parse_s_time(out, wall):
                 s_time_user_s=float(m.group(2)), errors=0 if n else 1)
 
 
+def only(cs):
+    keep = os.environ.get("ONLY")
+    return [c for c in cs if c[0] in set(keep.split(","))] if keep else cs
+
+
 def clients_for(wl):
     cs = []
     add = lambda cid, cmd, parser: cs.append((cid, cmd, parser))
+    if wl == "sse":
+        # K: the curl CLI's raw bytes (the ceiling), AsyncHTTPClient's streamed body through
+        # mattt/EventSource's parser, Courier's events() and its typed decoding (curl transport).
+        add("curl", curl_cmd(wl), parse_curl(wl))
+        add("ahc+eventsource", swift_cmd("bench-ahc-sse", "ahc+eventsource", wl), parse_swift)
+        add("courier-curl", swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
+        add("courier-curl+typed", swift_cmd("bench-courier", "courier-curl+typed", wl), parse_swift)
+        return only(cs)
     if wl in TLS_WORKLOADS:
         # URLSession (and Courier's URLSession transport) cannot trust a private CA on Linux, nor choose
         # the HTTP version: the HTTPS workloads run the curl CLI, AsyncHTTPClient and Courier (curl).
@@ -514,11 +574,7 @@ def clients_for(wl):
         if wl == "tlscold":
             # Not judged: the same with only the CA trusted, to show what the system store costs.
             add("courier-curl+onlyca", swift_cmd("bench-courier", "courier-curl+onlyca", wl), parse_swift)
-        only = os.environ.get("ONLY")
-        if only:
-            keep = set(only.split(","))
-            cs = [c for c in cs if c[0] in keep]
-        return cs
+        return only(cs)
     if wl in ("seq", "conc") and shutil.which("wrk"):
         p = PARAMS[wl]
         add("wrk", ["wrk", "-t1", f"-c{p['c']}", "-d5s", "--latency", BASE + p["path"]], parse_wrk)
@@ -534,11 +590,7 @@ def clients_for(wl):
             add(f"transport-{transport}", swift_cmd("bench-courier", f"transport-{transport}", wl), parse_swift)
         if wl == "dedupe":
             add(f"courier-{transport}+dedupe", swift_cmd("bench-courier", f"courier-{transport}+dedupe", wl), parse_swift)
-    only = os.environ.get("ONLY")
-    if only:
-        keep = set(only.split(","))
-        cs = [c for c in cs if c[0] in keep]
-    return cs
+    return only(cs)
 
 
 TIME_FIELDS = {
@@ -634,6 +686,8 @@ def run_one(nginx, cid, cmd, parser, wl):
         path = os.path.join(DL, "dl.bin")
         if os.path.exists(path):
             os.unlink(path)
+    if wl == "sse" and r.get("rps"):
+        r["mbps"] = r["rps"] * PARAMS["sse"]["bytes"] / SSE_EVENTS / 1e6  # the stream's bytes at that event rate
     expected = {"dlmem": GIB, "dldisk": GIB}.get(wl)
     if expected and r.get("bytes") != expected:
         r["errors"] = r.get("errors", 0) + 1
@@ -677,7 +731,7 @@ def machine():
 def main():
     started = time.monotonic()
     start_wall = datetime.datetime.now().astimezone()
-    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J").split(",")
+    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K").split(",")
     workloads = []
     for w in wanted:
         for name in LETTERS.get(w.strip().upper(), [w.strip()]):
@@ -720,7 +774,7 @@ def main():
                         raw.write(json.dumps(r) + "\n")
                         raw.flush()
                         brief = {k2: (round(r[k2], 1) if isinstance(r.get(k2), float) else r.get(k2))
-                                 for k2 in ("rps", "mbps", "p50_us", "cold_ms", "cold_cpu_ms", "ms_per_handshake",
+                                 for k2 in ("rps", "mbps", "events", "p50_us", "cold_ms", "cold_cpu_ms", "ms_per_handshake",
                                             "peak_rss_kb", "errors", "server_requests", "connections", "protocol",
                                             "failed")
                                  if k2 in r}

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 
-// Shared by the three bench executables: command line, timing, the JSON result line, the
+// Shared by the bench executables: command line, timing, the JSON result line, the
 // Decodable model of the 64 KiB body, and the nginx "gate" used by the dedupe workload.
 //
 // Command line (every executable):
@@ -11,6 +11,7 @@ import Glibc
 //              [--gate-pid PID] [--store DIR] [--expect-bytes B] [--cacert PEM] [--http auto|1.1|2]
 // Workloads: seq | conc | dlmem | dldisk | json | dedupe | resume, and over HTTPS (--cacert):
 //   h1seq (as seq) | h1conc | h2conc32 | h2conc256 (as conc) | tlscold (one cold wave of c requests)
+//   sse: one event stream of n events read to its end (bench-courier, bench-ahc-sse)
 // Output: exactly one line starting with "{" on stdout (a JSON object); diagnostics on stderr.
 
 public struct Arguments: Sendable {

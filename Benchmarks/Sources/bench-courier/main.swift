@@ -13,6 +13,8 @@ import FoundationNetworking
 //       the transport under it driven directly through the @_spi(Transport) contract: start a transfer,
 //       collect the body, acknowledge it, wait for `completed`. Courier-API ÷ transport is the cost of
 //       everything the request layer adds (workload E).
+// Workload K (`sse`): `eventStream(url, reconnection: .never)` read through `events()` (courier-curl), or
+// through `decodingEvents(of: Tick.self)` (courier-curl+typed), counting the events.
 // HTTPS workloads (--cacert): `tls.trustRoots = .system(adding: [CA])` (the system store plus the
 // benchmark's CA, the realistic set-up), or `.only([CA])` for the `+onlyca` client; `httpVersion` from
 // --http (auto → .automatic, 1.1 → .http1_1, 2 → .http2).
@@ -22,6 +24,7 @@ let useCurl = args.client.contains("curl")
 let direct = args.client.hasPrefix("transport-")
 let dedupe = args.client.hasSuffix("+dedupe")
 let onlyCA = args.client.hasSuffix("+onlyca")
+let typed = args.client.hasSuffix("+typed")
 let connections = max(args.c, 8)
 
 func makeConfiguration() -> SessionConfiguration {
@@ -269,6 +272,45 @@ func resumeAPI() async -> Report {
     return report
 }
 
+/// The `data` of each event of workload K's stream: `{"sequence":N,"text":"…"}`, N from 1.
+struct Tick: Decodable, Sendable {
+    let sequence: Int
+    let text: String
+}
+
+/// Workload K: one event stream read to its end, one connection (`reconnection: .never`); every event
+/// counted, and with `+typed` decoded as a `Tick` whose sequence number is checked. The count must be
+/// exactly `args.n`.
+func eventStreamAPI(_ session: Session) async -> Report {
+    var report = Report(args)
+    var events = 0
+    let t0 = nowNs()
+    do {
+        let stream = session.eventStream(args.url, reconnection: .never)
+        if typed {
+            for try await tick in stream.decodingEvents(of: Tick.self) {
+                events += 1
+                if tick.sequence != events {
+                    report.errors += 1
+                    if report.errors < 3 { log("event \(events) has sequence \(tick.sequence)") }
+                }
+            }
+        } else {
+            for try await _ in stream.events() { events += 1 }
+        }
+    } catch {
+        report.errors += 1
+        log("\(error)")
+    }
+    report.elapsedNs = nowNs() - t0
+    if events != args.n {
+        report.errors += 1
+        log("expected \(args.n) events, got \(events)")
+    }
+    report.extra["events"] = Double(events)
+    return report
+}
+
 // MARK: - The transport driven directly
 
 /// Collects one transfer's body, acknowledging every chunk at once, and hands the result to a
@@ -398,6 +440,7 @@ if direct {
         case "dlmem": report = await toMemoryAPI(session)
         case "dldisk": report = await toDiskAPI(session)
         case "dedupe": report = await identicalAPI(session)
+        case "sse": report = await eventStreamAPI(session)
         default: fail("unknown workload \(args.workload)")
         }
         report.notes["transport"] = session.transportName
