@@ -19,7 +19,8 @@ final class EventStreamPump {
     private var lifecycle: EventStreamLifecycle
     private var stage: Stage = .running
     private var parser: ServerSentEventParser
-    private var pending: [EventStreamUpdate] = []
+    // Updates parsed but not taken yet; taken by moving them out (no copy of their strings).
+    private var pending: [EventStreamUpdate?] = []
     private var pendingIndex = 0
 
     init(request: EventStreamRequest, attached: Bool) {
@@ -34,18 +35,22 @@ final class EventStreamPump {
         }
     }
 
+    /// The next update already parsed, taken without suspending (most calls: a chunk holds many events).
+    func nextReady() -> EventStreamUpdate? {
+        guard pendingIndex < pending.count else { return nil }
+        let update = pending[pendingIndex].take()
+        pendingIndex += 1
+        if pendingIndex == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingIndex = 0
+        }
+        return update
+    }
+
     /// The next update, `nil` at a clean end; throws what ended the stream otherwise.
     func next() async throws(CourierError) -> EventStreamUpdate? {
         while true {
-            if pendingIndex < pending.count {
-                let update = pending[pendingIndex]
-                pendingIndex += 1
-                if pendingIndex == pending.count {
-                    pending.removeAll(keepingCapacity: true)
-                    pendingIndex = 0
-                }
-                return update
-            }
+            if let update = nextReady() { return update }
             switch stage {
             case .running:
                 return nil // not reached: every action leaves another stage

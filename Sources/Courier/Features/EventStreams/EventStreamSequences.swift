@@ -20,7 +20,8 @@ public struct EventStreamUpdates: AsyncSequence, Sendable {
 
         /// The next update, or `nil` when the stream ended cleanly.
         public mutating func next() async throws(CourierError) -> EventStreamUpdate? {
-            try await pump.next()
+            if let update = pump.nextReady() { return update }
+            return try await pump.next()
         }
     }
 }
@@ -43,10 +44,14 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
         /// The next event, or `nil` when the stream ended cleanly.
         public mutating func next() async throws(CourierError) -> ServerSentEvent? {
-            while let update = try await updates.next() {
+            while true {
+                // Events already parsed are taken without another suspension point.
+                while let update = updates.pump.nextReady() {
+                    if case .event(let event) = update { return event }
+                }
+                guard let update = try await updates.pump.next() else { return nil }
                 if case .event(let event) = update { return event }
             }
-            return nil
         }
     }
 }

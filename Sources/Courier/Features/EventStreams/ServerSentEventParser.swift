@@ -65,7 +65,7 @@ public struct ServerSentEventParser: Sendable {
     }
 
     /// Parses the next piece of the stream, calling `dispatch` with each event it completes.
-    public mutating func parse(_ chunk: Data, dispatch: (ServerSentEvent) -> Void) throws(CourierError) {
+    public mutating func parse(_ chunk: Data, dispatch: (consuming ServerSentEvent) -> Void) throws(CourierError) {
         let result: Result<Void, CourierError> = chunk.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             do throws(CourierError) {
@@ -78,7 +78,7 @@ public struct ServerSentEventParser: Sendable {
         try result.get()
     }
 
-    private mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, dispatch: (ServerSentEvent) -> Void) throws(CourierError) {
+    private mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, dispatch: (consuming ServerSentEvent) -> Void) throws(CourierError) {
         var start = 0
         let count = bytes.count
         if atStreamStart {
@@ -102,11 +102,9 @@ public struct ServerSentEventParser: Sendable {
         var lineStart = start
         var index = start
         while index < count {
+            index = Self.lineEnd(in: bytes, from: index)
+            guard index < count else { break }
             let byte = bytes[index]
-            if byte != 0x0A && byte != 0x0D {
-                index += 1
-                continue
-            }
             // A whole line: in the chunk alone, or the held start of it plus this chunk's part.
             if partialLine.isEmpty {
                 // The same bound as a line held across chunks, so that where the stream is split never matters.
@@ -135,6 +133,21 @@ public struct ServerSentEventParser: Sendable {
         }
     }
 
+    /// The index of the first CR or LF at or after `start`, or `bytes.count`: two `memchr` scans
+    /// (vectorised), the second only as far as the first found.
+    private static func lineEnd(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = bytes.baseAddress, start < bytes.count else { return bytes.count }
+        let remaining = bytes.count - start
+        var end = bytes.count
+        if let found = memchr(base + start, 0x0A, remaining) {
+            end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
+        if end > start, let found = memchr(base + start, 0x0D, end - start) {
+            end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
+        return end
+    }
+
     private func checkSize(_ lineBytes: Int) throws(CourierError) {
         if lineBytes + dataBuffer.count > maximumEventSize {
             throw CourierError(.responseTooLarge, "An event of the stream is larger than the limit of \(maximumEventSize) bytes "
@@ -142,7 +155,7 @@ public struct ServerSentEventParser: Sendable {
         }
     }
 
-    private mutating func processLine(_ line: UnsafeBufferPointer<UInt8>, dispatch: (ServerSentEvent) -> Void) throws(CourierError) {
+    private mutating func processLine(_ line: UnsafeBufferPointer<UInt8>, dispatch: (consuming ServerSentEvent) -> Void) throws(CourierError) {
         if line.isEmpty {
             dispatchEvent(dispatch)
             return
@@ -154,17 +167,17 @@ public struct ServerSentEventParser: Sendable {
         if valueStart < line.count, line[valueStart] == 0x20 { valueStart += 1 }
         let value = UnsafeBufferPointer(rebasing: line[valueStart...])
         switch name.count {
-        case 4 where name.elementsEqual("data".utf8):
+        case 4 where name[0] == 0x64 && name[1] == 0x61 && name[2] == 0x74 && name[3] == 0x61: // "data"
             try checkSize(value.count + 1)
             dataBuffer.append(contentsOf: value)
             dataBuffer.append(0x0A)
-        case 5 where name.elementsEqual("event".utf8):
+        case 5 where name[0] == 0x65 && name[1] == 0x76 && name[2] == 0x65 && name[3] == 0x6E && name[4] == 0x74: // "event"
             eventType = String(decoding: value, as: UTF8.self)
-        case 2 where name.elementsEqual("id".utf8):
+        case 2 where name[0] == 0x69 && name[1] == 0x64: // "id"
             if !value.contains(0) {
                 idBuffer = value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
             }
-        case 5 where name.elementsEqual("retry".utf8):
+        case 5 where name[0] == 0x72 && name[1] == 0x65 && name[2] == 0x74 && name[3] == 0x72 && name[4] == 0x79: // "retry"
             if !value.isEmpty, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                 // Digits only; a value past Int's range is taken as "as long as possible".
                 var milliseconds = 0
@@ -182,7 +195,7 @@ public struct ServerSentEventParser: Sendable {
         }
     }
 
-    private mutating func dispatchEvent(_ dispatch: (ServerSentEvent) -> Void) {
+    private mutating func dispatchEvent(_ dispatch: (consuming ServerSentEvent) -> Void) {
         defer {
             dataBuffer.removeAll(keepingCapacity: dataBuffer.capacity <= 64 << 10)
             eventType = nil
