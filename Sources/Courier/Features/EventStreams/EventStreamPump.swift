@@ -85,8 +85,18 @@ final class EventStreamPump {
         }
         switch result {
         case .success(let chunk?):
+            // Parsed into a local array (swapped with `pending`, no copy) and by a local parser, so
+            // that the closure captures locals only, not this object (no retain per line).
+            var updates: [EventStreamUpdate?] = []
+            swap(&updates, &pending)
+            var parser = ServerSentEventParser()
+            swap(&parser, &self.parser)
+            defer {
+                swap(&updates, &pending)
+                swap(&parser, &self.parser)
+            }
             do throws(CourierError) {
-                try parser.parse(chunk) { pending.append(.event($0)) }
+                try parser.parse(chunk) { updates.append(.event($0)) }
             } catch {
                 request.currentRequest?.cancel()
                 stage = .finished(error)
