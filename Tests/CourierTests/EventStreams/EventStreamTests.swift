@@ -222,6 +222,30 @@ import CourierLocking
         }
     }
 
+    @Test(arguments: TransportUnderTest.available)
+    func everyConnectionGoesThroughTheSessionsInterceptorsAndMonitors(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            let script = EventStreamScript(events: Self.ticks(1...4), dropAfter: 2)
+            server.route("/events") { request in
+                request.headers["Last-Event-ID"] == "4" ? MockResponse(status: 204) : script.response(for: request)
+            }
+            let recorder = EventRecorder()
+            let clock = FrozenClock()
+            let session = makeSession(transport, server: server, interceptor: Interceptor(adapters: [ChainAdapter(label: "session")]),
+                                      monitors: [recorder]) { $0.retryClock = clock }
+            let stream = session.eventStream("events", interceptor: Interceptor(adapters: [ChainAdapter(label: "stream")]),
+                                             reconnection: Self.exact)
+            let events = try await collect(stream.events())
+            #expect(events.count == 4)
+            // Three connections (dropped, ended, 204), each adapted by the session's then the stream's adapter.
+            #expect(server.recordedRequests.map { $0.headers["X-Chain"] } == ["session,stream", "session,stream", "session,stream"])
+            #expect(recorder.recorded.filter { $0 == "created" }.count == 3, "\(recorder.recorded)")
+            #expect(recorder.recorded.contains("response(204)"))
+            let metrics = await stream.currentRequest?.metrics
+            #expect(metrics != nil, "the last connection's metrics")
+        }
+    }
+
     @Test func aSecondConsumerFailsAtOnce() async throws {
         try await withServer { server async throws in
             server.route("/events") { EventStreamScript(events: Self.ticks(1...1)).response(for: $0) }
