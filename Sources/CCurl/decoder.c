@@ -138,7 +138,8 @@ int ccurl_decoder_available(ccurl_coding coding) {
     pthread_once(&load_once, load_libraries);
     switch (coding) {
     case CCURL_CODING_GZIP:
-    case CCURL_CODING_DEFLATE: return zlib_loaded;
+    case CCURL_CODING_DEFLATE:
+    case CCURL_CODING_RAW_DEFLATE: return zlib_loaded;
     case CCURL_CODING_BROTLI: return brotli_loaded;
     case CCURL_CODING_ZSTD: return zstd_loaded;
     }
@@ -180,6 +181,9 @@ ccurl_decoder *ccurl_decoder_create(ccurl_coding coding) {
         break;
     case CCURL_CODING_DEFLATE:
         opened = zlib_open(decoder, CZ_MAX_WBITS);
+        break;
+    case CCURL_CODING_RAW_DEFLATE:
+        opened = zlib_open(decoder, -CZ_MAX_WBITS);
         break;
     case CCURL_CODING_BROTLI:
         decoder->state = brotli.create(NULL, NULL, NULL);
@@ -292,6 +296,7 @@ ccurl_decode_status ccurl_decoder_run(ccurl_decoder *decoder, const void *input,
     switch (decoder->coding) {
     case CCURL_CODING_GZIP:
     case CCURL_CODING_DEFLATE:
+    case CCURL_CODING_RAW_DEFLATE:
         return run_zlib(decoder, input, input_length, consumed, output, output_capacity, produced);
     case CCURL_CODING_BROTLI:
         return run_brotli(decoder, input, input_length, consumed, output, output_capacity, produced);
@@ -311,6 +316,7 @@ void ccurl_decoder_destroy(ccurl_decoder *decoder) {
     switch (decoder->coding) {
     case CCURL_CODING_GZIP:
     case CCURL_CODING_DEFLATE:
+    case CCURL_CODING_RAW_DEFLATE:
         if (decoder->z_open) zlib.inflate_end(&decoder->z);
         break;
     case CCURL_CODING_BROTLI:

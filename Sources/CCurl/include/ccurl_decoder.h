@@ -29,6 +29,9 @@ typedef enum ccurl_coding {
     CCURL_CODING_BROTLI = 3,
     /// Zstandard (RFC 8878), through libzstd, with the 8 MiB window limit RFC 8878 sets for HTTP.
     CCURL_CODING_ZSTD = 4,
+    /// Raw deflate (RFC 1951, no header or checksum) with a 32 KiB window: WebSocket
+    /// permessage-deflate (RFC 7692), whose messages end in a sync flush rather than a final block.
+    CCURL_CODING_RAW_DEFLATE = 5,
 } ccurl_coding;
 
 /// What one ccurl_decoder_run() call ended with.

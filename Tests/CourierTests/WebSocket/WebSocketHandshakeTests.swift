@@ -9,8 +9,8 @@ struct WebSocketHandshakeTests {
     static let url = URL(string: "ws://example.com/chat?room=1")!
 
     static func request(_ url: URL = url, protocols: [String] = [], headers: HTTPHeaders = [],
-                        extensionOffer: String? = nil) throws -> WebSocketHandshakeRequest {
-        try WebSocketHandshakeRequest(url: url, protocols: protocols, headers: headers, extensionOffer: extensionOffer, nonce: nonce)
+                        offersCompression: Bool = false) throws -> WebSocketHandshakeRequest {
+        try WebSocketHandshakeRequest(url: url, protocols: protocols, headers: headers, offersCompression: offersCompression, nonce: nonce)
     }
 
     static func head(_ text: String) throws -> ResponseHead {
@@ -31,7 +31,7 @@ struct WebSocketHandshakeTests {
     /// §4.1: the request line and every required header, then the offers and extra headers.
     @Test func buildsTheUpgradeRequestHead() throws {
         let request = try Self.request(protocols: ["chat", "superchat"], headers: ["Origin": "http://example.com"],
-                                       extensionOffer: "permessage-deflate")
+                                       offersCompression: true)
         #expect(String(decoding: request.head, as: UTF8.self) == """
             GET /chat?room=1 HTTP/1.1\r
             Host: example.com\r
@@ -40,7 +40,7 @@ struct WebSocketHandshakeTests {
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r
             Sec-WebSocket-Version: 13\r
             Sec-WebSocket-Protocol: chat, superchat\r
-            Sec-WebSocket-Extensions: permessage-deflate\r
+            Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r
             Origin: http://example.com\r
             \r
 

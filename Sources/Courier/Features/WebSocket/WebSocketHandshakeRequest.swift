@@ -24,17 +24,19 @@ struct WebSocketHandshakeRequest: Sendable {
     let key: String
     /// The subprotocols offered, in order of preference.
     let protocols: [String]
-    /// The extensions offered in `Sec-WebSocket-Extensions`, if any.
+    /// The extensions offered in `Sec-WebSocket-Extensions`, if any (only permessage-deflate).
     let extensionOffer: String?
     /// Extra headers (authorization, cookies, origin), already checked.
     let headers: HTTPHeaders
     /// The request head, ready to write: request line, headers and the blank line.
     let head: Data
 
-    /// Builds the request for `url` (ws, wss, http or https), offering `protocols`.
+    /// Builds the request for `url` (ws, wss, http or https), offering `protocols`, and
+    /// permessage-deflate when `offersCompression` (offer it only when ``WebSocketInflater/isAvailable``).
     /// - Parameter nonce: 16 bytes for the key; fresh random bytes unless a test passes its own.
-    init(url: URL, protocols: [String] = [], headers: HTTPHeaders = [], extensionOffer: String? = nil,
+    init(url: URL, protocols: [String] = [], headers: HTTPHeaders = [], offersCompression: Bool = false,
          nonce: [UInt8]? = nil) throws(WebSocketHandshakeFailure) {
+        let extensionOffer = offersCompression ? WebSocketDeflateParameters.offer : nil
         guard let scheme = url.scheme?.lowercased(), ["ws", "wss", "http", "https"].contains(scheme),
               let rawHost = url.host, !rawHost.isEmpty else {
             throw WebSocketHandshakeFailure.invalidURL(url.absoluteString)
@@ -48,9 +50,6 @@ struct WebSocketHandshakeRequest: Sendable {
                   !Self.reservedHeaderNames.contains(header.name.lowercased()) else {
                 throw WebSocketHandshakeFailure.invalidHeader(header.name)
             }
-        }
-        if let extensionOffer, !WireSyntax.isFieldValue(extensionOffer) {
-            throw WebSocketHandshakeFailure.invalidHeader("Sec-WebSocket-Extensions")
         }
         let nonce = nonce ?? (0..<16).map { _ in UInt8.random(in: .min ... .max) }
         self.url = url
@@ -87,8 +86,8 @@ struct WebSocketHandshakeRequest: Sendable {
     struct Accepted: Sendable, Hashable {
         /// The subprotocol the server chose, one of those offered, or nil.
         var subprotocol: String?
-        /// The server's `Sec-WebSocket-Extensions`, when extensions were offered and it answered.
-        var extensions: String?
+        /// The permessage-deflate parameters, when it was offered and the server agreed.
+        var compression: WebSocketDeflateParameters?
     }
 
     /// Checks the server's response head (§4.1, the client's checks 1–6).
@@ -114,7 +113,7 @@ struct WebSocketHandshakeRequest: Sendable {
         }
         if let extensions = response.headers["Sec-WebSocket-Extensions"] {
             guard extensionOffer != nil else { throw WebSocketHandshakeFailure.unexpectedExtension(extensions) }
-            accepted.extensions = extensions
+            accepted.compression = try WebSocketDeflateParameters(response: extensions)
         }
         return accepted
     }

@@ -83,11 +83,18 @@ struct WebSocketStateMachine: Sendable {
     private var parser: WebSocketFrameParser
     private var reassembly: WebSocketMessageAssembler
 
-    init(maximumMessageSize: Int = WebSocketFrameParser.defaultMaximumMessageSize, keys: WebSocketMaskingKeySource = .random) {
+    /// - Parameters:
+    ///   - maximumMessageSize: the largest message accepted, on the wire and inflated.
+    ///   - keys: where each frame's masking key comes from.
+    ///   - compression: the permessage-deflate parameters the handshake agreed on, if any; the
+    ///     server's compressed messages are then inflated (Courier's own are sent uncompressed).
+    init(maximumMessageSize: Int = WebSocketFrameParser.defaultMaximumMessageSize, keys: WebSocketMaskingKeySource = .random,
+         compression: WebSocketDeflateParameters? = nil) {
         self.maximumMessageSize = maximumMessageSize
         self.keys = keys
-        parser = WebSocketFrameParser(maximumMessageSize: maximumMessageSize)
-        reassembly = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize)
+        let inflater = compression.flatMap { WebSocketInflater(resetsPerMessage: $0.serverNoContextTakeover) }
+        parser = WebSocketFrameParser(maximumMessageSize: maximumMessageSize, allowsCompressedMessages: inflater != nil)
+        reassembly = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize, inflater: inflater)
     }
 
     /// Applies `event` and returns what to do, in order.
