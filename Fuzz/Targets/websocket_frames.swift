@@ -1,14 +1,16 @@
 // Fuzz target: the WebSocket frame parser, message assembler and protocol state machine
 // (WebSocketStateMachine) on arbitrary server bytes, and the incremental UTF-8 validator.
 //
-// Input: byte 0 picks how the rest is split into chunks and the message size limit; the rest is
-// the stream the server sends after the handshake.
+// Input: byte 0 picks how the rest is split into chunks, the message size limit and whether
+// permessage-deflate was negotiated; the rest is the stream the server sends after the handshake
+// (and, separately, the bytes the handshake response head reader gets).
 // Properties: nothing traps; the actions and the final state are the same whether the stream is fed
 // whole or in pieces; no delivered message is over the limit; every pong sent carries at most
 // 125 bytes; once failed or closed nothing more is sent or delivered; the UTF-8 validator agrees
-// with the standard library on the stream, whole and split.
+// with the standard library on the stream, whole and split; the response head reader gives the
+// same head, remainder or failure whole and split, and never holds more than its limit.
 import Foundation
-@testable import Courier
+@testable @_spi(Transport) import Courier
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
@@ -18,12 +20,17 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let stream = Data(bytes[1...])
     let limit = [WebSocketFrameParser.defaultMaximumMessageSize, 200, 5][shape % 3]
     let piece = [1, 2, 3, 7, 130][(shape / 3) % 5]
+    let compression: WebSocketDeflateParameters? = switch (shape / 15) % 3 {
+    case 0: nil
+    case 1: WebSocketDeflateParameters()
+    default: { var parameters = WebSocketDeflateParameters(); parameters.serverNoContextTakeover = true; return parameters }()
+    }
 
-    var whole = WebSocketStateMachine(maximumMessageSize: limit, keys: .fixed(0))
+    var whole = WebSocketStateMachine(maximumMessageSize: limit, keys: .fixed(0), compression: compression)
     _ = whole.handle(.handshakeCompleted)
     let wholeActions = whole.handle(.bytesReceived(stream))
 
-    var split = WebSocketStateMachine(maximumMessageSize: limit, keys: .fixed(0))
+    var split = WebSocketStateMachine(maximumMessageSize: limit, keys: .fixed(0), compression: compression)
     _ = split.handle(.handshakeCompleted)
     var splitActions: [WebSocketStateMachine.Action] = []
     var offset = 0
@@ -69,5 +76,46 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         offset = end
     }
     precondition((ok && pieces.isComplete) == valid, "the validator disagrees with itself when split")
+
+    checkHeadReader(stream, piece: piece, limit: [WebSocketResponseHeadReader.defaultMaximumSize, 64, 16][shape % 3])
     return 0
+}
+
+private func describe(_ result: Result<WebSocketResponseHeadReader.Result?, WebSocketHandshakeFailure>, taken: Int) -> String {
+    switch result {
+    case .success(nil): return "more"
+    case .success(let found?):
+        return "\(found.head.statusCode) \(found.head.httpVersion) \(found.head.headers) \(found.head.setCookies) +\(taken)"
+    case .failure(let failure): return "\(failure)"
+    }
+}
+
+/// The handshake response head reader fed whole and in pieces gives the same outcome.
+private func checkHeadReader(_ stream: Data, piece: Int, limit: Int) {
+    var whole = WebSocketResponseHeadReader(url: URL(string: "ws://fuzz/")!, maximumSize: limit)
+    let wholeResult = Result { () throws(WebSocketHandshakeFailure) in try whole.read(stream) }
+    // What came before the remainder: the head's length.
+    let wholeTaken = (try? wholeResult.get()).flatMap { $0 }.map { stream.count - $0.remainder.count } ?? 0
+
+    var split = WebSocketResponseHeadReader(url: URL(string: "ws://fuzz/")!, maximumSize: limit)
+    var splitResult: Result<WebSocketResponseHeadReader.Result?, WebSocketHandshakeFailure> = .success(nil)
+    var splitTaken = 0
+    var offset = 0
+    while offset < stream.count {
+        let end = min(stream.count, offset + piece)
+        let chunk = stream.subdata(in: offset..<end)
+        splitResult = Result { () throws(WebSocketHandshakeFailure) in try split.read(chunk) }
+        offset = end
+        if case .success(let found?) = splitResult {
+            splitTaken = offset - found.remainder.count
+            break
+        }
+        if case .failure = splitResult { break }
+    }
+    if case .success(let found?) = wholeResult {
+        precondition(wholeTaken <= limit, "a head longer than the limit was accepted")
+        precondition(found.remainder == stream.subdata(in: wholeTaken..<stream.count))
+    }
+    precondition(describe(wholeResult, taken: wholeTaken) == describe(splitResult, taken: splitTaken),
+                 "the head reader gave another outcome when split")
 }
