@@ -131,4 +131,68 @@ struct WebSocketDeflateTests {
         _ = plain.handle(.handshakeCompleted)
         #expect(plain.handle(.bytesReceived(Self.hello)).contains(.fail(WebSocketProtocolViolation(.reservedBits))))
     }
+
+    // MARK: Compressing
+
+    /// The payload of a frame the machine sent with the all-zero key, and its RSV1 bit.
+    static func sent(_ actions: [Machine.Action]) -> (rsv1: Bool, payload: [UInt8])? {
+        guard case .send(let frame)? = actions.first else { return nil }
+        let length = Int(frame[1] & 0x7F)
+        let start = length == 126 ? 8 : length == 127 ? 14 : 6
+        return (frame[0] & 0x40 != 0, Array(frame[start...]))
+    }
+
+    static func compressing(_ configure: (inout WebSocketDeflateParameters) -> Void = { _ in }, outgoing: Bool = true) -> Machine {
+        var parameters = WebSocketDeflateParameters()
+        configure(&parameters)
+        var machine = Machine(keys: .fixed(0), compression: parameters, compressesOutgoing: outgoing)
+        _ = machine.handle(.handshakeCompleted)
+        return machine
+    }
+
+    /// §7.2.1 and §7.2.3.1: "Hello" compresses to the RFC's bytes, RSV1 set, the tail removed;
+    /// the second message refers back into the window (§7.2.3.2) unless client_no_context_takeover.
+    @Test(.enabled(if: WebSocketDeflater.isAvailable, "zlib has no compressor"))
+    func compressesOutgoingMessages() throws {
+        var machine = Self.compressing()
+        let first = try #require(Self.sent(machine.handle(.send(.text("Hello")))))
+        #expect(first.rsv1 && first.payload == [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])
+        let second = try #require(Self.sent(machine.handle(.send(.text("Hello")))))
+        #expect(second.rsv1 && second.payload.count < first.payload.count)
+
+        var fresh = Self.compressing { $0.clientNoContextTakeover = true }
+        let one = try #require(Self.sent(fresh.handle(.send(.text("Hello")))))
+        let two = try #require(Self.sent(fresh.handle(.send(.text("Hello")))))
+        #expect(one.payload == two.payload)
+
+        // §7.2.3.6: an empty message is one 0x00 byte.
+        let empty = try #require(Self.sent(machine.handle(.send(.binary(Data())))))
+        #expect(empty.rsv1 && empty.payload == [0x00])
+        // Control frames are never compressed.
+        let ping = try #require(Self.sent(machine.handle(.sendPing(Data("p".utf8)))))
+        #expect(!ping.rsv1 && ping.payload == [0x70])
+    }
+
+    /// What the client compresses, an inflater with the same parameters reads back, for sizes
+    /// around the chunk size and with and without context takeover.
+    @Test(.enabled(if: WebSocketDeflater.isAvailable, "zlib has no compressor"))
+    func roundTripsThroughTheInflater() throws {
+        for takeover in [true, false] {
+            var machine = Self.compressing { $0.clientNoContextTakeover = !takeover; $0.clientMaxWindowBits = 10 }
+            let inflater = try #require(WebSocketInflater(resetsPerMessage: !takeover))
+            for size in [1, 100, 65_535, 65_536, 200_000] {
+                let message = Data((0..<size).map { UInt8(truncatingIfNeeded: ($0 * 7) ^ ($0 >> 5)) })
+                let frame = try #require(Self.sent(machine.handle(.send(.binary(message)))))
+                #expect(frame.rsv1)
+                #expect(try inflater.inflate(Data(frame.payload), isLast: true, limit: 1 << 20) == message, "\(size) bytes, takeover \(takeover)")
+            }
+        }
+    }
+
+    @Test func sendsUncompressedWhenAskedOrWhenTheWindowIsTooSmall() throws {
+        var off = Self.compressing(outgoing: false)
+        #expect(try #require(Self.sent(off.handle(.send(.text("Hello"))))) == (false, Array("Hello".utf8)))
+        var tiny = Self.compressing { $0.clientMaxWindowBits = 8 }
+        #expect(try #require(Self.sent(tiny.handle(.send(.text("Hello"))))) == (false, Array("Hello".utf8)))
+    }
 }

@@ -1,9 +1,9 @@
 /// What permessage-deflate (RFC 7692) was agreed with: the offer the client sends and the
 /// parameters of the server's answer, checked as §7.1 requires.
 ///
-/// Courier decompresses what the server compresses and sends its own messages uncompressed (RSV1
-/// clear), which §6 allows; so the offer says nothing that limits the server, and
-/// `client_max_window_bits` (without a value) only tells the server it may choose one.
+/// Courier inflates what the server compresses and compresses its own data messages with the
+/// window the server allows (`client_max_window_bits`, offered without a value so the server may
+/// choose one); the offer puts no limit on the server.
 struct WebSocketDeflateParameters: Sendable, Hashable {
     /// The extension's name.
     static let name = "permessage-deflate"
@@ -12,8 +12,7 @@ struct WebSocketDeflateParameters: Sendable, Hashable {
 
     /// The server starts every message with an empty window (`server_no_context_takeover`).
     var serverNoContextTakeover = false
-    /// The client must not reuse its window (`client_no_context_takeover`); moot while Courier
-    /// does not compress.
+    /// The client must start every message with an empty window (`client_no_context_takeover`).
     var clientNoContextTakeover = false
     /// The server's LZ77 window in bits (8–15), when it named one.
     var serverMaxWindowBits: Int?

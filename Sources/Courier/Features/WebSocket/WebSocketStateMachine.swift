@@ -79,6 +79,8 @@ struct WebSocketStateMachine: Sendable {
     /// The largest message accepted; a larger one fails the connection with 1009.
     let maximumMessageSize: Int
     private let keys: WebSocketMaskingKeySource
+    /// Compresses outgoing messages when permessage-deflate was agreed and zlib can.
+    private let deflater: WebSocketDeflater?
     private(set) var state: State = .connecting
     private var parser: WebSocketFrameParser
     private var reassembly: WebSocketMessageAssembler
@@ -87,11 +89,16 @@ struct WebSocketStateMachine: Sendable {
     ///   - maximumMessageSize: the largest message accepted, on the wire and inflated.
     ///   - keys: where each frame's masking key comes from.
     ///   - compression: the permessage-deflate parameters the handshake agreed on, if any; the
-    ///     server's compressed messages are then inflated (Courier's own are sent uncompressed).
+    ///     server's compressed messages are then inflated, and data messages sent compressed
+    ///     when `compressesOutgoing` (and zlib can; otherwise they go uncompressed, which §6 allows).
     init(maximumMessageSize: Int = WebSocketFrameParser.defaultMaximumMessageSize, keys: WebSocketMaskingKeySource = .random,
-         compression: WebSocketDeflateParameters? = nil) {
+         compression: WebSocketDeflateParameters? = nil, compressesOutgoing: Bool = true) {
         self.maximumMessageSize = maximumMessageSize
         self.keys = keys
+        deflater = compression.flatMap { parameters in
+            compressesOutgoing ? WebSocketDeflater(windowBits: parameters.clientMaxWindowBits ?? 15,
+                                                   resetsPerMessage: parameters.clientNoContextTakeover) : nil
+        }
         let inflater = compression.flatMap { WebSocketInflater(resetsPerMessage: $0.serverNoContextTakeover) }
         parser = WebSocketFrameParser(maximumMessageSize: maximumMessageSize, allowsCompressedMessages: inflater != nil)
         reassembly = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize, inflater: inflater)
@@ -107,10 +114,14 @@ struct WebSocketStateMachine: Sendable {
             return []
 
         case (.open, .send(let message)):
-            switch message {
-            case .text(let text): return [.send(encode(.text, Data(text.utf8)))]
-            case .binary(let data): return [.send(encode(.binary, data))]
+            let (opcode, payload): (WebSocketOpcode, Data) = switch message {
+            case .text(let text): (.text, Data(text.utf8))
+            case .binary(let data): (.binary, data)
             }
+            if let compressed = deflater?.deflate(payload) {
+                return [.send(WebSocketFrameEncoder.encode(opcode: opcode, payload: compressed, rsv1: true, key: keys.nextKey()))]
+            }
+            return [.send(encode(opcode, payload))]
         case (.open, .sendPing(let payload)), (.open, .sendPong(let payload)):
             guard payload.count <= 125 else { return [.refused(.controlPayloadTooLong(payload.count))] }
             if case .sendPing = event { return [.send(encode(.ping, payload))] }
