@@ -56,7 +56,17 @@ static struct {
     int (*inflate_init2)(ccoder_z_stream *, int, const char *, int);
     int (*inflate)(ccoder_z_stream *, int);
     int (*inflate_end)(ccoder_z_stream *);
+    // The compressor, for WebSocket permessage-deflate only (loaded apart: decoding needs none of it).
+    int (*deflate_init2)(ccoder_z_stream *, int, int, int, int, int, const char *, int);
+    int (*deflate)(ccoder_z_stream *, int);
+    int (*deflate_reset)(ccoder_z_stream *);
+    int (*deflate_end)(ccoder_z_stream *);
 } zlib;
+
+#define CZ_SYNC_FLUSH 2
+#define CZ_DEFAULT_COMPRESSION (-1)
+#define CZ_DEFLATED 8
+#define CZ_DEFAULT_STRATEGY 0
 
 // MARK: - brotli
 
@@ -94,7 +104,7 @@ static struct {
 // MARK: - Loading
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static int zlib_loaded, brotli_loaded, zstd_loaded; // written once inside pthread_once
+static int zlib_loaded, zlib_deflate_loaded, brotli_loaded, zstd_loaded; // written once inside pthread_once
 
 // Resolves every name into the slots in order; all or nothing.
 static int resolve_all(void *library, const char *const *names, void **slots[], int count) {
@@ -112,7 +122,14 @@ static void load_libraries(void) {
         void **slots[] = {(void **)&zlib.version, (void **)&zlib.inflate_init2, (void **)&zlib.inflate,
                           (void **)&zlib.inflate_end};
         zlib_loaded = resolve_all(library, names, slots, 4);
-        if (!zlib_loaded) dlclose(library);
+        if (zlib_loaded) {
+            const char *deflate_names[] = {"deflateInit2_", "deflate", "deflateReset", "deflateEnd"};
+            void **deflate_slots[] = {(void **)&zlib.deflate_init2, (void **)&zlib.deflate, (void **)&zlib.deflate_reset,
+                                      (void **)&zlib.deflate_end};
+            zlib_deflate_loaded = resolve_all(library, deflate_names, deflate_slots, 4);
+        } else {
+            dlclose(library);
+        }
     }
     library = dlopen(CCODER_BROTLI_NAME, RTLD_NOW | RTLD_LOCAL);
     if (library != NULL) {
@@ -138,7 +155,8 @@ int ccurl_decoder_available(ccurl_coding coding) {
     pthread_once(&load_once, load_libraries);
     switch (coding) {
     case CCURL_CODING_GZIP:
-    case CCURL_CODING_DEFLATE: return zlib_loaded;
+    case CCURL_CODING_DEFLATE:
+    case CCURL_CODING_RAW_DEFLATE: return zlib_loaded;
     case CCURL_CODING_BROTLI: return brotli_loaded;
     case CCURL_CODING_ZSTD: return zstd_loaded;
     }
@@ -180,6 +198,9 @@ ccurl_decoder *ccurl_decoder_create(ccurl_coding coding) {
         break;
     case CCURL_CODING_DEFLATE:
         opened = zlib_open(decoder, CZ_MAX_WBITS);
+        break;
+    case CCURL_CODING_RAW_DEFLATE:
+        opened = zlib_open(decoder, -CZ_MAX_WBITS);
         break;
     case CCURL_CODING_BROTLI:
         decoder->state = brotli.create(NULL, NULL, NULL);
@@ -292,6 +313,7 @@ ccurl_decode_status ccurl_decoder_run(ccurl_decoder *decoder, const void *input,
     switch (decoder->coding) {
     case CCURL_CODING_GZIP:
     case CCURL_CODING_DEFLATE:
+    case CCURL_CODING_RAW_DEFLATE:
         return run_zlib(decoder, input, input_length, consumed, output, output_capacity, produced);
     case CCURL_CODING_BROTLI:
         return run_brotli(decoder, input, input_length, consumed, output, output_capacity, produced);
@@ -311,6 +333,7 @@ void ccurl_decoder_destroy(ccurl_decoder *decoder) {
     switch (decoder->coding) {
     case CCURL_CODING_GZIP:
     case CCURL_CODING_DEFLATE:
+    case CCURL_CODING_RAW_DEFLATE:
         if (decoder->z_open) zlib.inflate_end(&decoder->z);
         break;
     case CCURL_CODING_BROTLI:
@@ -321,4 +344,53 @@ void ccurl_decoder_destroy(ccurl_decoder *decoder) {
         break;
     }
     free(decoder);
+}
+
+// MARK: - Raw deflate compressor (WebSocket permessage-deflate)
+
+struct ccurl_deflater {
+    ccoder_z_stream z;
+};
+
+int ccurl_deflater_available(void) {
+    pthread_once(&load_once, load_libraries);
+    return zlib_deflate_loaded;
+}
+
+ccurl_deflater *ccurl_deflater_create(int window_bits) {
+    if (!ccurl_deflater_available() || window_bits < 9 || window_bits > CZ_MAX_WBITS) return NULL;
+    ccurl_deflater *deflater = calloc(1, sizeof *deflater);
+    if (deflater == NULL) return NULL;
+    // Memory level 8 is zlib's default; negative window bits: raw deflate, no header or checksum.
+    if (zlib.deflate_init2(&deflater->z, CZ_DEFAULT_COMPRESSION, CZ_DEFLATED, -window_bits, 8, CZ_DEFAULT_STRATEGY,
+                           zlib.version(), (int)sizeof deflater->z) != CZ_OK) {
+        free(deflater);
+        return NULL;
+    }
+    return deflater;
+}
+
+int ccurl_deflater_run(ccurl_deflater *deflater, const void *input, size_t input_length, size_t *consumed, void *output,
+                       size_t output_capacity, size_t *produced) {
+    unsigned int in = input_length > UINT_MAX ? UINT_MAX : (unsigned int)input_length;
+    unsigned int room = output_capacity > UINT_MAX ? UINT_MAX : (unsigned int)output_capacity;
+    ccoder_z_stream *z = &deflater->z;
+    z->next_in = in > 0 ? input : (const unsigned char *)"";
+    z->avail_in = in;
+    z->next_out = output;
+    z->avail_out = room;
+    int status = zlib.deflate(z, CZ_SYNC_FLUSH);
+    *consumed = in - z->avail_in;
+    *produced = room - z->avail_out;
+    return status == CZ_OK || status == CZ_BUF_ERROR ? 0 : -1;
+}
+
+int ccurl_deflater_reset(ccurl_deflater *deflater) {
+    return zlib.deflate_reset(&deflater->z) == CZ_OK ? 0 : -1;
+}
+
+void ccurl_deflater_destroy(ccurl_deflater *deflater) {
+    if (deflater == NULL) return;
+    zlib.deflate_end(&deflater->z);
+    free(deflater);
 }

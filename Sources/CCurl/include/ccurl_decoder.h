@@ -29,6 +29,9 @@ typedef enum ccurl_coding {
     CCURL_CODING_BROTLI = 3,
     /// Zstandard (RFC 8878), through libzstd, with the 8 MiB window limit RFC 8878 sets for HTTP.
     CCURL_CODING_ZSTD = 4,
+    /// Raw deflate (RFC 1951, no header or checksum) with a 32 KiB window: WebSocket
+    /// permessage-deflate (RFC 7692), whose messages end in a sync flush rather than a final block.
+    CCURL_CODING_RAW_DEFLATE = 5,
 } ccurl_coding;
 
 /// What one ccurl_decoder_run() call ended with.
@@ -63,6 +66,30 @@ const char *ccurl_decoder_message(const ccurl_decoder *decoder);
 
 /// Releases the decoder. NULL is ignored.
 void ccurl_decoder_destroy(ccurl_decoder *decoder);
+
+/// A raw deflate compressor (RFC 1951) for WebSocket permessage-deflate (RFC 7692 §7.2.1): every
+/// call ends in a sync flush, so its output so far is a complete run of blocks ending in
+/// 00 00 FF FF. Used by one thread at a time.
+typedef struct ccurl_deflater ccurl_deflater;
+
+/// 1 when zlib loads with its compressor, 0 otherwise. Thread-safe.
+int ccurl_deflater_available(void);
+
+/// A new compressor with a window of 2^window_bits bytes (9...15), or NULL when unavailable,
+/// out of memory or window_bits is out of range.
+ccurl_deflater *ccurl_deflater_create(int window_bits);
+
+/// Compresses `input` into `output`, setting `*consumed` and `*produced`; 0 on success, -1 on a
+/// zlib error. The message is complete once all input is consumed and a call leaves room in
+/// `output`; until then call again with the rest of the input (or none) and more room.
+int ccurl_deflater_run(ccurl_deflater *deflater, const void *input, size_t input_length, size_t *consumed, void *output,
+                       size_t output_capacity, size_t *produced);
+
+/// Forgets the window (client_no_context_takeover): the next message refers to nothing before it.
+int ccurl_deflater_reset(ccurl_deflater *deflater);
+
+/// Releases the compressor. NULL is ignored.
+void ccurl_deflater_destroy(ccurl_deflater *deflater);
 
 #ifdef __cplusplus
 }
