@@ -5,6 +5,7 @@
 // ZSTD_DCtx_setParameter 1.4).
 
 #include "ccurl_decoder.h"
+#include "ccurl_encoder.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -64,6 +65,7 @@ static struct {
 } zlib;
 
 #define CZ_SYNC_FLUSH 2
+#define CZ_FINISH 4
 #define CZ_DEFAULT_COMPRESSION (-1)
 #define CZ_DEFLATED 8
 #define CZ_DEFAULT_STRATEGY 0
@@ -393,4 +395,37 @@ void ccurl_deflater_destroy(ccurl_deflater *deflater) {
     if (deflater == NULL) return;
     zlib.deflate_end(&deflater->z);
     free(deflater);
+}
+
+// MARK: - One-shot compressor (request bodies; see ccurl_encoder.h), on the same zlib
+
+int ccurl_compressor_available(void) {
+    return ccurl_deflater_available();
+}
+
+size_t ccurl_compress_bound(size_t input_length) {
+    // zlib's compressBound(), plus room for the gzip header and trailer and a zlib header.
+    return input_length + (input_length >> 12) + (input_length >> 14) + (input_length >> 25) + 13 + 32;
+}
+
+long ccurl_compress(int gzip, const void *input, size_t input_length, void *output, size_t output_capacity) {
+    if (!ccurl_compressor_available()) return -1;
+    // z_stream counts in unsigned int: larger bodies are not compressed in one call.
+    if (input_length > UINT_MAX || output_capacity > UINT_MAX) return -1;
+    ccoder_z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    // 15 window bits: a zlib stream (HTTP's "deflate"); + 16: gzip. Memory level 8 is zlib's default.
+    int window_bits = gzip ? CZ_MAX_WBITS + 16 : CZ_MAX_WBITS;
+    if (zlib.deflate_init2(&stream, CZ_DEFAULT_COMPRESSION, CZ_DEFLATED, window_bits, 8, CZ_DEFAULT_STRATEGY,
+                           zlib.version(), (int)sizeof stream) != CZ_OK) {
+        return -1;
+    }
+    stream.next_in = (const unsigned char *)input;
+    stream.avail_in = (unsigned int)input_length;
+    stream.next_out = (unsigned char *)output;
+    stream.avail_out = (unsigned int)output_capacity;
+    int result = zlib.deflate(&stream, CZ_FINISH);
+    long produced = (long)stream.total_out;
+    zlib.deflate_end(&stream);
+    return result == CZ_STREAM_END ? produced : -1;
 }

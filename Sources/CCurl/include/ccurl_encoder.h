@@ -1,5 +1,5 @@
 // Request-body compression (gzip and zlib "deflate") on the system's zlib, loaded at run time
-// with dlopen/dlsym as ccurl_decoder.h loads it: no zlib header is included and nothing links
+// by decoder.c with dlopen/dlsym (the zlib the decoders use): no zlib header is included and nothing links
 // against it.
 
 #ifndef CCURL_ENCODER_H

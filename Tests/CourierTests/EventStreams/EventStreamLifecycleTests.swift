@@ -66,6 +66,9 @@ struct EventStreamLifecycleTests {
              (.connectionEnded(nil), nil, .reconnect(delay: .seconds(3), failures: 0, reason: nil), .waiting(failures: 0)),
              (.cancelled(Self.cancelled), nil, .finish(Self.cancelled), .finished(Self.cancelled)),
              (.delayElapsed, nil, .none, .finished(Self.cancelled))])
+        // The stream's own failure (an event past the limit) ends it, open or not.
+        run(Self.exact, [(.start, nil, .connect, .connecting(failures: 0)), (.judged(.accepted), nil, .none, .open),
+             (.failed(Self.tooLarge), nil, .finish(Self.tooLarge), .finished(Self.tooLarge))])
         // Reconnection off: the first end is the last, clean or not.
         run(.never, [(.start, nil, .connect, .connecting(failures: 0)), (.judged(.accepted), nil, .none, .open),
                      (.connectionEnded(nil), nil, .finish(nil), .finished(nil))])

@@ -98,17 +98,22 @@ struct ServerSentEventParserTests {
         }
     }
 
+    /// The error parsing `stream` in pieces of `piece` bytes ends with, if any.
+    static func failure(feeding stream: Data, inPiecesOf piece: Int, maximumEventSize: Int) -> CourierError? {
+        var parser = ServerSentEventParser(maximumEventSize: maximumEventSize)
+        var offset = 0
+        while offset < stream.count {
+            let end = min(stream.count, offset + piece)
+            do { _ = try parser.parse(stream.subdata(in: offset..<end)) } catch { return error }
+            offset = end
+        }
+        return nil
+    }
+
     @Test func anEventPastTheLimitFailsWhateverTheSplit() throws {
         let stream = Data("data: 0123456789\ndata: 0123456789\n\n".utf8)
         for piece in [1, 3, 7, stream.count] {
-            var parser = ServerSentEventParser(maximumEventSize: 20)
-            var failure: CourierError?
-            var offset = 0
-            while offset < stream.count, failure == nil {
-                let end = min(stream.count, offset + piece)
-                do { _ = try parser.parse(stream.subdata(in: offset..<end)) } catch { failure = error }
-                offset = end
-            }
+            let failure = Self.failure(feeding: stream, inPiecesOf: piece, maximumEventSize: 20)
             #expect(failure?.kind == .responseTooLarge, "pieces of \(piece)")
             #expect(failure?.message.contains("20 bytes") == true)
         }
@@ -122,14 +127,7 @@ struct ServerSentEventParserTests {
     @Test func aLongLineFailsTheSameWhetherSplitOrNot() throws {
         let stream = Data((String(repeating: "x", count: 35) + "\ndata: z\n\n").utf8)
         for piece in [1, 3, stream.count] {
-            var parser = ServerSentEventParser(maximumEventSize: 7)
-            var failure: CourierError?
-            var offset = 0
-            while offset < stream.count, failure == nil {
-                let end = min(stream.count, offset + piece)
-                do { _ = try parser.parse(stream.subdata(in: offset..<end)) } catch { failure = error }
-                offset = end
-            }
+            let failure = Self.failure(feeding: stream, inPiecesOf: piece, maximumEventSize: 7)
             #expect(failure?.kind == .responseTooLarge, "pieces of \(piece)")
         }
     }

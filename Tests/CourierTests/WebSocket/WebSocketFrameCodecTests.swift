@@ -1,5 +1,6 @@
 import Testing
 import Foundation
+import CourierLocking
 @testable import Courier
 
 /// The frame codec (RFC 6455 §5): client frames encoded and masked, server frames parsed from any
@@ -164,14 +165,12 @@ struct WebSocketFrameCodecTests {
 }
 
 /// A thread-safe counter for key sources in tests.
-private final class Counter: @unchecked Sendable {
-    // `lock` protects `value`.
-    private let lock = NSLock()
-    private var value: UInt32 = 0
+private final class Counter: Sendable {
+    private let value = Locked<UInt32>(0)
     func next() -> UInt32 {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
+        value.withLock { value in
+            value += 1
+            return value
+        }
     }
 }

@@ -48,6 +48,8 @@ struct EventStreamLifecycle: Sendable {
         case connectionEnded(CourierError?)
         /// The stream was cancelled (`cancel()` or the consuming task).
         case cancelled(CourierError)
+        /// The stream itself failed, whatever the connection does (an event past the size limit).
+        case failed(CourierError)
         /// The reconnection delay passed.
         case delayElapsed
     }
@@ -89,7 +91,7 @@ struct EventStreamLifecycle: Sendable {
         switch (state, event) {
         case (.finished, _):
             return .none
-        case (_, .cancelled(let error)):
+        case (_, .cancelled(let error)), (_, .failed(let error)):
             state = .finished(error)
             return .finish(error)
         case (.idle, .start):

@@ -8,8 +8,10 @@ import CourierLocking
 /// them, and carries out what ``EventStreamLifecycle`` decides (connect, wait, finish). Pulling is
 /// what gives backpressure: nothing is read ahead of the consumer but the transport's window.
 final class EventStreamPump {
+    // What the pump holds for the lifecycle's state: nothing before the first connection, the
+    // connection's body iterator, the delay to sleep, or how it ended.
     private enum Stage {
-        case running
+        case idle
         case streaming(DataStream.Iterator, ConnectionVerdict)
         case waiting(Duration)
         case finished(CourierError?)
@@ -17,7 +19,7 @@ final class EventStreamPump {
 
     private let request: EventStreamRequest
     private var lifecycle: EventStreamLifecycle
-    private var stage: Stage = .running
+    private var stage: Stage = .idle
     private var parser: ServerSentEventParser
     // Updates parsed but not taken yet; taken by moving them out (no copy of their strings).
     private var pending: [EventStreamUpdate?] = []
@@ -30,8 +32,6 @@ final class EventStreamPump {
                                        reconnectionTime: nil)
         if !attached {
             stage = .finished(CourierError(.serializationFailed, "This event stream already has a consumer; a stream can be read only once."))
-        } else {
-            perform(lifecycle.handle(.start))
         }
     }
 
@@ -52,8 +52,8 @@ final class EventStreamPump {
         while true {
             if let update = nextReady() { return update }
             switch stage {
-            case .running:
-                return nil // not reached: every action leaves another stage
+            case .idle:
+                perform(lifecycle.handle(.start))
             case .finished(let error):
                 if let error { throw error }
                 return nil
@@ -99,7 +99,7 @@ final class EventStreamPump {
                 try parser.parse(chunk) { updates.append(.event($0)) }
             } catch {
                 request.currentRequest?.cancel()
-                stage = .finished(error)
+                perform(lifecycle.handle(.failed(error)))
             }
         case .success(nil):
             perform(lifecycle.handle(.connectionEnded(nil), serverRetry: serverRetry))

@@ -114,8 +114,7 @@ struct CurlTLSSettings: Sendable {
         /// alone where libcurl caches parsed CA files (7.87.0+), else the hashed system directory
         /// alone, else the bundle.
         static func locate(library: CurlLibrary, environment: [String: String]) -> SystemTrust {
-            let file = environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
-            let directory = environment["SSL_CERT_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            let (file, directory) = named(by: environment)
             if let file, let directory {
                 let inside = URL(fileURLWithPath: file).deletingLastPathComponent().standardizedFileURL.path
                     == URL(fileURLWithPath: directory).standardizedFileURL.path
@@ -134,8 +133,7 @@ struct CurlTLSSettings: Sendable {
         /// forms, of which the directory costs nothing up front), else the hashed system directory,
         /// else the bundle (parsed once).
         static func locateForSharedStore(library: CurlLibrary, environment: [String: String]) -> SystemTrust {
-            let file = environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
-            let directory = environment["SSL_CERT_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            let (file, directory) = named(by: environment)
             if let file, let directory, isHashed(directory, atLeast: 1),
                let bundle = CurlTrustStore.systemBundlePath(library: library),
                URL(fileURLWithPath: file).resolvingSymlinksInPath() == URL(fileURLWithPath: bundle).resolvingSymlinksInPath() {
@@ -144,6 +142,11 @@ struct CurlTLSSettings: Sendable {
             if file != nil || directory != nil { return SystemTrust(file: file, directory: directory) }
             if let hashed = hashedDirectory { return SystemTrust(file: nil, directory: hashed) }
             return SystemTrust(file: CurlTrustStore.systemBundlePath(library: library), directory: nil)
+        }
+
+        /// `SSL_CERT_FILE` and `SSL_CERT_DIR`, an empty value counting as unset.
+        private static func named(by environment: [String: String]) -> (file: String?, directory: String?) {
+            (environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }, environment["SSL_CERT_DIR"].flatMap { $0.isEmpty ? nil : $0 })
         }
 
         /// The first of the usual system CA directories that OpenSSL can use (it holds
