@@ -99,20 +99,8 @@ enum RequestItem: Equatable, Sendable {
         return result
     }
 
-    /// `text` as a JSON string literal.
+    /// `text` as a JSON string literal, written by Courier's JSON writer.
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        JSON.string(text).description
     }
 }
