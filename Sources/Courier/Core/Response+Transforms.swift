@@ -16,7 +16,7 @@ extension DataResponse {
     /// With a ``CourierError`` failure (the responses Courier makes) the result stays typed: see
     /// ``tryMap(_:)-(Success)->NewSuccess`` in the `CourierError` extension. Otherwise the failure becomes `any Error`.
     public func tryMap<NewSuccess: Sendable>(_ transform: (Success) throws -> NewSuccess) -> DataResponse<NewSuccess, any Error> {
-        replacing(result.mapError { $0 as any Error }.flatMap { value in Result { try transform(value) } })
+        replacing(result.tryMapped(transform))
     }
 
     /// Transforms the error, keeping everything else.
@@ -39,16 +39,7 @@ extension DataResponse {
     /// }
     /// ```
     public func tryMapError<NewFailure: Error>(_ transform: (Failure) throws -> NewFailure) -> DataResponse<Success, any Error> {
-        switch result {
-        case .success(let value):
-            return replacing(Result<Success, any Error>.success(value))
-        case .failure(let failure):
-            do {
-                return replacing(Result<Success, any Error>.failure(try transform(failure)))
-            } catch {
-                return replacing(Result<Success, any Error>.failure(error))
-            }
-        }
+        replacing(result.tryMappedError(transform))
     }
 
     func replacing<NewSuccess: Sendable, NewFailure: Error>(_ newResult: Result<NewSuccess, NewFailure>) -> DataResponse<NewSuccess, NewFailure> {
@@ -91,7 +82,7 @@ extension DownloadResponse {
     /// let size = response.tryMap { url in try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0 }
     /// ```
     public func tryMap<NewSuccess: Sendable>(_ transform: (Success) throws -> NewSuccess) -> DownloadResponse<NewSuccess, any Error> {
-        replacing(result.mapError { $0 as any Error }.flatMap { value in Result { try transform(value) } })
+        replacing(result.tryMapped(transform))
     }
 
     /// Transforms the error, keeping everything else.
@@ -112,16 +103,7 @@ extension DownloadResponse {
     /// }
     /// ```
     public func tryMapError<NewFailure: Error>(_ transform: (Failure) throws -> NewFailure) -> DownloadResponse<Success, any Error> {
-        switch result {
-        case .success(let value):
-            return replacing(Result<Success, any Error>.success(value))
-        case .failure(let failure):
-            do {
-                return replacing(Result<Success, any Error>.failure(try transform(failure)))
-            } catch {
-                return replacing(Result<Success, any Error>.failure(error))
-            }
-        }
+        replacing(result.tryMappedError(transform))
     }
 
     func replacing<NewSuccess: Sendable, NewFailure: Error>(_ newResult: Result<NewSuccess, NewFailure>) -> DownloadResponse<NewSuccess, NewFailure> {
@@ -155,6 +137,21 @@ extension CourierError {
         } catch {
             return .failure(CourierError(.serializationFailed, "Transforming the \(Value.self) value failed: \(error)",
                                          responseCode: statusCode, underlyingError: error, url: url))
+        }
+    }
+}
+
+extension Result {
+    /// The value transformed by a closure that may throw; the failure, or what it throws, as `any Error`.
+    func tryMapped<NewSuccess>(_ transform: (Success) throws -> NewSuccess) -> Result<NewSuccess, any Error> {
+        mapError { $0 as any Error }.flatMap { value in Result<NewSuccess, any Error> { try transform(value) } }
+    }
+
+    /// The failure transformed by a closure that may throw; what it throws becomes the failure.
+    func tryMappedError<NewFailure: Error>(_ transform: (Failure) throws -> NewFailure) -> Result<Success, any Error> {
+        switch self {
+        case .success(let value): .success(value)
+        case .failure(let failure): Result<Success, any Error> { throw try transform(failure) }
         }
     }
 }
