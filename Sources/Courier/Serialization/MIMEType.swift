@@ -3,7 +3,7 @@ import Foundation
 /// A media type such as `application/json`, without parameters, for content-type validation.
 ///
 /// Parsing strips parameters (`; charset=utf-8`) and surrounding whitespace and lowercases both
-/// parts; a string without exactly one `/` separating two non-empty parts is not a media type.
+/// parts; a string without exactly one `/` separating two tokens is not a media type.
 struct MIMEType: Hashable, Sendable, CustomStringConvertible {
     /// The top-level type, e.g. `application`, or `*`.
     let type: String
@@ -17,8 +17,10 @@ struct MIMEType: Hashable, Sendable, CustomStringConvertible {
         guard parts.count == 2 else { return nil }
         let type = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
         let subtype = parts[1].trimmingCharacters(in: .whitespaces).lowercased()
-        guard !type.isEmpty, !subtype.isEmpty,
-              !type.contains(where: \.isWhitespace), !subtype.contains(where: \.isWhitespace) else { return nil }
+        // RFC 9110 §8.3.1: both parts are tokens (ASCII; `*` is a token character). Anything else
+        // (a combining mark on a space or a slash, say) is not a media type, so what parses also
+        // prints and parses back the same.
+        guard WireSyntax.isToken(type), WireSyntax.isToken(subtype) else { return nil }
         self.type = type
         self.subtype = subtype
     }

@@ -22,6 +22,13 @@ extension Values {
             #expect(MIMEType(text) == nil)
         }
 
+        /// Found by the fuzzer (header_values): a combining mark on the space after the slash made a
+        /// subtype that printed differently from how it parsed. Both parts must be tokens.
+        @Test("non-token parts are not media types", arguments: ["text/ \u{301}html", "t\u{e9}xt/html", "text/ht\u{FFFD}ml", "text/json;\u{301}x"])
+        func rejectsNonTokens(text: String) {
+            #expect(MIMEType(text) == nil)
+        }
+
         @Test("wildcards match on either side", arguments: [
             ("*/*", "text/html", true),
             ("application/*", "application/json", true),
