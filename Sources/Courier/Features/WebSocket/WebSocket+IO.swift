@@ -102,6 +102,7 @@ extension WebSocket {
             apply(.protocolEnded(.failed(violation)), &core)
         case .closeConnection:
             core.connection?.close()
+            core.connection = nil
         case .closed(let outcome):
             apply(.protocolEnded(outcome), &core)
         case .refused:
