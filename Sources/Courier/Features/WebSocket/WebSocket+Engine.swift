@@ -15,6 +15,7 @@ extension WebSocket {
                 flush(&core)
                 updateWatch(&core)
             case .opened:
+                core.hasOpened = true
                 for waiter in core.openWaiters { waiter.resume() }
                 core.openWaiters.removeAll()
                 startKeepAlive(&core)
