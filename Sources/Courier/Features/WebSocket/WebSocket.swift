@@ -90,11 +90,12 @@ public final class WebSocket: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 withCore { core in
-                    switch core.phase.state {
-                    case .open: continuation.resume()
-                    case .closing, .closed where core.hasOpened: continuation.resume()
-                    case .closing, .closed: continuation.resume(throwing: notOpenError(core))
-                    case .connecting: core.openWaiters.append(continuation)
+                    if core.phase.state == .connecting {
+                        core.openWaiters.append(continuation)
+                    } else if core.hasOpened {
+                        continuation.resume()
+                    } else {
+                        continuation.resume(throwing: notOpenError(core))
                     }
                 }
             }
