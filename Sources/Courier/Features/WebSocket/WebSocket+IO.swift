@@ -26,6 +26,9 @@ extension WebSocket {
             switch result {
             case .transferred(let count):
                 received(Data(core.readBuffer[0..<count]), &core)
+                // A short read emptied a plain socket: asking again would only say so (the poller
+                // reports what comes next).
+                if count < core.readBuffer.count, !connection.holdsReadBytes { return }
             case .wouldBlock:
                 return
             case .ended:
