@@ -10,7 +10,7 @@ Benchmarks/results/raw-<timestamp>.jsonl.
 
 Knobs (environment):
   ROUNDS=3            rounds per workload (medians are over rounds)
-  WORKLOADS=A,B,C,D,F,G,H,I,J,K   letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
+  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
                       G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
                       K=sse (1,000,000 Server-Sent Events from one static text/event-stream file)
                       L=wssmall,wslarge,wspipe,wsslow (WebSocket echo against bench-ws-server)
@@ -793,7 +793,7 @@ def machine():
 def main():
     started = time.monotonic()
     start_wall = datetime.datetime.now().astimezone()
-    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K").split(",")
+    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K,L").split(",")
     workloads = []
     for w in wanted:
         for name in LETTERS.get(w.strip().upper(), [w.strip()]):
