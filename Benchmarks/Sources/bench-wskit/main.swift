@@ -37,7 +37,6 @@ final class EchoState: @unchecked Sendable {
     var errors = 0
     var bytes: Int64 = 0
     var target = 0
-    var startNs: UInt64 = 0
     var latenciesNs: [UInt64] = []
     var sentAt: [UInt64] = []
     var done: EventLoopPromise<Void>?
@@ -53,6 +52,7 @@ func connect(_ url: URL) async throws -> WebSocket {
 
 /// The callback-driven echo loop: `count` messages, `window` in flight; on the event loop throughout.
 func echoOnEventLoop(_ socket: WebSocket, _ state: EchoState, payload: ByteBuffer, count: Int, window: Int, record: Bool) async throws {
+    guard count > 0 else { return }
     try await socket.eventLoop.submit {
         state.sent = 0
         state.received = 0
