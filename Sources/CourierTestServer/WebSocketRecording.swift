@@ -9,7 +9,7 @@ import Foundation
 /// ```swift
 /// let socket = try await server.takeWebSocket()
 /// try await socket.waitUntilFinished()
-/// #expect(socket.frames.allSatisfy(\.isMasked))
+/// #expect(socket.frames.allSatisfy { $0.isMasked })
 /// #expect(socket.clientClose?.code == 1000)
 /// #expect(socket.violations == [])
 /// ```

@@ -18,6 +18,28 @@ extension CourierTestServerTests {
             return (server, client)
         }
 
+        /// The example of the README's and the guide's "WebSockets" section, with a raw client.
+        @Test func theDocumentedExampleWorks() async throws {
+            let server = try TestServer()
+            defer { expectClean(server.shutdown()) }
+            server.route("/live") { _ in
+                .webSocket(WebSocketScript([.send(.text("welcome")), .echo()], subprotocol: .firstOffered))
+            }
+            let client = try RawClient(port: server.port)
+            #expect(try client.webSocketHandshake("/live", headers: ["Sec-WebSocket-Protocol: chat"]).headers["Sec-WebSocket-Protocol"] == "chat")
+            #expect(try client.readFrame().payload == Array("welcome".utf8))
+            try client.sendFrame(1, Array("hi".utf8))
+            #expect(try client.readFrame().payload == Array("hi".utf8))
+            try client.sendClose(1000)
+            #expect(try client.readFrame().closeCode == 1000)
+
+            let socket = try await server.takeWebSocket()
+            try await socket.waitUntilFinished()
+            #expect(socket.messages == [.text("hi")])
+            #expect(socket.frames.allSatisfy { $0.isMasked })
+            #expect(socket.clientClose?.code == 1000)
+        }
+
         // MARK: Handshake
 
         @Test func handshakeAnswersTheRFCExampleKeyAndChoosesASubprotocol() async throws {
