@@ -66,21 +66,32 @@ struct WebSocketConformanceTests {
             var configuration = WebSocketConfiguration()
             if let limit = testCase.maximumMessageSize { configuration.maximumMessageSize = limit }
             let socket = session.webSocket(server.url("/ws"), configuration: configuration)
-            var received: [WebSocketMessage] = []
-            let outcome: Outcome
-            do {
-                for action in testCase.actions {
-                    switch action {
-                    case .send(let message): try await socket.send(message)
-                    case .ping(let payload): try await socket.ping(payload)
-                    case .close(let code, let reason): try await socket.close(code: code, reason: reason)
+            // Bounded: a client that waits for what never comes fails the case (as `.cancelled`)
+            // instead of hanging the suite.
+            let reading = Task { () -> ([WebSocketMessage], Outcome) in
+                var received: [WebSocketMessage] = []
+                do {
+                    for action in testCase.actions {
+                        switch action {
+                        case .send(let message): try await socket.send(message)
+                        case .ping(let payload): try await socket.ping(payload)
+                        case .close(let code, let reason): try await socket.close(code: code, reason: reason)
+                        }
                     }
+                    for try await message in socket.messages { received.append(message) }
+                    return (received, .finishes(socket.closeStatus?.code ?? WebSocketCloseCode(0)))
+                } catch let error as CourierError {
+                    return (received, .fails(error.kind, error.webSocketCloseStatus?.code))
+                } catch {
+                    return (received, .fails(.cancelled, nil))
                 }
-                for try await message in socket.messages { received.append(message) }
-                outcome = .finishes(socket.closeStatus?.code ?? WebSocketCloseCode(0))
-            } catch let error as CourierError {
-                outcome = .fails(error.kind, error.webSocketCloseStatus?.code)
             }
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(10))
+                reading.cancel()
+            }
+            let (received, outcome) = await reading.value
+            deadline.cancel()
             #expect(received == testCase.received, "\(testCase)")
             #expect(outcome == testCase.outcome, "\(testCase)")
             #expect(socket.state == .closed || outcome != .finishes(.normalClosure), "\(testCase)")
