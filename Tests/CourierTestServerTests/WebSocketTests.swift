@@ -18,7 +18,7 @@ extension CourierTestServerTests {
             return (server, client)
         }
 
-        /// The example of the README's and the guide's "WebSockets" section, with a raw client.
+        /// The example of the README's and the guide's "WebSocket sessions" section, with a raw client.
         @Test func theDocumentedExampleWorks() async throws {
             let server = try TestServer()
             defer { expectClean(server.shutdown()) }
