@@ -25,9 +25,11 @@ struct WebSocketSession {
     private let script: WebSocketScript
     private let recording: WebSocketRecording
     private let recordLimit: Int
-    /// Received bytes live in `buffer[start...]`.
+    /// Received bytes live in `buffer[start..<end]`; the array's count is its capacity, so
+    /// reading never resizes it in the common case.
     private var buffer: [UInt8]
     private var start = 0
+    private var end: Int
     private var sentClose = false
     private var outcome: (ending: Connection.Ending, recorded: WebSocketRecording.Ending)?
     /// How many more messages to echo (`Int.max`: until the client closes); nil when not echoing.
@@ -43,6 +45,7 @@ struct WebSocketSession {
         self.recording = recording
         self.recordLimit = core.configuration.maxRecordedBodyBytes
         self.buffer = leftover
+        self.end = leftover.count
     }
 
     /// Runs the script; returns how the connection must end.
@@ -166,17 +169,30 @@ struct WebSocketSession {
 
     /// Appends what the socket has; false at end of stream or on error.
     private mutating func fill() -> Bool {
-        if start > 0, start >= buffer.count / 2 {
-            buffer.removeSubrange(0..<start)
+        if start == end {
             start = 0
+            end = 0
         }
-        let oldCount = buffer.count
-        buffer += repeatElement(0, count: Self.readSize)
+        if buffer.count - end < Self.readSize {
+            if start > 0 {
+                let (from, count) = (start, end - start)
+                buffer.withUnsafeMutableBytes { bytes in
+                    guard let base = bytes.baseAddress else { return }
+                    base.copyMemory(from: base + from, byteCount: count)
+                }
+                end = count
+                start = 0
+            }
+            if buffer.count - end < Self.readSize {
+                buffer += [UInt8](repeating: 0, count: max(Self.readSize, buffer.count))
+            }
+        }
         let received = buffer.withUnsafeMutableBytes { bytes in
-            Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: bytes[oldCount...]))
+            Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: bytes[end...]))
         }
-        buffer.removeSubrange((oldCount + max(0, received))...)
-        return received > 0
+        guard received > 0 else { return false }
+        end += received
+        return true
     }
 
     private mutating func handleBufferedFrames() {
@@ -192,7 +208,7 @@ struct WebSocketSession {
                 return
             }
             let length = Int(header.length)
-            guard buffer.count - start >= header.size + length else { return }
+            guard end - start >= header.size + length else { return }
             var payload = Array(buffer[(start + header.size)..<(start + header.size + length)])
             start += header.size + length
             if let key = header.maskingKey {
@@ -205,7 +221,7 @@ struct WebSocketSession {
     /// The header at the front of the buffer, once complete; fails the connection on a length
     /// with the most significant bit set (§5.2).
     private mutating func parseHeader() -> Header? {
-        let available = buffer.count - start
+        let available = end - start
         guard available >= 2 else { return nil }
         let first = buffer[start]
         let second = buffer[start + 1]
