@@ -17,6 +17,10 @@ enum RawConnectionIO: Sendable {
 ///
 /// Not thread-safe: its owner serialises every call (one lock around them), as libcurl requires.
 protocol RawConnection: AnyObject, Sendable {
+    /// Whether bytes may wait inside the connection while the socket has nothing to read (TLS
+    /// records decrypted ahead): the owner then reads until ``receive(into:)`` would block
+    /// rather than stopping at a short read.
+    var holdsReadBytes: Bool { get }
     /// Writes what the socket takes now of `bytes`.
     func send(_ bytes: UnsafeRawBufferPointer) -> RawConnectionIO
     /// Reads what is there into `buffer`.
@@ -24,6 +28,9 @@ protocol RawConnection: AnyObject, Sendable {
     /// What the owner wants to hear about: the observer is told when the connection may be read
     /// (while `reading`) or written (while `writing`), and always when it ends.
     func watch(reading: Bool, writing: Bool)
+    /// Blocks the calling thread until the connection may be read or `timeout` passes (a short
+    /// wait: a caller waiting for an answer it expects within microseconds); whether it may.
+    func awaitReadable(within timeout: Duration) -> Bool
     /// Closes the connection; the observer hears nothing more. Idempotent.
     func close()
 }

@@ -2,14 +2,14 @@ import Foundation
 
 extension WebSocket: RawConnectionObserver {
     func connectionIsReady(readable: Bool, writable: Bool) {
-        core.withLock { core in
+        withCore { core in
             if writable, core.writeBlocked { flush(&core) }
-            if readable { readAvailable(&core) }
+            if readable, !core.readingInline { readAvailable(&core) }
         }
     }
 
     func transportDidShutDown() {
-        core.withLock { core in
+        withCore { core in
             apply(.failed(CourierError(.sessionInvalidated, "The session's transport shut down.", url: url), nil), &core)
         }
     }
@@ -17,6 +17,9 @@ extension WebSocket: RawConnectionObserver {
 
 // Reading, writing and the protocol's actions. Every function here runs under the lock.
 extension WebSocket {
+    /// The first byte of a pong frame the client sends: FIN and opcode 0xA.
+    static let pongFrameStart: UInt8 = 0x8A
+
     // MARK: - Reading
 
     /// Reads what the connection has, until it would block, the consumer's buffer is full, or it ends.
@@ -26,6 +29,9 @@ extension WebSocket {
             switch result {
             case .transferred(let count):
                 received(Data(core.readBuffer[0..<count]), &core)
+                // A short read emptied a plain socket: asking again would only say so (the poller
+                // reports what comes next).
+                if count < core.readBuffer.count, !connection.holdsReadBytes { return }
             case .wouldBlock:
                 return
             case .ended:
@@ -85,8 +91,16 @@ extension WebSocket {
     private func perform(_ action: WebSocketStateMachine.Action, _ core: inout WebSocketCore) {
         switch action {
         case .send(let bytes):
-            core.output.append(bytes)
-            core.outputBytes += bytes.count
+            // A pong behind another pong that has not started to go out replaces it: a server
+            // that pings without reading the answers cannot grow the queue (§5.5.3 allows
+            // answering only the most recent ping).
+            if bytes.first == Self.pongFrameStart, core.output.count > 1, let last = core.output.last, last.first == Self.pongFrameStart {
+                core.outputBytes += bytes.count - last.count
+                core.output[core.output.count - 1] = bytes
+            } else {
+                core.output.append(bytes)
+                core.outputBytes += bytes.count
+            }
             flush(&core)
         case .deliver(let message):
             deliver(message, &core)
@@ -113,9 +127,9 @@ extension WebSocket {
     private func deliver(_ message: WebSocketMessage, _ core: inout WebSocketCore) {
         // After the application's close(), it asked for nothing more.
         guard !core.closeRequested else { return }
-        if let waiter = core.messageWaiter {
+        if let waiter = core.messageWaiter, core.handoff == nil {
             core.messageWaiter = nil
-            waiter.resume(returning: message)
+            core.handoff = (waiter, message)
             return
         }
         core.inbox.append(message)
@@ -163,7 +177,7 @@ extension WebSocket {
 
     /// Tells the transport what the connection waits for.
     func updateWatch(_ core: inout WebSocketCore) {
-        core.connection?.watch(reading: !core.readingPaused, writing: core.writeBlocked)
+        core.connection?.watch(reading: !core.readingPaused && !core.readingInline, writing: core.writeBlocked)
     }
 
     // MARK: - Timers
@@ -177,7 +191,7 @@ extension WebSocket {
         core.timers[id] = Task { [weak self] in
             do { try await Task.sleep(for: delay) } catch { return }
             guard let self else { return }
-            self.core.withLock { core in
+            self.withCore { core in
                 guard core.timers.removeValue(forKey: id) != nil, !core.isClosed else { return }
                 body(self, &core)
             }
