@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CourierTestServer
 import CourierTestSupport
 import Foundation
@@ -10,6 +13,7 @@ import CourierLocking
 /// No crash, no hang (every socket reaches `.closed` within a bound), no descriptor left open, no
 /// protocol violation seen by the server, and a clean shutdown report. Runs under ThreadSanitizer
 /// in `.ci/run`. The seed is printed; `COURIER_STORM_SEED=<n>` replays a run.
+/// `COURIER_STORM=1 swift test --filter WebSocketFaultStormTests` runs it by hand.
 @Suite(.timeLimit(.minutes(3)))
 struct WebSocketFaultStormTests {
     /// SplitMix64: small, fast, and the same sequence for the same seed everywhere.
@@ -52,7 +56,17 @@ struct WebSocketFaultStormTests {
         case cancelAtOnce, cancelAfterYields, cancelAfterConnect, sendThenClose, readToTheEnd, cancelTheReader, dropTheReference
     }
 
-    @Test func aThousandSocketsInAStormOfFaults() async throws {
+    /// Where the storm runs: alone (`COURIER_RESOURCE_TESTS=1`, which also counts the process's
+    /// descriptors) and in the ThreadSanitizer run, both in `.ci/run`. The plain parallel run
+    /// leaves it out: 1,000 sockets and their server threads on a 2-core machine push the suites
+    /// that assert "failed within N seconds" past their bounds.
+    static var runs: Bool {
+        ProcessInfo.processInfo.environment["COURIER_RESOURCE_TESTS"] == "1" || dlsym(nil, "__tsan_init") != nil
+            || ProcessInfo.processInfo.environment["COURIER_STORM"] == "1"
+    }
+
+    @Test(.enabled(if: Self.runs, "SKIPPED: the WebSocket fault storm runs alone or under ThreadSanitizer (COURIER_STORM=1 forces it)"))
+    func aThousandSocketsInAStormOfFaults() async throws {
         let seed = ProcessInfo.processInfo.environment["COURIER_STORM_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("WebSocketFaultStormTests seed: \(seed) (replay with COURIER_STORM_SEED=\(seed))")
         var random = SeededGenerator(state: seed)
