@@ -22,6 +22,11 @@ extension WebSocket {
                 startKeepAlive(&core)
             case .sendClose(let code, let reason):
                 core.closeRequested = true
+                if core.readingPaused {
+                    // The server's close frame must be read, whether the consumer reads or not.
+                    core.readingPaused = false
+                    updateWatch(&core)
+                }
                 if let actions = core.client?.handle(.close(code, reason: reason)) { perform(actions, &core) }
             case .scheduleCloseTimeout:
                 scheduleCloseTimeout(&core)

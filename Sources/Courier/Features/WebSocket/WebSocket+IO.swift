@@ -126,8 +126,10 @@ extension WebSocket {
     }
 
     private func deliver(_ message: WebSocketMessage, _ core: inout WebSocketCore) {
-        // After the application's close(), it asked for nothing more.
-        guard !core.closeRequested else { return }
+        // After the application's close(), messages still come until the server's close frame
+        // (§7.1.2) and are delivered while they fit the receive buffer; past it they are
+        // discarded rather than reads paused, so that the close handshake can finish.
+        if core.closeRequested, core.inboxBytes >= configuration.receiveBufferSize, core.messageWaiter == nil { return }
         if let waiter = core.messageWaiter {
             core.messageWaiter = nil
             core.later { waiter.resume(returning: message) }
@@ -135,7 +137,7 @@ extension WebSocket {
         }
         core.inbox.append(message)
         core.inboxBytes += message.byteCount
-        if !core.readingPaused, core.inboxBytes >= configuration.receiveBufferSize {
+        if !core.readingPaused, !core.closeRequested, core.inboxBytes >= configuration.receiveBufferSize {
             core.readingPaused = true
             updateWatch(&core)
         }

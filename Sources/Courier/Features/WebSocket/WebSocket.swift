@@ -171,9 +171,10 @@ public final class WebSocket: Sendable {
     }
 
     /// Closes the connection with `code` and `reason` and waits for the close handshake to finish
-    /// (or ``WebSocketConfiguration/closeTimeout``). Messages that arrive after this call are not
-    /// delivered; those received before it still are. Closing a connection that is still opening
-    /// abandons it.
+    /// (or ``WebSocketConfiguration/closeTimeout``). Messages the server sends before its close
+    /// frame are still delivered while they fit ``WebSocketConfiguration/receiveBufferSize``
+    /// (past it they are discarded, so the handshake can finish). Closing a connection that is
+    /// still opening abandons it.
     ///
     /// Throws `.invalidRequest` for a code that may not be sent (1005, 1006, 1015, unassigned ones)
     /// or a reason longer than 123 bytes of UTF-8; nothing is sent then.

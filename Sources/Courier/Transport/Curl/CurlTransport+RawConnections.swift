@@ -134,7 +134,22 @@ extension CurlTransport: RawConnectionTransport {
         try easy.set(.connectTimeoutMilliseconds, max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)))
         let installed = ccurl_connect_guard_install(attempt.pointer, UnsafeMutableRawPointer(handle))
         guard installed == CCURLE_OK else { throw CourierError(refusedOption: "CURLOPT_SOCKOPTFUNCTION", code: installed) }
-        easy.callbackOwner = attempt
+        // Released after curl_easy_cleanup, which the connection may run after this transport is
+        // gone: the guard (its close callback), the share and the trust store it points into.
+        easy.callbackOwner = CurlRawConnectionResources(guard: attempt, share: defaults.share, trust: defaults.tls.sharedTrust)
+    }
+}
+
+/// What a raw connection's easy handle points into, kept alive until the handle is cleaned up.
+private final class CurlRawConnectionResources {
+    let guardObject: CurlConnectGuard
+    let share: CurlShare?
+    let trust: CurlSharedTrust?
+
+    init(guard: CurlConnectGuard, share: CurlShare?, trust: CurlSharedTrust?) {
+        guardObject = `guard`
+        self.share = share
+        self.trust = trust
     }
 }
 
