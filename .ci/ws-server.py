@@ -7,7 +7,7 @@ the same paths:
   /chat    the same, with subprotocol "chat" chosen when the client offers it (no subprotocol otherwise)
   /close   closes at once with code 4001, reason "bye"
   /auth    401 unless the request has "Authorization: Bearer secret"; then echoes
-  /hello   sends {"hello":"courier","n":1} as a text message, then echoes
+  /hello   sends {"hello":"courier","n":1} as a text message, then closes with 1000
 
 Messages up to 32 MiB are accepted (16 MiB, Courier's default limit, with room to spare).
 
@@ -52,6 +52,8 @@ async def websockets_handler(connection):
         return
     if path == "/hello":
         await connection.send(HELLO)
+        await connection.close()
+        return
     async for message in connection:
         await connection.send(message)
 
@@ -90,6 +92,8 @@ def aiohttp_app(compress):
             return socket_response
         if path == "/hello":
             await socket_response.send_str(HELLO)
+            await socket_response.close()
+            return socket_response
         async for message in socket_response:
             if message.type == WSMsgType.TEXT:
                 await socket_response.send_str(message.data)
