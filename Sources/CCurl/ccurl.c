@@ -67,6 +67,9 @@ static struct {
     const char *(*easy_strerror)(int);
     int (*easy_setopt)(ccurl_easy *, int, ...);
     int (*easy_getinfo)(ccurl_easy *, int, ...);
+    int (*easy_perform)(ccurl_easy *);
+    int (*easy_send)(ccurl_easy *, const void *, size_t, size_t *);
+    int (*easy_recv)(ccurl_easy *, void *, size_t, size_t *);
     ccurl_slist *(*slist_append)(ccurl_slist *, const char *);
     void (*slist_free_all)(ccurl_slist *);
     ccurl_multi *(*multi_init)(void);
@@ -123,6 +126,9 @@ static void load_library(void) {
     RESOLVE(easy_strerror, "curl_easy_strerror");
     RESOLVE(easy_setopt, "curl_easy_setopt");
     RESOLVE(easy_getinfo, "curl_easy_getinfo");
+    RESOLVE(easy_perform, "curl_easy_perform");
+    RESOLVE(easy_send, "curl_easy_send");
+    RESOLVE(easy_recv, "curl_easy_recv");
     RESOLVE(slist_append, "curl_slist_append");
     RESOLVE(slist_free_all, "curl_slist_free_all");
     RESOLVE(multi_init, "curl_multi_init");
@@ -220,6 +226,22 @@ int ccurl_easy_getinfo_string(ccurl_easy *handle, int info, const char **value) 
 }
 int ccurl_easy_getinfo_double(ccurl_easy *handle, int info, double *value) {
     return api.easy_getinfo ? api.easy_getinfo(handle, info, value) : CCURLE_FAILED_INIT;
+}
+
+int ccurl_easy_perform(ccurl_easy *handle) {
+    return api.easy_perform ? api.easy_perform(handle) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_send(ccurl_easy *handle, const void *buffer, size_t length, size_t *sent) {
+    *sent = 0;
+    return api.easy_send ? api.easy_send(handle, buffer, length, sent) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_recv(ccurl_easy *handle, void *buffer, size_t length, size_t *received) {
+    *received = 0;
+    return api.easy_recv ? api.easy_recv(handle, buffer, length, received) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_active_socket(ccurl_easy *handle, int *socket) {
+    *socket = -1;
+    return api.easy_getinfo ? api.easy_getinfo(handle, CCURLINFO_ACTIVESOCKET, socket) : CCURLE_FAILED_INIT;
 }
 
 // MARK: - String lists

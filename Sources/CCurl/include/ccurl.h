@@ -82,6 +82,9 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLOPT_SEEKDATA 10168               // 7.18.0
 #define CCURLOPT_PROTOCOLS 181                // 7.19.4 (deprecated in 7.85.0, still honoured)
 #define CCURLOPT_XFERINFOFUNCTION 20219       // 7.32.0
+#define CCURLOPT_CONNECT_ONLY 141             // 7.15.2
+#define CCURLOPT_HTTPPROXYTUNNEL 61           // 7.3
+#define CCURLOPT_CONNECTTIMEOUT_MS 156        // 7.16.2
 #define CCURLOPT_SUPPRESS_CONNECT_HEADERS 265 // 7.54.0
 #define CCURLOPT_UPLOAD_BUFFERSIZE 280        // 7.62.0
 #define CCURLOPT_SSLCERT 10025                // 7.1
@@ -129,6 +132,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLINFO_STARTTRANSFER_TIME_T 0x600036 // 7.61.0
 #define CCURLINFO_APPCONNECT_TIME_T 0x600038    // 7.61.0
 #define CCURLINFO_CAINFO 0x10003D               // 7.84.0
+#define CCURLINFO_ACTIVESOCKET 0x50002C         // 7.45.0 (a curl_socket_t, an int on POSIX)
 #define CCURLINFO_SSL_VERIFYRESULT 0x20000D     // 7.5: the X509_V_ERR_* result of verifying the peer
 
 // CURL_HTTP_VERSION_* values reported by CCURLINFO_HTTP_VERSION.
@@ -213,6 +217,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLE_SSL_INVALIDCERTSTATUS 91         // 7.41.0
 #define CCURLE_HTTP2_STREAM 92                  // 7.49.0
 #define CCURLE_SSL_CLIENTCERT 98                // 7.77.0
+#define CCURLE_AGAIN 81                         // 7.18.2: curl_easy_send/recv would block
 
 // MARK: - Version features (curl_version_info_data.features)
 
@@ -273,6 +278,20 @@ int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);
 int ccurl_easy_getinfo_ptr(ccurl_easy *handle, int info, void **value);
 int ccurl_easy_getinfo_string(ccurl_easy *handle, int info, const char **value);
 int ccurl_easy_getinfo_double(ccurl_easy *handle, int info, double *value);
+
+// MARK: - Connect-only connections (a protocol of Courier's own after the connect: WebSocket)
+
+/// curl_easy_perform: runs the transfer on the calling thread, blocking. With CCURLOPT_CONNECT_ONLY
+/// it returns once the connection (TCP, proxy tunnel, TLS) is up. Returns a CURLcode.
+int ccurl_easy_perform(ccurl_easy *handle);
+/// curl_easy_send on the connection a connect-only transfer made: `*sent` bytes went out; returns
+/// a CURLcode, CCURLE_AGAIN when the socket takes nothing now.
+int ccurl_easy_send(ccurl_easy *handle, const void *buffer, size_t length, size_t *sent);
+/// curl_easy_recv on that connection: `*received` bytes were read, 0 with CCURLE_OK at the end of
+/// the stream; returns a CURLcode, CCURLE_AGAIN when nothing is there now.
+int ccurl_easy_recv(ccurl_easy *handle, void *buffer, size_t length, size_t *received);
+/// CCURLINFO_ACTIVESOCKET: the connection's socket, -1 when there is none. Returns a CURLcode.
+int ccurl_easy_active_socket(ccurl_easy *handle, int *socket);
 
 // MARK: - String lists
 

@@ -87,6 +87,18 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         public static let sessionInvalidated = Kind("sessionInvalidated")
         /// Any other transport failure.
         public static let transportFailed = Kind("transportFailed")
+        /// The server did not accept a WebSocket opening handshake: it answered with another status
+        /// than 101 (``CourierError/responseCode``; a redirect too, which a handshake does not
+        /// follow), or its 101 answer was wrong (`Sec-WebSocket-Accept`, a subprotocol or an
+        /// extension that was not offered). ``CourierError/webSocketHandshakeResponse`` has the answer.
+        public static let webSocketHandshakeFailed = Kind("webSocketHandshakeFailed")
+        /// The server closed the WebSocket with a code other than 1000 (normal), 1001 (going away)
+        /// or none; ``CourierError/webSocketCloseStatus`` has its code and reason.
+        public static let webSocketClosed = Kind("webSocketClosed")
+        /// The server broke RFC 6455 (a masked or malformed frame, invalid UTF-8 in a text message,
+        /// a message over `maximumMessageSize`); Courier closed the connection with the matching
+        /// code (1002, 1007 or 1009), named in the message and in ``CourierError/webSocketCloseStatus``.
+        public static let webSocketProtocolViolation = Kind("webSocketProtocolViolation")
         /// A server returned an application-level error inside a successful HTTP response
         /// (for example a `{code, message}` envelope).
         public static let serverError = Kind("serverError")

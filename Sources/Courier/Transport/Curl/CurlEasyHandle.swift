@@ -14,6 +14,9 @@ final class CurlEasyHandle {
     var lastRemoteAddress: (ip: String, port: Int, text: String)?
     /// Whether CURLOPT_FRESH_CONNECT and CURLOPT_FORBID_REUSE are on (see ``CurlRequestBuilder``).
     var isolatesConnection = false
+    /// What the handle's callbacks point to, released only after `curl_easy_cleanup` (stored
+    /// properties go after `deinit`'s body), which may still call them.
+    var callbackOwner: AnyObject?
     /// Whether the handle served a transfer before (it came back from ``CurlEasyPool``).
     private(set) var hasServedTransfer = false
 

@@ -100,6 +100,12 @@ struct CurlOption: Sendable {
     static let lowSpeedLimit = CurlOption(name: "CURLOPT_LOW_SPEED_LIMIT", number: CCURLOPT_LOW_SPEED_LIMIT)
     /// `CURLOPT_LOW_SPEED_TIME`.
     static let lowSpeedTime = CurlOption(name: "CURLOPT_LOW_SPEED_TIME", number: CCURLOPT_LOW_SPEED_TIME)
+    /// Connect (TCP, proxy tunnel, TLS) and stop: the caller speaks its own protocol on the connection.
+    static let connectOnly = CurlOption(name: "CURLOPT_CONNECT_ONLY", number: CCURLOPT_CONNECT_ONLY)
+    /// Tunnel through an HTTP proxy with CONNECT.
+    static let httpProxyTunnel = CurlOption(name: "CURLOPT_HTTPPROXYTUNNEL", number: CCURLOPT_HTTPPROXYTUNNEL)
+    /// The longest the connect may take, in milliseconds.
+    static let connectTimeoutMilliseconds = CurlOption(name: "CURLOPT_CONNECTTIMEOUT_MS", number: CCURLOPT_CONNECTTIMEOUT_MS)
 }
 
 /// A libcurl multi option (`CURLMoption`) with its name, so a refusal can say which option it was.

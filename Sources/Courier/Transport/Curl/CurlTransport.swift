@@ -24,7 +24,9 @@ import CourierLocking
 
     /// The event loops that may run, each with its share of the per-host connection limit.
     private let plan: CurlLoopPlan
-    private let defaults: CurlHandleDefaults
+    let defaults: CurlHandleDefaults
+    /// The raw connections (WebSocket) and the poller that watches them.
+    let rawConnections = CurlRawConnections()
 
     /// The loops started so far; after shutdown, the loops that were running then.
     private enum Loops: Sendable {
@@ -225,6 +227,7 @@ import CourierLocking
             }
         }
         if first { for loop in all { loop.mailbox.send(.shutdown) } }
+        rawConnections.shutdown()
         if all.contains(where: \.isCurrent) {
             for loop in all { loop.detach() }
             return

@@ -1,0 +1,90 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Session {
+    /// Opens a WebSocket connection (RFC 6455) to `url` and returns it at once, connecting.
+    ///
+    /// `url` is ws, wss, http or https, or a path resolved against the session's base URL
+    /// (`https://api.example.com/` + `"v1/live"` is `wss://api.example.com/v1/live`). The handshake
+    /// carries the session's default headers and `headers`, then goes through the session's
+    /// interceptor (`adapt`), so authentication adapters apply; it uses the session's transport,
+    /// TLS settings and proxy. A redirect is not followed: it fails with `.webSocketHandshakeFailed`.
+    ///
+    /// ```swift
+    /// let socket = session.webSocket("v1/live", protocols: ["chat"], headers: ["Authorization": "Bearer \(token)"])
+    /// try await socket.send(json: Subscribe(channel: "prices"))
+    /// for try await message in socket.messages { try handle(message.decode(Price.self)) }
+    /// ```
+    ///
+    /// WebSockets need the curl transport (the default on Linux); on a URLSession transport the
+    /// connection fails with `.invalidConfiguration`.
+    public func webSocket(_ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
+                          configuration: WebSocketConfiguration = WebSocketConfiguration()) -> WebSocket {
+        let resolved = Result { () throws -> URL in try resolve(Self.httpEquivalent(of: url.asURL())) }
+        let socket = WebSocket(url: (try? resolved.get()).map(Self.webSocketEquivalent) ?? (try? url.asURL()) ?? URL(fileURLWithPath: "/"),
+                               protocols: protocols, configuration: configuration)
+        let timeout = Duration.seconds(self.configuration.requestTimeout)
+        Task { [self] in
+            do {
+                let request = try await webSocketHandshake(to: resolved.get(), protocols: protocols, headers: headers,
+                                                           offersCompression: configuration.offersCompression)
+                guard let transport = transport as? any RawConnectionTransport else {
+                    throw CourierError(.invalidConfiguration, "WebSockets need the curl transport; this session uses \(transportName).")
+                }
+                socket.open(request, through: transport, timeout: timeout)
+            } catch {
+                socket.failToOpen(error as? CourierError ?? CourierError(wrapping: error))
+            }
+        }
+        return socket
+    }
+
+    /// The handshake request: session headers, the caller's, then the interceptor's adaptation.
+    private func webSocketHandshake(to url: URL, protocols: [String], headers: HTTPHeaders,
+                                    offersCompression: Bool) async throws -> WebSocketHandshakeRequest {
+        var request = URLRequest(url: url)
+        var merged = self.headers.merging(headers)
+        // The handshake's answer has no body to decode.
+        merged.remove(name: "Accept-Encoding")
+        request.headers = merged
+        request.timeoutInterval = configuration.requestTimeout
+        if let interceptor {
+            do {
+                request = try await interceptor.adapt(request, for: self)
+            } catch {
+                throw CourierError.adaptationFailure(error, url: url)
+            }
+        }
+        guard let adaptedURL = request.url else { throw CourierError(.invalidURL, "The adapted WebSocket request has no URL.", url: url) }
+        do {
+            return try WebSocketHandshakeRequest(url: adaptedURL, protocols: protocols, headers: request.headers,
+                                                 offersCompression: offersCompression && WebSocketInflater.isAvailable)
+        } catch {
+            throw CourierError(webSocketHandshake: error, response: nil, url: adaptedURL)
+        }
+    }
+
+    /// `url` with ws/wss as http/https, which the session resolves and the transport connects to.
+    static func httpEquivalent(of url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        switch components.scheme?.lowercased() {
+        case "ws": components.scheme = "http"
+        case "wss": components.scheme = "https"
+        default: return url
+        }
+        return components.url ?? url
+    }
+
+    /// `url` with http/https as ws/wss, the way the socket names it.
+    static func webSocketEquivalent(of url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        switch components.scheme?.lowercased() {
+        case "http": components.scheme = "ws"
+        case "https": components.scheme = "wss"
+        default: return url
+        }
+        return components.url ?? url
+    }
+}

@@ -1,0 +1,35 @@
+/// How a WebSocket connection behaves: limits, compression, keep-alive and buffering.
+///
+/// ```swift
+/// var configuration = WebSocketConfiguration()
+/// configuration.pingInterval = .seconds(20)     // keep-alive: a ping every 20 s…
+/// configuration.pingTimeout = .seconds(10)      // …and a connection without a pong in 10 s fails
+/// let socket = session.webSocket("v1/live", configuration: configuration)
+/// ```
+public struct WebSocketConfiguration: Sendable, Hashable {
+    /// The largest message accepted, in bytes (compressed messages: once inflated). A larger one
+    /// fails the connection with close code 1009 and `.webSocketProtocolViolation`. Default 16 MiB.
+    public var maximumMessageSize: Int = 16 << 20
+    /// Whether to offer permessage-deflate (RFC 7692); used only when the server agrees. Default on,
+    /// as browsers do; off where the payloads are already compressed.
+    public var offersCompression: Bool = true
+    /// How often to send a keep-alive ping while the connection is open; nil (the default) for none.
+    public var pingInterval: Duration? = nil
+    /// How long a ping (keep-alive or ``WebSocket/ping(_:)``) may wait for its pong before the
+    /// connection is failed with `.timedOut`; the wait does not run while reading is paused for a
+    /// slow consumer. Default 30 s.
+    public var pingTimeout: Duration = .seconds(30)
+    /// How long the close handshake may take before Courier drops the connection itself. Default 5 s.
+    public var closeTimeout: Duration = .seconds(5)
+    /// How many bytes of received messages may wait for the consumer before Courier stops reading
+    /// the socket (the server then stops sending: backpressure). One message is always accepted
+    /// whatever its size. Default 4 MiB.
+    public var receiveBufferSize: Int = 4 << 20
+    /// How many bytes may wait to be written before ``WebSocket/send(_:)-swift.method`` suspends. Default 4 MiB.
+    public var sendBufferSize: Int = 4 << 20
+    /// The longest the response head of the opening handshake may be, in bytes. Default 64 KiB.
+    public var maximumHandshakeResponseSize: Int = 64 << 10
+
+    /// The defaults above.
+    public init() {}
+}
