@@ -23,7 +23,7 @@ extension Session {
     public func webSocket(_ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
                           configuration: WebSocketConfiguration = WebSocketConfiguration()) -> WebSocket {
         let resolved = Result { () throws -> URL in try resolve(Self.httpEquivalent(of: url.asURL())) }
-        let socket = WebSocket(url: (try? resolved.get()).map(Self.webSocketEquivalent) ?? (try? url.asURL()) ?? URL(fileURLWithPath: "/"),
+        let socket = WebSocket(session: self, url: (try? resolved.get()).map(Self.webSocketEquivalent) ?? (try? url.asURL()) ?? URL(fileURLWithPath: "/"),
                                protocols: protocols, configuration: configuration)
         let timeout = Duration.seconds(self.configuration.requestTimeout)
         Task { [self] in

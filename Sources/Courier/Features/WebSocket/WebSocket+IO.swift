@@ -101,7 +101,8 @@ extension WebSocket {
             }
             if core.isClosed { return }
         }
-        if case .closed(let outcome)? = core.client?.state, !core.isClosed {
+        // (A refused handshake ends once its body is read, not when the protocol gives up.)
+        if case .closed(let outcome)? = core.client?.state, !core.isClosed, !core.isReadingRejection {
             end(outcome: outcome, &core)
         }
     }

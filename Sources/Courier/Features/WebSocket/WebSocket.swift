@@ -44,11 +44,15 @@ public final class WebSocket: Sendable {
     /// The subprotocols offered, in order of preference.
     public let protocols: [String]
 
+    /// The session it belongs to, kept alive while the socket is: its transport carries the connection.
+    let session: Session
+
     // Guards the whole connection state (phase, protocol, buffers, waiters); I/O on the
     // connection happens under it too, which serialises every call into the transport.
     let core = Locked(WebSocketCore())
 
-    init(url: URL, protocols: [String], configuration: WebSocketConfiguration) {
+    init(session: Session, url: URL, protocols: [String], configuration: WebSocketConfiguration) {
+        self.session = session
         self.url = url
         self.protocols = protocols
         self.configuration = configuration

@@ -105,6 +105,11 @@ struct WebSocketCore: Sendable {
     /// Where each read lands.
     var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
 
+    /// Whether the phase is `rejected`.
+    var isReadingRejection: Bool {
+        if case .rejected = phase { true } else { false }
+    }
+
     /// Whether the phase is closed.
     var isClosed: Bool {
         if case .closed = phase { true } else { false }

@@ -10,8 +10,14 @@ import Foundation
 /// connect-only connection leaves libcurl's hands once connected, so its socket is watched here,
 /// by the same kind of wait set, without a multi handle.
 final class CurlPoller: Sendable {
+    /// An observer held weakly: a connection its owner dropped must not be kept alive by the poller
+    /// (the owner's deinit closes it).
+    private struct WeakObserver {
+        weak var observer: (any RawConnectionObserver)?
+    }
+
     private struct State {
-        var observers: [UInt64: any RawConnectionObserver] = [:]
+        var observers: [UInt64: WeakObserver] = [:]
         var nextToken: UInt64 = 1
         var stopped = false
     }
@@ -50,7 +56,7 @@ final class CurlPoller: Sendable {
             let token = state.nextToken
             state.nextToken += 1
             guard ccurl_poller_watch(pointer, socket, token, 0, 1) == 0 else { return nil }
-            state.observers[token] = observer
+            state.observers[token] = WeakObserver(observer: observer)
             return token
         }
     }
@@ -87,7 +93,7 @@ final class CurlPoller: Sendable {
             guard !state.stopped else { return [] }
             state.stopped = true
             defer { state.observers.removeAll() }
-            return Array(state.observers.values)
+            return state.observers.values.compactMap(\.observer)
         }
         for observer in observers { observer.transportDidShutDown() }
     }
@@ -106,7 +112,7 @@ final class CurlPoller: Sendable {
             var ready: [(any RawConnectionObserver, Int32)] = []
             let stopped = state.withLock { state -> Bool in
                 for index in 0..<Int(count) {
-                    if let observer = state.observers[tokens[index]] { ready.append((observer, events[index])) }
+                    if let observer = state.observers[tokens[index]]?.observer { ready.append((observer, events[index])) }
                 }
                 return state.stopped
             }
