@@ -57,8 +57,8 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case pinMismatch = 90
     /// Any other failure (not a curl code).
     case failure = 100
-    /// The WebSocket server closed with a code other than 1000 (normal) or 1001 (going away), or
-    /// with none (not a curl code: curl has no interactive WebSocket mode).
+    /// The WebSocket server closed with a code other than 1000 (normal) or 1001 (going away)
+    /// (not a curl code: curl has no interactive WebSocket mode).
     case webSocketClosed = 101
     /// Ctrl-C (SIGINT) or SIGTERM ended the command (128 + SIGINT, as a shell reports it).
     case interrupted = 130

@@ -137,13 +137,13 @@ enum Help {
         The end of standard input (Ctrl-D, or the end of a pipe) closes the WebSocket with code
         1000; courier exits 0 once the server has answered the close (messages arriving after
         that are not printed). With --keep-open it goes on printing messages until the server
-        closes or Ctrl-C, for a subscription piped in. A server that closes with
-        1000 or 1001 ends courier with 0 too; any other code (or none) with 101, after a line
-        giving the code and reason: 'courier: (101) The server closed the WebSocket with 4001: bye'.
-        A handshake the server refuses exits with 22 ('Refused WebSocket upgrade: 401
-        Unauthorized'), a server that breaks the protocol with 8; a connection that cannot be made
-        or a certificate that is not trusted with the same codes as a request. Ctrl-C closes with
-        1001 and exits 130.
+        closes or Ctrl-C, for a subscription piped in. A server that closes with 1000, 1001 or no
+        code ends courier with 0 too; any other code with 101, after a line giving the code and
+        reason: 'courier: (101) The server closed the WebSocket with 4001: bye'. A connection
+        dropped without a close exits with 56. A handshake the server refuses exits with 22
+        ('Refused WebSocket upgrade: 401 Unauthorized'), a server that breaks the protocol with 8;
+        a connection that cannot be made or a certificate that is not trusted with the same codes
+        as a request. Ctrl-C closes with 1001 and exits 130.
 
         The handshake is HTTP/1.1, with -H headers (-u for basic authentication) and
         permessage-deflate offered (--no-compression: not). Redirects are not followed. The TLS
