@@ -115,7 +115,7 @@ import CourierLocking
             reader.cancel()
             #expect(await reader.value == .cancelled)
             #expect(socket.state == .closed)
-            #expect(socket.closeStatus?.code == .goingAway)
+            #expect(socket.closeStatus == nil, "it never opened, so no close frame was exchanged")
             gate.open()
         }
     }

@@ -2,53 +2,104 @@ import Foundation
 
 // The connection's machinery. Every function taking `inout WebSocketCore` runs under the lock.
 extension WebSocket {
+    // MARK: - The lifecycle
+
+    /// Feeds `event` to the lifecycle and carries out its actions.
+    func apply(_ event: WebSocketLifecycle.Event, _ core: inout WebSocketCore) {
+        for action in core.lifecycle.handle(event) {
+            switch action {
+            case .writeHandshake:
+                guard let head = core.client?.request.head else { continue }
+                core.output.append(head)
+                core.outputBytes += head.count
+                flush(&core)
+                updateWatch(&core)
+            case .opened:
+                for waiter in core.openWaiters { waiter.resume() }
+                core.openWaiters.removeAll()
+                startKeepAlive(&core)
+            case .sendClose(let code, let reason):
+                core.closeRequested = true
+                if let actions = core.client?.handle(.close(code, reason: reason)) { perform(actions, &core) }
+            case .scheduleCloseTimeout:
+                scheduleCloseTimeout(&core)
+            case .stateChanged(let state):
+                for (queue, handler) in core.stateHandlers { queue.async { handler(state) } }
+            case .finish(let end):
+                finish(end, &core)
+            }
+        }
+    }
+
+    /// Releases the connection and answers every waiter with `end`.
+    private func finish(_ end: WebSocketEnd, _ core: inout WebSocketCore) {
+        // What is queued (a close frame) goes out if the socket takes it now.
+        flush(&core)
+        core.attempt?.cancel()
+        core.attempt = nil
+        core.connection?.close()
+        core.connection = nil
+        core.output.removeAll()
+        core.outputBytes = 0
+        for timer in core.timers.values { timer.cancel() }
+        core.timers.removeAll()
+        let notOpen = notOpenError(core)
+        for waiter in core.openWaiters { waiter.resume(throwing: notOpen) }
+        for waiter in core.sendWaiters { waiter.resume(throwing: notOpen) }
+        for ping in core.pings { ping.waiter?.resume(throwing: notOpen) }
+        for waiter in core.closeWaiters { waiter.resume() }
+        core.openWaiters.removeAll()
+        core.sendWaiters.removeAll()
+        core.pings.removeAll()
+        core.closeWaiters.removeAll()
+        if let waiter = core.messageWaiter {
+            core.messageWaiter = nil
+            switch end {
+            case .closed: waiter.resume(returning: nil)
+            case .failed(let error, _): waiter.resume(throwing: error)
+            }
+        }
+    }
+
     // MARK: - Opening
 
     /// Connects through `transport` and writes the handshake `request`. Called once, by the session.
     func open(_ request: WebSocketHandshakeRequest, through transport: any RawConnectionTransport, timeout: Duration) {
-        core.withLock { core in
-            guard case .preparing = core.phase else { return }
+        let proceed = core.withLock { core -> Bool in
+            guard core.phase == .preparing else { return false }
             core.client = WebSocketClientConnection(request: request, maximumMessageSize: configuration.maximumMessageSize,
                                                     maximumHeadSize: configuration.maximumHandshakeResponseSize)
-            // Until `attempt` is returned, a completion finds the phase still `preparing`.
-            schedule(after: timeout, &core) { socket, core in
-                guard core.phase.state == .connecting else { return }
-                socket.fail(CourierError(.timedOut, "The WebSocket did not open within \(timeout).", url: socket.url), &core)
-            }
+            apply(.connecting, &core)
+            schedule(after: timeout, &core) { socket, core in socket.apply(.openingTimedOut(timeout), &core) }
+            return true
         }
+        guard proceed else { return }
         let attempt = transport.openRawConnection(to: request.url, timeout: timeout, observer: self) { [weak self] result in
             self?.connected(result)
         }
         core.withLock { core in
-            if case .preparing = core.phase { core.phase = .connecting(attempt) }
-            if core.isClosed { attempt.cancel() }
+            if core.phase == .connecting { core.attempt = attempt } else { attempt.cancel() }
         }
     }
 
     /// Ends the connection before it could open (the request could not be prepared).
     func failToOpen(_ error: CourierError) {
-        core.withLock { core in
-            guard !core.isClosed else { return }
-            end(.failed(error.with(url: url), nil), &core)
-        }
+        core.withLock { core in apply(.failed(error.with(url: url), nil), &core) }
     }
 
     private func connected(_ result: Result<any RawConnection, CourierError>) {
         core.withLock { core in
+            core.attempt = nil
             switch result {
             case .failure(let error):
-                guard !core.isClosed else { return }
-                end(.failed(error, nil), &core)
+                apply(.failed(error, nil), &core)
             case .success(let connection):
-                guard !core.isClosed, let client = core.client else {
+                guard core.phase == .connecting else {
                     connection.close()
                     return
                 }
-                core.phase = .handshaking(connection)
-                core.output.append(client.request.head)
-                core.outputBytes += client.request.head.count
-                flush(&core)
-                updateWatch(&core)
+                core.connection = connection
+                apply(.connected, &core)
             }
         }
     }
@@ -83,7 +134,7 @@ extension WebSocket {
 
     /// Sends a ping; `waiter` (nil for keep-alive) hears the round trip.
     func sendPing(_ payload: Data, waiter: CheckedContinuation<Duration, any Error>?, _ core: inout WebSocketCore) {
-        guard case .open = core.phase, core.client != nil else {
+        guard core.isOpen, core.client != nil else {
             waiter?.resume(throwing: notOpenError(core))
             return
         }
@@ -101,44 +152,23 @@ extension WebSocket {
         }
         core.pings.append(WebSocketCore.Ping(payload: payload, sentAt: .now, waiter: waiter))
         perform(actions, &core)
+        schedulePingTimeout(for: payload, &core)
+    }
+
+    /// Fails the connection when the ping with `payload` is still unanswered after the ping timeout;
+    /// while reading is paused for the consumer the wait starts again.
+    private func schedulePingTimeout(for payload: Data, _ core: inout WebSocketCore) {
         let timeout = configuration.pingTimeout
-        let sent = payload
         schedule(after: timeout, &core) { socket, core in
-            guard core.pings.contains(where: { $0.payload == sent }) else { return }
+            guard core.pings.contains(where: { $0.payload == payload }) else { return }
             if core.readingPaused {
                 // Unanswered because the consumer holds the reads back, not because the server is gone.
+                socket.schedulePingTimeout(for: payload, &core)
                 return
             }
-            socket.fail(CourierError(.timedOut, "The server did not answer a ping within \(timeout).", url: socket.url), &core)
+            socket.apply(.failed(CourierError(.timedOut, "The server did not answer a ping within \(timeout).", url: socket.url),
+                                 WebSocketCloseStatus(code: .abnormalClosure)), &core)
         }
-    }
-
-    /// Sends the close frame (or abandons a connection that is not open yet).
-    func startClose(code: WebSocketCloseCode, reason: String, _ core: inout WebSocketCore) {
-        switch core.phase {
-        case .open(let connection):
-            core.closeRequested = true
-            guard let actions = core.client?.handle(.close(code, reason: reason)) else { return }
-            core.sentClose = WebSocketCloseFrame(code: code, reason: reason)
-            core.phase = .closing(connection)
-            perform(actions, &core)
-            scheduleCloseTimeout(&core)
-            notifyState(&core)
-        case .closing, .closed:
-            break
-        case .preparing, .connecting, .handshaking, .rejected:
-            fail(CourierError(.cancelled, "The WebSocket was closed before it opened.", url: url), &core)
-        }
-    }
-
-    /// Closes with 1001 without waiting for the server, failing whatever waits with `.cancelled`.
-    func abandon(_ core: inout WebSocketCore) {
-        let cancelled = CourierError(.cancelled, "The WebSocket was cancelled.", url: url)
-        if case .open = core.phase, let actions = core.client?.handle(.close(.goingAway, reason: "")) {
-            core.sentClose = WebSocketCloseFrame(code: .goingAway)
-            perform(actions, &core)
-        }
-        end(.failed(cancelled, WebSocketCloseStatus(code: .goingAway)), &core)
     }
 
     /// The next message for ``Messages``.
@@ -188,13 +218,14 @@ extension WebSocket {
 
     /// The error for a call that needs an open connection.
     func notOpenError(_ core: WebSocketCore) -> CourierError {
-        if case .closed(.failed(let error, _)) = core.phase { return error }
-        return CourierError(.webSocketClosed, "The WebSocket is \(core.phase.state == .closing ? "closing" : "closed").",
-                            underlyingError: (core.phase.state == .closed ? closeStatus(of: core) : nil).map(WebSocketCloseError.init),
-                            url: url)
-    }
-
-    private func closeStatus(of core: WebSocketCore) -> WebSocketCloseStatus? {
-        if case .closed(let end) = core.phase { end.status } else { nil }
+        switch core.phase {
+        case .closed(.failed(let error, _)):
+            return error
+        case .closed(.closed(let status)):
+            return CourierError(.webSocketClosed, "The WebSocket is closed (\(status)).", underlyingError: WebSocketCloseError(status: status),
+                                url: url)
+        default:
+            return CourierError(.webSocketClosed, "The WebSocket is closing.", url: url)
+        }
     }
 }

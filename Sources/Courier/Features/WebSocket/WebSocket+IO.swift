@@ -1,8 +1,5 @@
 import Foundation
 
-/// The most of a refused handshake's body read for the error.
-private let rejectionBodyLimit = 64 << 10
-
 extension WebSocket: RawConnectionObserver {
     func connectionIsReady(readable: Bool, writable: Bool) {
         core.withLock { core in
@@ -13,7 +10,7 @@ extension WebSocket: RawConnectionObserver {
 
     func transportDidShutDown() {
         core.withLock { core in
-            fail(CourierError(.sessionInvalidated, "The session's transport shut down.", url: url), &core)
+            apply(.failed(CourierError(.sessionInvalidated, "The session's transport shut down.", url: url), nil), &core)
         }
     }
 }
@@ -24,7 +21,7 @@ extension WebSocket {
 
     /// Reads what the connection has, until it would block, the consumer's buffer is full, or it ends.
     func readAvailable(_ core: inout WebSocketCore) {
-        while !core.readingPaused, let connection = core.phase.connection {
+        while !core.readingPaused, let connection = core.connection {
             let result = core.readBuffer.withUnsafeMutableBytes { connection.receive(into: $0) }
             switch result {
             case .transferred(let count):
@@ -42,68 +39,46 @@ extension WebSocket {
     }
 
     private func received(_ bytes: Data, _ core: inout WebSocketCore) {
-        if case .rejected(let connection, let head, var body) = core.phase {
-            body.append(bytes.prefix(rejectionBodyLimit - body.count))
-            core.phase = .rejected(connection, head, body: body)
-            if body.count >= rejectionBodyLimit || (head.expectedContentLength >= 0 && body.count >= head.expectedContentLength) {
-                finishRejection(head, body: body, &core)
-            }
-            return
+        if case .rejected = core.phase {
+            apply(.rejectionBody(bytes, ended: false), &core)
+        } else if let actions = core.client?.handle(.bytesReceived(bytes)) {
+            perform(actions, &core)
         }
-        guard let actions = core.client?.handle(.bytesReceived(bytes)) else { return }
-        perform(actions, &core)
     }
 
     /// The connection ended (`error` nil: the server closed it).
     private func connectionEnded(_ error: CourierError?, _ core: inout WebSocketCore) {
-        if case .rejected(_, let head, let body) = core.phase {
-            finishRejection(head, body: body, &core)
-            return
+        core.connection?.close()
+        core.connection = nil
+        if case .rejected = core.phase {
+            apply(.rejectionBody(Data(), ended: true), &core)
+        } else if let error {
+            apply(.failed(error, WebSocketCloseStatus(code: .abnormalClosure)), &core)
+        } else if let actions = core.client?.handle(.connectionClosed) {
+            perform(actions, &core)
         }
-        if let error, core.failure == nil { core.failure = error }
-        core.phase.connection?.close()
-        guard let actions = core.client?.handle(.connectionClosed) else { return }
-        perform(actions, &core)
-        if !core.isClosed { end(outcome: .abnormal, &core) }
-    }
-
-    private func finishRejection(_ head: ResponseHead, body: Data, _ core: inout WebSocketCore) {
-        let response = WebSocketHandshakeResponse(statusCode: head.statusCode, headers: head.headers, body: body)
-        end(.failed(CourierError(webSocketHandshake: .unexpectedStatus(head.statusCode), response: response, url: url), nil), &core)
     }
 
     // MARK: - The protocol's actions
 
-    /// Carries out what the protocol asked for, then ends the connection if the protocol has.
+    /// Carries out what the protocol asked for.
     func perform(_ actions: [WebSocketClientConnection.Action], _ core: inout WebSocketCore) {
         for action in actions {
             switch action {
             case .opened(let accepted):
-                guard case .handshaking(let connection) = core.phase else { continue }
-                core.phase = .open(connection)
                 core.subprotocol = accepted.subprotocol
                 core.isCompressed = accepted.compression != nil
-                for waiter in core.openWaiters { waiter.resume() }
-                core.openWaiters.removeAll()
-                notifyState(&core)
-                startKeepAlive(&core)
+                apply(.accepted, &core)
+            case .handshakeFailed(.unexpectedStatus, let head?, let remainder):
+                apply(.refused(head), &core)
+                if !remainder.isEmpty { apply(.rejectionBody(remainder, ended: false), &core) }
             case .handshakeFailed(let failure, let head, let remainder):
-                if case .unexpectedStatus = failure, let head, let connection = core.phase.connection {
-                    core.phase = .rejected(connection, head, body: Data())
-                    received(remainder, &core)
-                    if head.expectedContentLength == 0 { finishRejection(head, body: Data(), &core) }
-                } else {
-                    let response = head.map { WebSocketHandshakeResponse(statusCode: $0.statusCode, headers: $0.headers, body: remainder) }
-                    end(.failed(CourierError(webSocketHandshake: failure, response: response, url: url), nil), &core)
-                }
+                let response = head.map { WebSocketHandshakeResponse(statusCode: $0.statusCode, headers: $0.headers, body: remainder) }
+                apply(.failed(CourierError(webSocketHandshake: failure, response: response, url: url), nil), &core)
             case .protocol(let action):
                 perform(action, &core)
             }
             if core.isClosed { return }
-        }
-        // (A refused handshake ends once its body is read, not when the protocol gives up.)
-        if case .closed(let outcome)? = core.client?.state, !core.isClosed, !core.isReadingRejection {
-            end(outcome: outcome, &core)
         }
     }
 
@@ -122,21 +97,13 @@ extension WebSocket {
             for ping in core.pings[...index] { ping.waiter?.resume(returning: now - ping.sentAt) }
             core.pings.removeFirst(index + 1)
         case .closeHandshakeCompleted:
-            if case .open(let connection) = core.phase {
-                core.serverClosedFirst = true
-                core.phase = .closing(connection)
-                notifyState(&core)
-            }
-            // The server closes the TCP connection now (§7.1.1); if it does not, Courier does.
-            scheduleCloseTimeout(&core)
+            apply(.closeReceived, &core)
         case .fail(let violation):
-            if core.failure == nil { core.failure = CourierError(webSocketViolation: violation, url: url) }
+            apply(.protocolEnded(.failed(violation)), &core)
         case .closeConnection:
-            // What is queued (the close frame) goes out if the socket takes it now.
-            flush(&core)
-            core.phase.connection?.close()
+            core.connection?.close()
         case .closed(let outcome):
-            end(outcome: outcome, &core)
+            apply(.protocolEnded(outcome), &core)
         case .refused:
             break
         }
@@ -162,9 +129,9 @@ extension WebSocket {
 
     /// Writes what the socket takes of the queued bytes; watches for room when it takes no more.
     func flush(_ core: inout WebSocketCore) {
-        guard let connection = core.phase.connection else { return }
+        guard let connection = core.connection else { return }
         var blocked = false
-        while let first = core.output.first {
+        while !blocked, let first = core.output.first {
             let offset = core.outputOffset
             let result = first.withUnsafeBytes { bytes in connection.send(UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
             switch result {
@@ -176,15 +143,12 @@ extension WebSocket {
                 } else {
                     core.outputOffset += count
                 }
-            case .wouldBlock:
-                blocked = true
-            case .ended:
+            case .wouldBlock, .ended:
                 blocked = true
             case .failed(let error):
                 connectionEnded(error, &core)
                 return
             }
-            if blocked { break }
         }
         if blocked != core.writeBlocked {
             core.writeBlocked = blocked
@@ -198,70 +162,10 @@ extension WebSocket {
 
     /// Tells the transport what the connection waits for.
     func updateWatch(_ core: inout WebSocketCore) {
-        core.phase.connection?.watch(reading: !core.readingPaused, writing: core.writeBlocked)
+        core.connection?.watch(reading: !core.readingPaused, writing: core.writeBlocked)
     }
 
-    // MARK: - The end
-
-    /// Fails the connection with `error` at once.
-    func fail(_ error: CourierError, _ core: inout WebSocketCore) {
-        guard !core.isClosed else { return }
-        if core.failure == nil { core.failure = error }
-        core.phase.connection?.close()
-        end(outcome: .abnormal, &core)
-    }
-
-    /// Ends the connection as the protocol's `outcome` says.
-    private func end(outcome: WebSocketCloseOutcome, _ core: inout WebSocketCore) {
-        switch outcome {
-        case .clean(let frame):
-            let status = WebSocketCloseStatus(code: frame.code, reason: frame.reason, initiatedByServer: core.serverClosedFirst)
-            if let failure = core.failure {
-                end(.failed(failure, status), &core)
-            } else if core.serverClosedFirst, !status.isNormal {
-                end(.failed(CourierError(webSocketClosedWith: status, url: url), status), &core)
-            } else {
-                end(.closed(status), &core)
-            }
-        case .abnormal:
-            let error = core.failure ?? CourierError(.connectionLost, "The connection closed without a WebSocket close frame.", url: url)
-            end(.failed(error, WebSocketCloseStatus(code: .abnormalClosure, initiatedByServer: core.sentClose == nil)), &core)
-        case .failed(let violation):
-            let error = core.failure ?? CourierError(webSocketViolation: violation, url: url)
-            end(.failed(error, WebSocketCloseStatus(code: violation.closeCode)), &core)
-        }
-    }
-
-    /// The one transition into `closed`: releases the connection and answers every waiter.
-    func end(_ end: WebSocketEnd, _ core: inout WebSocketCore) {
-        guard !core.isClosed else { return }
-        switch core.phase {
-        case .connecting(let attempt): attempt.cancel()
-        default: core.phase.connection?.close()
-        }
-        core.phase = .closed(end)
-        core.output.removeAll()
-        core.outputBytes = 0
-        for timer in core.timers.values { timer.cancel() }
-        core.timers.removeAll()
-        let error: CourierError? = if case .failed(let error, _) = end { error } else { nil }
-        let notOpen = notOpenError(core)
-        for waiter in core.openWaiters { waiter.resume(throwing: notOpen) }
-        for waiter in core.sendWaiters { waiter.resume(throwing: notOpen) }
-        for ping in core.pings { ping.waiter?.resume(throwing: notOpen) }
-        for waiter in core.closeWaiters { waiter.resume() }
-        core.openWaiters.removeAll()
-        core.sendWaiters.removeAll()
-        core.pings.removeAll()
-        core.closeWaiters.removeAll()
-        if let waiter = core.messageWaiter {
-            core.messageWaiter = nil
-            if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
-        }
-        notifyState(&core)
-    }
-
-    // MARK: - Timers and hooks
+    // MARK: - Timers
 
     /// Runs `body` under the lock after `delay`, unless the connection ended first.
     func schedule(after delay: Duration, _ core: inout WebSocketCore,
@@ -279,29 +183,21 @@ extension WebSocket {
         }
     }
 
+    /// Drops the connection once the close timeout passes; the protocol then says how it ended.
     func scheduleCloseTimeout(_ core: inout WebSocketCore) {
         schedule(after: configuration.closeTimeout, &core) { socket, core in
-            core.phase.connection?.close()
-            guard let actions = core.client?.handle(.connectionClosed) else { return }
-            socket.perform(actions, &core)
-            if !core.isClosed { socket.end(outcome: .abnormal, &core) }
+            core.connection?.close()
+            core.connection = nil
+            if let actions = core.client?.handle(.connectionClosed) { socket.perform(actions, &core) }
         }
     }
 
-    private func startKeepAlive(_ core: inout WebSocketCore) {
+    func startKeepAlive(_ core: inout WebSocketCore) {
         guard let interval = configuration.pingInterval else { return }
         schedule(after: interval, &core) { socket, core in
-            guard case .open = core.phase else { return }
+            guard core.isOpen else { return }
             socket.sendPing(Data(), waiter: nil, &core)
             socket.startKeepAlive(&core)
         }
-    }
-
-    /// Tells the state handlers about a new state.
-    func notifyState(_ core: inout WebSocketCore) {
-        let state = core.phase.state
-        guard state != core.reportedState else { return }
-        core.reportedState = state
-        for (queue, handler) in core.stateHandlers { queue.async { handler(state) } }
     }
 }

@@ -49,10 +49,11 @@ public final class WebSocket: Sendable {
 
     // Guards the whole connection state (phase, protocol, buffers, waiters); I/O on the
     // connection happens under it too, which serialises every call into the transport.
-    let core = Locked(WebSocketCore())
+    let core: Locked<WebSocketCore>
 
     init(session: Session, url: URL, protocols: [String], configuration: WebSocketConfiguration) {
         self.session = session
+        core = Locked(WebSocketCore(url: url))
         self.url = url
         self.protocols = protocols
         self.configuration = configuration
@@ -60,10 +61,7 @@ public final class WebSocket: Sendable {
 
     deinit {
         // The last reference went without a close: end the connection (it holds no reference back).
-        core.withLock { core in
-            guard !core.isClosed else { return }
-            abandon(&core)
-        }
+        core.withLock { core in apply(.cancelled, &core) }
     }
 
     /// Where the connection is.
@@ -87,7 +85,7 @@ public final class WebSocket: Sendable {
     /// Waits until the connection is open; throws why it could not open (or closed meanwhile).
     /// Sending waits for this itself, so calling it is needed only to learn early.
     public func connect() async throws {
-        if core.withLock({ if case .open = $0.phase { true } else { false } }) { return }
+        if core.withLock({ $0.isOpen }) { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 core.withLock { core in
@@ -111,10 +109,10 @@ public final class WebSocket: Sendable {
     /// ```
     public func send(_ message: WebSocketMessage) async throws {
         let full = try core.withLock { core throws(CourierError) -> Bool? in
-            guard case .open = core.phase else {
-                if case .closing = core.phase { throw notOpenError(core) }
-                if case .closed = core.phase { throw notOpenError(core) }
-                return nil
+            switch core.phase.state {
+            case .connecting: return nil
+            case .closing, .closed: throw notOpenError(core)
+            case .open: break
             }
             try enqueue(message, &core)
             return core.outputBytes > configuration.sendBufferSize
@@ -185,7 +183,7 @@ public final class WebSocket: Sendable {
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             core.withLock { core in
-                startClose(code: code, reason: reason, &core)
+                apply(.closeRequested(code, reason: reason), &core)
                 if core.isClosed { continuation.resume() } else { core.closeWaiters.append(continuation) }
             }
         }
@@ -194,10 +192,7 @@ public final class WebSocket: Sendable {
     /// Closes the connection with 1001 (going away) at once, without waiting for the server's
     /// answer; whatever awaits the connection fails with `.cancelled`.
     public func cancel() {
-        core.withLock { core in
-            guard !core.isClosed else { return }
-            abandon(&core)
-        }
+        core.withLock { core in apply(.cancelled, &core) }
     }
 
     /// Calls `handler` on `queue` each time ``state`` changes.
