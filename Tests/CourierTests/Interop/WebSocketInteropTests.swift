@@ -143,6 +143,25 @@ import FoundationNetworking
         try await socket.close()
     }
 
+    /// The servers answer pings with pongs carrying the payload back; JSON goes out and comes back decodable.
+    @Test(arguments: endpoints)
+    func pingsAreAnsweredAndJSONRoundTrips(endpoint: Endpoint) async throws {
+        struct Quote: Codable, Equatable { let symbol: String; let price: Double }
+        guard let url = endpoint.url("echo") else { return }
+        let socket = session().webSocket(url)
+        let roundTrip = try await socket.ping(Data("are you there".utf8))
+        #expect(roundTrip > .zero && roundTrip < .seconds(30))
+        try await socket.ping()
+        try await socket.send(json: Quote(symbol: "BTC", price: 97_000.5))
+        var replies = socket.messages.makeAsyncIterator()
+        let reply = try await replies.next()
+        #expect(try reply?.decode(Quote.self) == Quote(symbol: "BTC", price: 97_000.5))
+        try await socket.close(code: .goingAway, reason: "done")
+        // Ours was first; the code is the server's answer (websockets echoes 1001, aiohttp answers 1000).
+        #expect(socket.closeStatus?.initiatedByServer == false)
+        #expect(socket.state == .closed)
+    }
+
     @Test(arguments: endpoints)
     func theServersSubprotocolIsExposed(endpoint: Endpoint) async throws {
         guard let url = endpoint.url("chat") else { return }
