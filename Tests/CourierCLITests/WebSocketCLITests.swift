@@ -102,6 +102,16 @@ import Glibc
         #expect(printed.contains("{\n  \"hello\": \"courier\",\n  \"n\": 1\n}\n"), "\(result)")
     }
 
+    /// With --keep-open the end of input does not close: what the server sends after is printed.
+    @Test func keepOpenGoesOnPrintingAfterTheEndOfInput() async throws {
+        guard let server = Self.server else { return }
+        let input = try InputPipe()
+        input.end()
+        let result = try await input.start(["--keep-open", server.appendingPathComponent("hello").absoluteString]).finish(timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == #"{"hello": "courier", "n": 1}"# + "\n", "\(result)")
+    }
+
     @Test func aRefusedHandshakeExits22WithTheStatus() async throws {
         guard let server = Self.server else { return }
         let result = try await runCLI([server.appendingPathComponent("auth").absoluteString])
