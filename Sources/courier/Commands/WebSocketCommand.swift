@@ -38,8 +38,14 @@ struct WebSocketCommand {
         do {
             try await socket.connect()
         } catch {
-            interrupts.clearHandler()
-            return fail(with: Self.courierError(error))
+            // A server may open and close at once (a message, then its close): connect() then
+            // reports the close, but the socket did open and its messages are still to be read,
+            // and the close's code decides the exit status below. Only a socket that never opened
+            // (closed with no close status) has failed here.
+            guard socket.state == .closing || socket.closeStatus != nil else {
+                interrupts.clearHandler()
+                return fail(with: Self.courierError(error))
+            }
         }
         if options.verbose {
             console.message("* WebSocket open" + (socket.subprotocol.map { ", subprotocol: \($0)" } ?? ", no subprotocol"))

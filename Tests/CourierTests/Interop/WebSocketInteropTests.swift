@@ -183,7 +183,8 @@ import FoundationNetworking
     func aCloseWithTheServersCodeIsAWebSocketClosedError(endpoint: Endpoint) async throws {
         guard let url = endpoint.url("close") else { return }
         let socket = session().webSocket(url)
-        try await socket.connect()
+        // (Not connect() first: the server closes as soon as it has opened, and connect() reports
+        // that close when it comes before connect() sees the socket open.)
         let error = await #expect(throws: CourierError.self) {
             for try await message in socket.messages { Issue.record("unexpected message \(message)") }
         }
