@@ -1,8 +1,13 @@
 // See ccurl_poller.h.
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  // ppoll
+#endif
 #include "ccurl_poller.h"
 #include "ccurl.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -103,6 +108,19 @@ int ccurl_poller_wait(ccurl_poller *poller, uint64_t *tokens, int *events, int c
 void ccurl_poller_wakeup(ccurl_poller *poller) { (void)poller; }
 
 #endif
+
+int ccurl_wait_readable(int socket, int64_t timeout_ns) {
+    struct pollfd descriptor = {.fd = socket, .events = POLLIN};
+    if (timeout_ns < 0) timeout_ns = 0;
+#if defined(__linux__)
+    struct timespec timeout = {.tv_sec = timeout_ns / 1000000000, .tv_nsec = timeout_ns % 1000000000};
+    int ready = ppoll(&descriptor, 1, &timeout, NULL);
+#else
+    int ready = poll(&descriptor, 1, (int)((timeout_ns + 999999) / 1000000));
+#endif
+    if (ready < 0) return errno == EINTR ? 0 : -1;
+    return ready > 0 ? 1 : 0;
+}
 
 // MARK: - Connect guard
 

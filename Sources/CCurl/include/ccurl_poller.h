@@ -44,6 +44,10 @@ int ccurl_poller_wait(ccurl_poller *poller, uint64_t *tokens, int *events, int c
 /// Thread-safe: makes the current or next ccurl_poller_wait() return promptly.
 void ccurl_poller_wakeup(ccurl_poller *poller);
 
+/// Blocks up to `timeout_ns` until `socket` may be read (or has ended): 1 when it may, 0 when the
+/// time passed, -1 on failure. Nanosecond precision where the system has ppoll (Linux).
+int ccurl_wait_readable(int socket, int64_t timeout_ns);
+
 /// What a connect-only transfer is doing, so that another thread can stop it: cancelling shuts its
 /// socket down, which ends a connect or TLS handshake in progress at once.
 typedef struct ccurl_connect_guard ccurl_connect_guard;

@@ -24,6 +24,9 @@ protocol RawConnection: AnyObject, Sendable {
     /// What the owner wants to hear about: the observer is told when the connection may be read
     /// (while `reading`) or written (while `writing`), and always when it ends.
     func watch(reading: Bool, writing: Bool)
+    /// Blocks the calling thread until the connection may be read or `timeout` passes (a short
+    /// wait: a caller waiting for an answer it expects within microseconds); whether it may.
+    func awaitReadable(within timeout: Duration) -> Bool
     /// Closes the connection; the observer hears nothing more. Idempotent.
     func close()
 }

@@ -65,7 +65,7 @@ extension WebSocket {
 
     /// Connects through `transport` and writes the handshake `request`. Called once, by the session.
     func open(_ request: WebSocketHandshakeRequest, through transport: any RawConnectionTransport, timeout: Duration) {
-        let proceed = core.withLock { core -> Bool in
+        let proceed = withCore { core -> Bool in
             guard core.phase == .preparing else { return false }
             core.client = WebSocketClientConnection(request: request, maximumMessageSize: configuration.maximumMessageSize,
                                                     maximumHeadSize: configuration.maximumHandshakeResponseSize)
@@ -77,18 +77,18 @@ extension WebSocket {
         let attempt = transport.openRawConnection(to: request.url, timeout: timeout, observer: self) { [weak self] result in
             self?.connected(result)
         }
-        core.withLock { core in
+        withCore { core in
             if core.phase == .connecting { core.attempt = attempt } else { attempt.cancel() }
         }
     }
 
     /// Ends the connection before it could open (the request could not be prepared).
     func failToOpen(_ error: CourierError) {
-        core.withLock { core in apply(.failed(error.with(url: url), nil), &core) }
+        withCore { core in apply(.failed(error.with(url: url), nil), &core) }
     }
 
     private func connected(_ result: Result<any RawConnection, CourierError>) {
-        core.withLock { core in
+        withCore { core in
             core.attempt = nil
             switch result {
             case .failure(let error):
@@ -117,7 +117,7 @@ extension WebSocket {
     func waitForRoomToSend() async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                core.withLock { core in
+                withCore { core in
                     if core.isClosed {
                         continuation.resume(throwing: notOpenError(core))
                     } else if core.outputBytes <= configuration.sendBufferSize {
@@ -171,11 +171,23 @@ extension WebSocket {
         }
     }
 
+    /// Runs `body` under the lock, then hands a message to the consumer it woke.
+    func withCore<Value, Failure: Error>(_ body: (inout WebSocketCore) throws(Failure) -> Value) throws(Failure) -> Value {
+        let (result, handoff) = core.withLock { core in
+            let result = Result { () throws(Failure) -> Value in try body(&core) }
+            defer { core.handoff = nil }
+            return (result, core.handoff)
+        }
+        if let (waiter, message) = handoff { waiter.resume(returning: message) }
+        return try result.get()
+    }
+
     /// The next message for ``Messages``.
     func nextMessage() async throws -> WebSocketMessage? {
-        try await withTaskCancellationHandler {
+        if let message = receiveInline() { return message }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WebSocketMessage?, any Error>) in
-                core.withLock { core in
+                withCore { core in
                     if core.inboxHead < core.inbox.count {
                         continuation.resume(returning: takeMessage(&core))
                     } else if case .closed(let end) = core.phase {
@@ -196,14 +208,59 @@ extension WebSocket {
         }
     }
 
+    /// A speed trick (``FastPaths``): when the consumer asks for the next message while none is
+    /// there and recent messages came quickly, it waits a little for the socket on its own thread
+    /// and reads there, instead of parking and being woken by the poller thread (two thread hops
+    /// per message against one). The poller does not read meanwhile. Returns nil to park as usual.
+    private func receiveInline() -> WebSocketMessage? {
+        guard FastPaths.enabled else { return nil }
+        enum Plan {
+            case park
+            case take(WebSocketMessage)
+            case wait(any RawConnection, Duration)
+        }
+        let plan = withCore { core -> Plan in
+            if core.inboxHead < core.inbox.count { return .park }
+            guard core.isOpen, !core.readingPaused, !core.readingInline, core.messageWaiter == nil,
+                  let connection = core.connection, let window = core.inlineWait.window() else { return .park }
+            core.readingInline = true
+            updateWatch(&core)
+            // Bytes libcurl already decrypted do not make the socket readable: read them first.
+            readAvailable(&core)
+            guard core.inboxHead == core.inbox.count, core.connection === connection else {
+                core.readingInline = false
+                updateWatch(&core)
+                return core.inboxHead < core.inbox.count ? .take(takeMessage(&core)) : .park
+            }
+            return .wait(connection, window)
+        }
+        guard case .wait(let connection, let window) = plan else {
+            if case .take(let message) = plan { return message }
+            return nil
+        }
+        let started = ContinuousClock.now
+        let readable = connection.awaitReadable(within: window)
+        return withCore { core -> WebSocketMessage? in
+            core.readingInline = false
+            guard core.connection === connection else { return nil }
+            updateWatch(&core)
+            if readable { readAvailable(&core) }
+            let arrived = core.inboxHead < core.inbox.count
+            core.inlineWait.record(arrived ? ContinuousClock.now - started : nil)
+            return arrived ? takeMessage(&core) : nil
+        }
+    }
+
     private func takeMessage(_ core: inout WebSocketCore) -> WebSocketMessage {
-        let message = core.inbox[core.inboxHead]
+        // Never nil: the caller checked `inboxHead < inbox.count`, and only taken slots are emptied.
+        let message = core.inbox[core.inboxHead] ?? .binary(Data())
+        core.inbox[core.inboxHead] = nil
         core.inboxHead += 1
         core.inboxBytes -= message.byteCount
         if core.inboxHead == core.inbox.count {
             core.inbox.removeAll(keepingCapacity: true)
             core.inboxHead = 0
-        } else if core.inboxHead >= 1024 {
+        } else if core.inboxHead >= 1024, core.inboxHead * 2 >= core.inbox.count {
             core.inbox.removeFirst(core.inboxHead)
             core.inboxHead = 0
         }

@@ -2,14 +2,14 @@ import Foundation
 
 extension WebSocket: RawConnectionObserver {
     func connectionIsReady(readable: Bool, writable: Bool) {
-        core.withLock { core in
+        withCore { core in
             if writable, core.writeBlocked { flush(&core) }
-            if readable { readAvailable(&core) }
+            if readable, !core.readingInline { readAvailable(&core) }
         }
     }
 
     func transportDidShutDown() {
-        core.withLock { core in
+        withCore { core in
             apply(.failed(CourierError(.sessionInvalidated, "The session's transport shut down.", url: url), nil), &core)
         }
     }
@@ -102,6 +102,7 @@ extension WebSocket {
             apply(.protocolEnded(.failed(violation)), &core)
         case .closeConnection:
             core.connection?.close()
+            core.connection = nil
         case .closed(let outcome):
             apply(.protocolEnded(outcome), &core)
         case .refused:
@@ -112,9 +113,9 @@ extension WebSocket {
     private func deliver(_ message: WebSocketMessage, _ core: inout WebSocketCore) {
         // After the application's close(), it asked for nothing more.
         guard !core.closeRequested else { return }
-        if let waiter = core.messageWaiter {
+        if let waiter = core.messageWaiter, core.handoff == nil {
             core.messageWaiter = nil
-            waiter.resume(returning: message)
+            core.handoff = (waiter, message)
             return
         }
         core.inbox.append(message)
@@ -162,7 +163,7 @@ extension WebSocket {
 
     /// Tells the transport what the connection waits for.
     func updateWatch(_ core: inout WebSocketCore) {
-        core.connection?.watch(reading: !core.readingPaused, writing: core.writeBlocked)
+        core.connection?.watch(reading: !core.readingPaused && !core.readingInline, writing: core.writeBlocked)
     }
 
     // MARK: - Timers
@@ -176,7 +177,7 @@ extension WebSocket {
         core.timers[id] = Task { [weak self] in
             do { try await Task.sleep(for: delay) } catch { return }
             guard let self else { return }
-            self.core.withLock { core in
+            self.withCore { core in
                 guard core.timers.removeValue(forKey: id) != nil, !core.isClosed else { return }
                 body(self, &core)
             }

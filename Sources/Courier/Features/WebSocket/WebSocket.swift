@@ -61,23 +61,23 @@ public final class WebSocket: Sendable {
 
     deinit {
         // The last reference went without a close: end the connection (it holds no reference back).
-        core.withLock { core in apply(.cancelled, &core) }
+        withCore { core in apply(.cancelled, &core) }
     }
 
     /// Where the connection is.
-    public var state: State { core.withLock { $0.phase.state } }
+    public var state: State { withCore { $0.phase.state } }
 
     /// The subprotocol the server chose from ``protocols``, once open; nil when it chose none.
-    public var subprotocol: String? { core.withLock { $0.subprotocol } }
+    public var subprotocol: String? { withCore { $0.subprotocol } }
 
     /// Whether permessage-deflate is in use (offered by ``WebSocketConfiguration/offersCompression``
     /// and accepted by the server).
-    public var isCompressed: Bool { core.withLock { $0.isCompressed } }
+    public var isCompressed: Bool { withCore { $0.isCompressed } }
 
     /// How the connection was closed, once it is: the close frame's code and reason, 1006
     /// (``WebSocketCloseCode/abnormalClosure``) when it ended without one; nil while open or when it never opened.
     public var closeStatus: WebSocketCloseStatus? {
-        core.withLock { core in
+        withCore { core in
             if case .closed(let end) = core.phase { end.status } else { nil }
         }
     }
@@ -85,10 +85,10 @@ public final class WebSocket: Sendable {
     /// Waits until the connection is open; throws why it could not open (or closed meanwhile).
     /// Sending waits for this itself, so calling it is needed only to learn early.
     public func connect() async throws {
-        if core.withLock({ $0.isOpen }) { return }
+        if withCore({ $0.isOpen }) { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                core.withLock { core in
+                withCore { core in
                     switch core.phase {
                     case .open: continuation.resume()
                     case .closing, .closed: continuation.resume(throwing: notOpenError(core))
@@ -108,7 +108,7 @@ public final class WebSocket: Sendable {
     /// try await socket.send(.binary(frame))
     /// ```
     public func send(_ message: WebSocketMessage) async throws {
-        let full = try core.withLock { core throws(CourierError) -> Bool? in
+        let full = try withCore { core throws(CourierError) -> Bool? in
             switch core.phase.state {
             case .connecting: return nil
             case .closing, .closed: throw notOpenError(core)
@@ -157,7 +157,7 @@ public final class WebSocket: Sendable {
         try await connect()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Duration, any Error>) in
-                core.withLock { core in
+                withCore { core in
                     sendPing(payload, waiter: continuation, &core)
                 }
             }
@@ -182,7 +182,7 @@ public final class WebSocket: Sendable {
                                url: url)
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            core.withLock { core in
+            withCore { core in
                 apply(.closeRequested(code, reason: reason), &core)
                 if core.isClosed { continuation.resume() } else { core.closeWaiters.append(continuation) }
             }
@@ -192,13 +192,13 @@ public final class WebSocket: Sendable {
     /// Closes the connection with 1001 (going away) at once, without waiting for the server's
     /// answer; whatever awaits the connection fails with `.cancelled`.
     public func cancel() {
-        core.withLock { core in apply(.cancelled, &core) }
+        withCore { core in apply(.cancelled, &core) }
     }
 
     /// Calls `handler` on `queue` each time ``state`` changes.
     @discardableResult
     public func onStateChange(queue: DispatchQueue = .main, _ handler: @escaping @Sendable (State) -> Void) -> Self {
-        core.withLock { $0.stateHandlers.append((queue, handler)) }
+        withCore { $0.stateHandlers.append((queue, handler)) }
         return self
     }
 

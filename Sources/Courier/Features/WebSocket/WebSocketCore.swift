@@ -23,12 +23,20 @@ struct WebSocketCore: Sendable {
     var output: [Data] = []
     var outputOffset = 0
     var outputBytes = 0
-    /// Messages received and not yet taken, from `inboxHead`.
-    var inbox: [WebSocketMessage] = []
+    /// Messages received and not yet taken, from `inboxHead`; a taken slot is emptied at once so
+    /// that a slow consumer does not keep what it has read alive.
+    var inbox: [WebSocketMessage?] = []
     var inboxHead = 0
     var inboxBytes = 0
     /// The one consumer waiting in ``WebSocket/Messages``.
     var messageWaiter: CheckedContinuation<WebSocketMessage?, any Error>?
+    /// A message for the waiting consumer, handed over once the lock is released (so the woken
+    /// task does not find the lock still held by the thread that read it).
+    var handoff: (CheckedContinuation<WebSocketMessage?, any Error>, WebSocketMessage)?
+    /// The consumer is reading on its own thread (``WebSocket/receiveInline()``): the poller does not read.
+    var readingInline = false
+    /// How long the consumer may wait on its own thread for the next message.
+    var inlineWait = WebSocketInlineWait()
     var openWaiters: [CheckedContinuation<Void, any Error>] = []
     var sendWaiters: [CheckedContinuation<Void, any Error>] = []
     var closeWaiters: [CheckedContinuation<Void, Never>] = []
