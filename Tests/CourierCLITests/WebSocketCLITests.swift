@@ -138,7 +138,19 @@ import Glibc
         input.end()
         let result = try await process.finish(timeout: .seconds(30))
         #expect(result.status == 0, "\(result)")
-        #expect(result.stderrText.contains("* WebSocket open, subprotocol: chat\n"), "\(result)")
+        // aiohttp accepts permessage-deflate, which courier offers unless --no-compression.
+        #expect(result.stderrText.contains("* WebSocket open, subprotocol: chat, permessage-deflate\n"), "\(result)")
+    }
+
+    @Test func noCompressionDoesNotOfferPermessageDeflate() async throws {
+        guard let server = Self.server else { return }
+        let input = try InputPipe()
+        let process = try input.start(["-v", "--no-compression", server.appendingPathComponent("echo").absoluteString])
+        await type("plain", into: input, of: process, expecting: "plain\n")
+        input.end()
+        let result = try await process.finish(timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderrText.contains("* WebSocket open, no subprotocol\n"), "\(result)")
     }
 
     @Test func wssTrustsWhatCacertSaysAndNothingElse() async throws {

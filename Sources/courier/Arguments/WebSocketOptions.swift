@@ -51,7 +51,7 @@ struct WebSocketOptions: Equatable, Sendable {
     /// The options `courier ws://...` accepts, in the order its help lists them.
     static let options: [OptionSpec] = ownOptions + FetchOptions.options.filter { accepted.contains($0.id) }.map { option in
         switch option.id {
-        case "verbose": OptionSpec("verbose", short: "v", long: "verbose", help: "describe the connection, the subprotocol and the close on stderr")
+        case "verbose": OptionSpec("verbose", short: "v", long: "verbose", help: "describe the connection, subprotocol, compression and close on stderr")
         case "silent": OptionSpec("silent", short: "s", long: "silent", help: "no error messages")
         case "http1.1": OptionSpec("http1.1", long: "http1.1", help: "accepted: a WebSocket's handshake is always HTTP/1.1")
         default: option

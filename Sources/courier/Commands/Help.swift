@@ -148,8 +148,8 @@ enum Help {
         The handshake is HTTP/1.1, with -H headers (-u for basic authentication) and
         permessage-deflate offered (--no-compression: not). Redirects are not followed. The TLS
         options are a request's (--cacert, --capath, -E/--cert, --key, --pass, --pinnedpubkey,
-        -k, --tlsv1.2, --tlsv1.3). -v describes the connection, the subprotocol and the close on
-        standard error; -s hides error messages, -S brings them back.
+        -k, --tlsv1.2, --tlsv1.3). -v describes the connection, the subprotocol, compression and
+        the close on standard error; -s hides error messages, -S brings them back.
 
         Options:
         \(OptionHelp.lines(for: WebSocketOptions.options))

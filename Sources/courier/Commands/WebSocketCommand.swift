@@ -48,7 +48,8 @@ struct WebSocketCommand {
             }
         }
         if options.verbose {
-            console.message("* WebSocket open" + (socket.subprotocol.map { ", subprotocol: \($0)" } ?? ", no subprotocol"))
+            console.message("* WebSocket open" + (socket.subprotocol.map { ", subprotocol: \($0)" } ?? ", no subprotocol")
+                            + (socket.isCompressed ? ", permessage-deflate" : ""))
         }
         let sender = Task { [binary = options.binary, keepOpen = options.keepOpen, console] () -> CourierError? in
             var lines = InputLines()
