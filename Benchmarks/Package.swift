@@ -10,6 +10,8 @@ import PackageDescription
 //   bench-ahc-sse     AsyncHTTPClient's streamed body fed to mattt/EventSource's parser (workload K); an
 //                     executable of its own because EventSource links FoundationNetworking, which
 //                     bench-ahc does not load (its RSS in the other workloads stays as it was)
+//   bench-ws-server   workload L's WebSocket echo server (hummingbird-websocket 2.8, SwiftNIO), started by run.py
+//   bench-wskit       workload L's peer client: Vapor's websocket-kit 2.16 (SwiftNIO)
 // The orchestrator is run.py (see README.md).
 let package = Package(
     name: "CourierBenchmarks",
@@ -21,6 +23,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.36.0"),
         // mattt/EventSource 1.1.1 (workload K), vendored with one Linux build fix: Vendor/EventSource/VENDORED.md
         .package(path: "Vendor/EventSource"),
+        // Workload L (WebSocket): the echo server and the peer client.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/vapor/websocket-kit", from: "2.16.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .target(name: "BenchSupport", path: "Sources/BenchSupport"),
@@ -54,6 +61,27 @@ let package = Package(
                 .product(name: "EventSource", package: "EventSource"),
             ],
             path: "Sources/bench-ahc-sse"
+        ),
+        .executableTarget(
+            name: "bench-ws-server",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            path: "Sources/bench-ws-server"
+        ),
+        .executableTarget(
+            name: "bench-wskit",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/bench-wskit"
         ),
     ],
     swiftLanguageModes: [.v6]

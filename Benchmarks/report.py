@@ -5,7 +5,7 @@ import sys
 
 ORDER = ["openssl-s_time", "wrk", "curl", "urlsession", "ahc", "ahc+eventsource", "courier-curl", "courier-urlsession", "transport-curl",
          "transport-urlsession", "courier-curl+dedupe", "courier-urlsession+dedupe", "courier-curl+onlyca",
-         "courier-curl+typed"]
+         "courier-curl+typed", "wskit", "wskit+async"]
 LABELS = {
     "wrk": "wrk 4.1 (anchor; 5 s loop)",
     "curl": "curl CLI (one process)",
@@ -21,14 +21,19 @@ LABELS = {
     "courier-curl+onlyca": "Courier, curl transport, `.only([CA])` (not judged)",
     "ahc+eventsource": "AsyncHTTPClient + mattt/EventSource parser",
     "courier-curl+typed": "**Courier** `decodingEvents(of: Tick.self)`, curl transport",
+    "wskit": "websocket-kit 2.16, driven from its event loop",
+    "wskit+async": "websocket-kit 2.16, driven from a task (as Courier's loop)",
 }
+# Workload L's rows.
+WS_LABELS = {"courier-curl": "**Courier** `session.webSocket(url)`, curl transport"}
+WS_WORKLOADS = ("wssmall", "wslarge", "wspipe", "wsslow")
 # Workload K's rows: the same id means something else there (courier-curl is events()).
 SSE_LABELS = {"curl": "curl CLI `-N` (raw bytes, no parsing: the ceiling)",
               "courier-curl": "**Courier** `events()`, curl transport"}
 # The HTTPS workloads run the plain ones' code (run.py, BenchSupport): what each is, and its warm-up.
 KIND = {"h1seq": "seq", "h1conc": "conc", "h2conc32": "conc", "h2conc256": "conc", "tlscold": "cold"}
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
-WORKLOAD_ORDER = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS) + ["sse"]
+WORKLOAD_ORDER = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS) + ["sse"] + list(WS_WORKLOADS)
 
 
 def kind(wl):
@@ -58,7 +63,23 @@ def titles(params):
         "tlscold": f"J. TLS cold start: {params['tlscold']['c']} new HTTPS/1.1 connections at once",
         "sse": f"K. Event stream: {n('sse') if 'sse' in params else '1,000,000'} Server-Sent Events (100 bytes of JSON "
                "data each) from one static text/event-stream file",
+        **{wl: ws_title(wl, params.get(wl)) for wl in WS_WORKLOADS},
     }
+
+
+def ws_size(size):
+    return f"{size >> 20} MiB" if size >= 1 << 20 and size % (1 << 20) == 0 else f"{size:,} B"
+
+
+def ws_title(wl, p):
+    if not p:
+        return wl
+    if wl == "wsslow":
+        return (f"L-slow. WebSocket slow consumer: the server floods {p['n']:,} messages of {ws_size(p['size'])}, "
+                "the client keeps one per 10 ms")
+    name = {"wssmall": "L-small", "wslarge": "L-large", "wspipe": "L-pipelined"}[wl]
+    flight = "one at a time (send, await the echo, repeat)" if p["c"] == 1 else f"{p['c']} in flight"
+    return f"{name}. WebSocket echo: {p['n']:,} messages of {ws_size(p['size'])}, {flight}, one connection"
 
 
 WHAT = {
@@ -87,6 +108,22 @@ WHAT = {
             "decode in the worker task). curl only downloads (no decoding), so its ratio is an upper bound. "
             "JSONDecoder dominates this workload (see perf-baseline.md: ~5.7 ms of CPU per body).",
 }
+
+
+WS_WHAT = ("One WebSocket connection over plain TCP on loopback to `bench-ws-server` (hummingbird 2 with "
+           "hummingbird-websocket, SwiftNIO, 2 event loops): `/echo` writes every data frame back as it came, no "
+           "extensions (no compression), no automatic pings, frames up to 4 MiB; `/flood` sends binary messages as "
+           "fast as TCP takes them. Every message is binary. Clients: Courier's public API, `session.webSocket(url, "
+           "configuration:)` with `offersCompression = false`, `try await socket.send(.binary(data))` and `for try "
+           "await message in socket.messages`; websocket-kit 2.16 driven from its event loop (the next message sent "
+           "from the `onBinary` callback: its idiomatic and cheapest use), and the same loop as Courier's, from a "
+           "task (`try await send(raw:opcode:)`, echoes through an `AsyncStream` fed by `onBinary`). Messages/s "
+           "after a warm-up (1,000 small or 10 large messages) on the same connection, connection set-up not timed; "
+           "MB/s counts the echoed payload received; latency is each message's send to its echo. CPU µs/message: "
+           "the client process's user+system time (GNU `time`, connection and warm-up included) ÷ the messages it "
+           "echoed; server CPU: bench-ws-server's over the run (from `/proc`). Slow consumer: Courier reads with "
+           "its default `receiveBufferSize` (4 MiB) and one `Task.sleep(10 ms)` per message; websocket-kit has no "
+           "read backpressure, so its row shows what piles up in the application's own queue.")
 
 
 def med(values):
@@ -334,6 +371,71 @@ def sse_targets(results, met):
     return out
 
 
+def ws_table(results, wl):
+    """L: messages per second echoed over one connection (or, for wsslow, the flood read slowly)."""
+    rows = Rows(results, wl)
+    base = {b: rows.m(b, "rps") for b in ("wskit", "wskit+async")}
+    if wl == "wsslow":
+        head = ["client", "peak RSS MiB (median)", "peak RSS MiB (per run)", "messages read (per run)", "seconds",
+                "CPU s", "load1", "errors"]
+    else:
+        head = ["client", "median messages/s", "÷ websocket-kit (event loop)", "÷ websocket-kit (task)",
+                "MB/s echoed", "p50 µs", "p99 µs", "peak RSS MiB", "CPU µs/message", "server CPU µs/message",
+                "runs messages/s", "load1", "errors"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in rows.clients:
+        ok = rows.ok(c)
+        v = rows.m(c, "rps")
+        rss = rows.m(c, "peak_rss_kb")
+        cpu = med([(r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0) for r in ok])
+        failed, errs = rows.errors(c)
+        label = WS_LABELS.get(c, LABELS.get(c, c))
+        if wl == "wsslow":
+            out.append("| " + " | ".join([
+                label, f"**{fmt(rss / 1024 if rss else None, 1)}**" if c.startswith("courier") else fmt(rss / 1024 if rss else None, 1),
+                ", ".join(fmt(r["peak_rss_kb"] / 1024, 1) for r in ok if r.get("peak_rss_kb")),
+                ", ".join(f"{int(r['messages']):,}" for r in ok if r.get("messages") is not None),
+                fmt(rows.m(c, "seconds"), 1), fmt(cpu, 2), rows.loads(c),
+                f"{errs}" + (f" ({failed} runs failed)" if failed else "")]) + " |")
+            continue
+        # CPU per message over every message the process echoed (warm-up included), as in A–D.
+        total = med([(r.get("n") or 0) + (r.get("warmup") or 0) for r in ok]) or None
+        server = med([r.get("server_cpu_ms") for r in ok])
+        out.append("| " + " | ".join([
+            label, f"**{fmt(v)}**" if c.startswith("courier") else fmt(v),
+            ratio(v, base["wskit"]), ratio(v, base["wskit+async"]), fmt(rows.m(c, "mbps")),
+            fmt(rows.m(c, "p50_us")), fmt(rows.m(c, "p99_us")), fmt(rss / 1024 if rss else None, 1),
+            fmt(cpu * 1e6 / total if cpu is not None and total else None),
+            fmt(server * 1e3 / total if server is not None and total else None),
+            ", ".join(fmt(r.get("rps")) for r in ok), rows.loads(c),
+            f"{errs}" + (f" ({failed} runs failed)" if failed else "")]) + " |")
+    return "\n".join(out), rows
+
+
+def ws_targets(results, workloads, met):
+    """Issue 21's targets, from L's rows of this run (websocket-kit: its event-loop-driven row)."""
+    out = []
+    for wl, goal, what in (("wssmall", 1.0, "100 B messages"), ("wslarge", 0.9, "1 MiB messages")):
+        if wl in workloads:
+            r = Rows(results, wl)
+            c, k, a = r.m("courier-curl", "rps"), r.m("wskit", "rps"), r.m("wskit+async", "rps")
+            if c and k:
+                out.append((f"L: echo of {what}, one at a time ≥ {goal:.1f}× websocket-kit",
+                            f"{c / k:.2f}×" + (f" ({c / a:.2f}× its task-driven loop)" if a else ""), met(c / k >= goal)))
+    if "wspipe" in workloads:
+        r = Rows(results, "wspipe")
+        c, k = r.m("courier-curl", "rps"), r.m("wskit", "rps")
+        if c and k:
+            out.append(("L (not a target): 100 B messages, 16 in flight, ÷ websocket-kit", f"{c / k:.2f}×", "—"))
+    if "wsslow" in workloads:
+        r = Rows(results, "wsslow")
+        rss = [x["peak_rss_kb"] / 1024 for x in r.ok("courier-curl") if x.get("peak_rss_kb")]
+        if rss:
+            out.append(("L: peak RSS ≤ 64 MiB with a slow consumer (largest of the runs)", f"{max(rss):.1f} MiB",
+                        met(max(rss) <= 64)))
+    return out
+
+
 def overhead_table(results):
     out = ["| workload | transport | Courier API req/s | transport directly req/s | API ÷ direct | overhead | added µs/request | per-round API ÷ direct |",
            "|---|---|---|---|---|---|---|---|"]
@@ -471,7 +573,7 @@ def render(info, results, workloads):
              f"Raw results: `{info['raw']}` (not committed).")
     if info.get("quick"):
         L.append("")
-        L.append("**QUICK=1 run: A, B, D, H and I made a tenth of their usual requests; a smoke test, not a measurement.**")
+        L.append("**QUICK=1 run: A, B, D, H, I and L made a tenth of their usual requests (L: messages); a smoke test, not a measurement.**")
     L.append("")
     L.append("## How to read this")
     L.append("")
@@ -562,6 +664,7 @@ def render(info, results, workloads):
                                 met(all(x == 1 for x in runs))))
     tls_targets = https_targets(results, workloads, met)
     event_targets = sse_targets(results, met) if "sse" in workloads else []
+    ws_goals = ws_targets(results, workloads, met)
     if targets:
         L.append("## Targets (issue 9; ratios from this run)")
         L.append("")
@@ -586,7 +689,15 @@ def render(info, results, workloads):
         for t in event_targets:
             L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
         L.append("")
-    if any("missed" in t[2] for t in targets + tls_targets + event_targets):
+    if ws_goals:
+        L.append("## Targets for WebSockets (issue 21; ratios from this run)")
+        L.append("")
+        L.append("| target | measured | |")
+        L.append("|---|---|---|")
+        for t in ws_goals:
+            L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
+        L.append("")
+    if any("missed" in t[2] for t in targets + tls_targets + event_targets + ws_goals):
         L.append("Where the time goes for the missed targets (perf profiles, with the fixes suggested for the "
                  "library and what they gained in a scratch experiment): `Benchmarks/PROFILES.md`.")
         L.append("")
@@ -704,6 +815,17 @@ def render(info, results, workloads):
         L.append("")
         L.append(sse_table(results, info["params"])[0])
         L.append("")
+    if any(wl in workloads for wl in WS_WORKLOADS):
+        L.append("## L. WebSockets")
+        L.append("")
+        L.append(WS_WHAT)
+        L.append("")
+        for wl in WS_WORKLOADS:
+            if wl in workloads:
+                L.append(f"### {TITLES[wl]}")
+                L.append("")
+                L.append(ws_table(results, wl)[0])
+                L.append("")
     return "\n".join(L) + "\n"
 
 

@@ -10,9 +10,10 @@ Benchmarks/results/raw-<timestamp>.jsonl.
 
 Knobs (environment):
   ROUNDS=3            rounds per workload (medians are over rounds)
-  WORKLOADS=A,B,C,D,F,G,H,I,J,K   letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
+  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
                       G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
                       K=sse (1,000,000 Server-Sent Events from one static text/event-stream file)
+                      L=wssmall,wslarge,wspipe,wsslow (WebSocket echo against bench-ws-server)
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
@@ -23,7 +24,8 @@ Knobs (environment):
   OUT=BENCHMARKS.md   report path (relative to the repository root)
   NO_REPORT=1         do not (re)write the report; results still go to results/
   SETTLE=1            seconds to sleep (after `sync`) before each run
-  QUICK=1             a tenth of the requests in A, B, D, H and I (smoke test; the report says so)
+  QUICK=1             a tenth of the requests in A, B, D, H, I and L (smoke test; the report says so)
+  WS_PORT=PORT+3      bench-ws-server's port (workload L)
 """
 import datetime
 import json
@@ -64,9 +66,9 @@ RESUME_RATE = "32m"  # nginx limit_rate on /throttled/: 32 MiB/s, so the 64 MiB 
 
 LETTERS = {"A": ["seq"], "B": ["conc"], "C": ["dlmem", "dldisk"], "D": ["json"], "E": [],
            "F": ["dedupe"], "G": ["resume"], "H": ["h1seq", "h1conc"], "I": ["h2conc32", "h2conc256"],
-           "J": ["tlscold"], "K": ["sse"]}
+           "J": ["tlscold"], "K": ["sse"], "L": ["wssmall", "wslarge", "wspipe", "wsslow"]}
 ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume", "h1seq", "h1conc", "h2conc32", "h2conc256",
-       "tlscold", "sse"]
+       "tlscold", "sse", "wssmall", "wslarge", "wspipe", "wsslow"]
 # The HTTPS workloads: A and B over HTTPS/HTTP/1.1 (H), B over HTTP/2 (I), 32 cold connections (J).
 # "base" picks the server (h1: `ssl` only; h2: `ssl http2`), "http" the version the clients ask for.
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
@@ -86,7 +88,17 @@ PARAMS = {
     "tlscold": dict(path="/small.json", n=32, c=32, base="h1", http="1.1"),
     # n is the number of events in the stream; "bytes" (the file's size) is filled in below.
     "sse": dict(path="/events.sse", n=1000000, c=1),
+    # Workload L (WebSocket, bench-ws-server): n messages of `size` bytes echoed over one connection, c in
+    # flight (1: send one, await its echo, repeat), after `warmup` messages; wsslow: the server floods n
+    # messages of `size` bytes and the client keeps one per 10 ms (peak RSS is the figure).
+    "wssmall": dict(path="/echo", n=100000, c=1, size=100, warmup=1000, base="ws"),
+    "wslarge": dict(path="/echo", n=1000, c=1, size=MIB, warmup=10, base="ws"),
+    "wspipe": dict(path="/echo", n=100000, c=16, size=100, warmup=1000, base="ws"),
+    "wsslow": dict(path=f"/flood?count=500&size={MIB}", n=500, c=1, size=MIB, warmup=0, base="ws"),
 }
+WS_WORKLOADS = ("wssmall", "wslarge", "wspipe", "wsslow")
+WS_PORT = int(os.environ.get("WS_PORT", str(PORT + 3)))
+BASES["ws"] = f"ws://127.0.0.1:{WS_PORT}"
 
 # Workload K: one text/event-stream file of SSE_EVENTS events, each `id: N` and one `data:` line holding
 # exactly SSE_DATA_BYTES of JSON, {"sequence":N,"text":"…"} (N from 1), then the blank line that
@@ -110,7 +122,7 @@ PARAMS["sse"]["bytes"] = sse_size()
 
 QUICK = os.environ.get("QUICK") == "1"
 if QUICK:
-    for _wl in ("seq", "conc", "json", "h1seq", "h1conc", "h2conc32", "h2conc256"):
+    for _wl in ("seq", "conc", "json", "h1seq", "h1conc", "h2conc32", "h2conc256", "wssmall", "wslarge", "wspipe"):
         PARAMS[_wl]["n"] //= 10
 
 
@@ -373,6 +385,38 @@ class Nginx:
         return sh(["nginx", "-v"]).stderr.strip().replace("nginx version: nginx/", "")
 
 
+class WsServer:
+    """Workload L's WebSocket echo server, bench-ws-server (hummingbird-websocket), on 127.0.0.1:WS_PORT;
+    it prints "bench-ws-server listening on port P" once it accepts connections."""
+
+    def __init__(self):
+        self.proc = None
+        self.port = None
+
+    def start(self):
+        global BASES
+        self.proc = subprocess.Popen([os.path.join(BIN, "bench-ws-server"), "--port", str(WS_PORT)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()  # blocks until the server is up (or has exited)
+        m = re.search(r"listening on port (\d+)", line)
+        if not m or int(m.group(1)) <= 0:
+            self.stop()
+            sys.exit(f"bench-ws-server did not start: {line!r} {self.proc.stderr.read()[-600:]}")
+        self.port = int(m.group(1))
+        BASES["ws"] = f"ws://127.0.0.1:{self.port}"
+        say(f"bench-ws-server (pid {self.proc.pid}) on {BASES['ws']}")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
 def log_offset(path=LOG):
     return os.path.getsize(path) if os.path.exists(path) else 0
 
@@ -417,6 +461,9 @@ def tls_log_since(offset):
                 server_protocols=protocols, server_tls=tls)
 
 
+WS_SERVER = WsServer()
+
+
 # ---------------------------------------------------------------- clients
 
 def swift_cmd(binary, client, wl, extra=()):
@@ -430,6 +477,8 @@ def swift_cmd(binary, client, wl, extra=()):
         cmd += ["--gate-pid", "{gate}"]
     if wl == "resume":
         cmd += ["--expect-bytes", str(RESUME_BYTES)]
+    if wl in WS_WORKLOADS:
+        cmd += ["--size", str(p["size"]), "--warmup", str(p["warmup"])]
     return cmd + list(extra)
 
 
@@ -552,6 +601,14 @@ def only(cs):
 def clients_for(wl):
     cs = []
     add = lambda cid, cmd, parser: cs.append((cid, cmd, parser))
+    if wl in WS_WORKLOADS:
+        # L: websocket-kit driven from its event loop (its idiomatic, fastest use), websocket-kit from a task
+        # as Courier's loop is written, and Courier's public WebSocket API (curl transport: the default).
+        add("wskit", swift_cmd("bench-wskit", "wskit", wl), parse_swift)
+        if wl != "wsslow":
+            add("wskit+async", swift_cmd("bench-wskit", "wskit+async", wl), parse_swift)
+        add("courier-curl", swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
+        return only(cs)
     if wl == "sse":
         # K: the curl CLI's raw bytes (the ceiling), AsyncHTTPClient's streamed body through
         # mattt/EventSource's parser, Courier's events() and its typed decoding (curl transport).
@@ -652,6 +709,7 @@ def run_one(nginx, cid, cmd, parser, wl):
     offset = log_offset()
     tls_offset = log_offset(TLS_LOG)
     server_cpu = process_cpu_ms(nginx.worker)
+    ws_cpu = process_cpu_ms(WS_SERVER.proc.pid) if WS_SERVER.proc else None
     if cmd == "curl-resume":
         r = run_curl_resume(nginx)
     else:
@@ -686,6 +744,10 @@ def run_one(nginx, cid, cmd, parser, wl):
         path = os.path.join(DL, "dl.bin")
         if os.path.exists(path):
             os.unlink(path)
+    if wl in WS_WORKLOADS and WS_SERVER.proc:
+        after = process_cpu_ms(WS_SERVER.proc.pid)
+        if ws_cpu is not None and after is not None:
+            r["server_cpu_ms"] = after - ws_cpu  # bench-ws-server over the whole run, connection and warm-up included
     if wl == "sse" and r.get("rps"):
         r["mbps"] = r["rps"] * PARAMS["sse"]["bytes"] / SSE_EVENTS / 1e6  # the stream's bytes at that event rate
     expected = {"dlmem": GIB, "dldisk": GIB}.get(wl)
@@ -731,7 +793,7 @@ def machine():
 def main():
     started = time.monotonic()
     start_wall = datetime.datetime.now().astimezone()
-    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K").split(",")
+    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K,L").split(",")
     workloads = []
     for w in wanted:
         for name in LETTERS.get(w.strip().upper(), [w.strip()]):
@@ -751,6 +813,8 @@ def main():
     nginx.start()
     results = []
     try:
+        if any(wl in WS_WORKLOADS for wl in workloads):
+            WS_SERVER.start()
         with open(raw_path, "w") as raw:
             raw.write(json.dumps(dict(machine=info)) + "\n")
             for wl in workloads:
@@ -774,13 +838,14 @@ def main():
                         raw.write(json.dumps(r) + "\n")
                         raw.flush()
                         brief = {k2: (round(r[k2], 1) if isinstance(r.get(k2), float) else r.get(k2))
-                                 for k2 in ("rps", "mbps", "events", "p50_us", "cold_ms", "cold_cpu_ms", "ms_per_handshake",
+                                 for k2 in ("rps", "mbps", "events", "messages", "p50_us", "cold_ms", "cold_cpu_ms", "ms_per_handshake",
                                             "peak_rss_kb", "errors", "server_requests", "connections", "protocol",
                                             "failed")
                                  if k2 in r}
                         say(f"[{wl} r{rnd + 1} load {load:.2f}] {cid}: {brief}")
     finally:
         nginx.stop()
+        WS_SERVER.stop()
     info["runtime_s"] = time.monotonic() - started
     info["build_s"] = build_seconds
     info["load_at_end"] = os.getloadavg()

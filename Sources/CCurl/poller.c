@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #if defined(__linux__)
+#include <sys/random.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
@@ -120,6 +121,25 @@ int ccurl_wait_readable(int socket, int64_t timeout_ns) {
 #endif
     if (ready < 0) return errno == EINTR ? 0 : -1;
     return ready > 0 ? 1 : 0;
+}
+
+int ccurl_random_bytes(void *buffer, size_t count) {
+#if defined(__linux__)
+    unsigned char *bytes = buffer;
+    while (count > 0) {
+        ssize_t got = getrandom(bytes, count, 0);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        bytes += got;
+        count -= (size_t)got;
+    }
+    return 0;
+#else
+    arc4random_buf(buffer, count);
+    return 0;
+#endif
 }
 
 // MARK: - Connect guard

@@ -8,10 +8,13 @@ import Glibc
 //
 // Command line (every executable):
 //   <workload> --client NAME [--url URL] [--n N] [--c C] [--out PATH] [--warmup W]
-//              [--gate-pid PID] [--store DIR] [--expect-bytes B] [--cacert PEM] [--http auto|1.1|2]
+//              [--gate-pid PID] [--store DIR] [--expect-bytes B] [--cacert PEM] [--http auto|1.1|2] [--size S]
 // Workloads: seq | conc | dlmem | dldisk | json | dedupe | resume, and over HTTPS (--cacert):
 //   h1seq (as seq) | h1conc | h2conc32 | h2conc256 (as conc) | tlscold (one cold wave of c requests)
 //   sse: one event stream of n events read to its end (bench-courier, bench-ahc-sse)
+//   wssmall | wslarge | wspipe: n WebSocket messages of --size bytes echoed over one connection, c in
+//   flight; wsslow: n messages of --size bytes flooded by the server, read one per 10 ms (bench-courier,
+//   bench-wskit; the URL is bench-ws-server's /echo or /flood)
 // Output: exactly one line starting with "{" on stdout (a JSON object); diagnostics on stderr.
 
 public struct Arguments: Sendable {
@@ -29,6 +32,8 @@ public struct Arguments: Sendable {
     public var cacert = ""
     /// The HTTP version asked for: "auto" (HTTP/2 by ALPN over TLS), "1.1" or "2".
     public var http = "auto"
+    /// The message size of the WebSocket workloads (L), in bytes.
+    public var size = 100
 
     public init(_ argv: [String] = CommandLine.arguments) {
         var it = argv.dropFirst().makeIterator()
@@ -46,6 +51,7 @@ public struct Arguments: Sendable {
             case "--store": store = value
             case "--expect-bytes": expectBytes = Int(value)!
             case "--cacert": cacert = value
+            case "--size": size = Int(value)!
             case "--http":
                 guard ["auto", "1.1", "2"].contains(value) else { fail("--http takes auto, 1.1 or 2") }
                 http = value

@@ -15,6 +15,7 @@ import FoundationNetworking
 //       everything the request layer adds (workload E).
 // Workload K (`sse`): `eventStream(url, reconnection: .never)` read through `events()` (courier-curl), or
 // through `decodingEvents(of: Tick.self)` (courier-curl+typed), counting the events.
+// Workload L (`wssmall`, `wslarge`, `wspipe`, `wsslow`): `session.webSocket(url)` (WebSocketWorkloads.swift).
 // HTTPS workloads (--cacert): `tls.trustRoots = .system(adding: [CA])` (the system store plus the
 // benchmark's CA, the realistic set-up), or `.only([CA])` for the `+onlyca` client; `httpVersion` from
 // --http (auto → .automatic, 1.1 → .http1_1, 2 → .http2).
@@ -441,6 +442,7 @@ if direct {
         case "dldisk": report = await toDiskAPI(session)
         case "dedupe": report = await identicalAPI(session)
         case "sse": report = await eventStreamAPI(session)
+        case "wssmall", "wslarge", "wspipe", "wsslow": report = await webSocketAPI(session)
         default: fail("unknown workload \(args.workload)")
         }
         report.notes["transport"] = session.transportName

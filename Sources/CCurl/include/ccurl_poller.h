@@ -8,6 +8,7 @@
 #ifndef CCURL_POLLER_H
 #define CCURL_POLLER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -47,6 +48,10 @@ void ccurl_poller_wakeup(ccurl_poller *poller);
 /// Blocks up to `timeout_ns` until `socket` may be read (or has ended): 1 when it may, 0 when the
 /// time passed, -1 on failure. Nanosecond precision where the system has ppoll (Linux).
 int ccurl_wait_readable(int socket, int64_t timeout_ns);
+
+/// Fills `buffer` with `count` bytes from the system's cryptographically secure generator
+/// (getrandom on Linux, arc4random_buf elsewhere). Returns 0, or -1 when it could not.
+int ccurl_random_bytes(void *buffer, size_t count);
 
 /// What a connect-only transfer is doing, so that another thread can stop it: cancelling shuts its
 /// socket down, which ends a connect or TLS handshake in progress at once.

@@ -17,6 +17,10 @@ enum RawConnectionIO: Sendable {
 ///
 /// Not thread-safe: its owner serialises every call (one lock around them), as libcurl requires.
 protocol RawConnection: AnyObject, Sendable {
+    /// Whether bytes may wait inside the connection while the socket has nothing to read (TLS
+    /// records decrypted ahead): the owner then reads until ``receive(into:)`` would block
+    /// rather than stopping at a short read.
+    var holdsReadBytes: Bool { get }
     /// Writes what the socket takes now of `bytes`.
     func send(_ bytes: UnsafeRawBufferPointer) -> RawConnectionIO
     /// Reads what is there into `buffer`.

@@ -15,6 +15,7 @@ extension WebSocket {
                 flush(&core)
                 updateWatch(&core)
             case .opened:
+                core.hasOpened = true
                 for waiter in core.openWaiters { waiter.resume() }
                 core.openWaiters.removeAll()
                 startKeepAlive(&core)
@@ -226,7 +227,7 @@ extension WebSocket {
             core.readingInline = true
             updateWatch(&core)
             // Bytes libcurl already decrypted do not make the socket readable: read them first.
-            readAvailable(&core)
+            if connection.holdsReadBytes { readAvailable(&core) }
             guard core.inboxHead == core.inbox.count, core.connection === connection else {
                 core.readingInline = false
                 updateWatch(&core)
@@ -243,8 +244,9 @@ extension WebSocket {
         return withCore { core -> WebSocketMessage? in
             core.readingInline = false
             guard core.connection === connection else { return nil }
-            updateWatch(&core)
+            // Read before the poller watches again, or it would wake for these very bytes.
             if readable { readAvailable(&core) }
+            updateWatch(&core)
             let arrived = core.inboxHead < core.inbox.count
             core.inlineWait.record(arrived ? ContinuousClock.now - started : nil)
             return arrived ? takeMessage(&core) : nil

@@ -17,6 +17,9 @@ extension WebSocket: RawConnectionObserver {
 
 // Reading, writing and the protocol's actions. Every function here runs under the lock.
 extension WebSocket {
+    /// The first byte of a pong frame the client sends: FIN and opcode 0xA.
+    static let pongFrameStart: UInt8 = 0x8A
+
     // MARK: - Reading
 
     /// Reads what the connection has, until it would block, the consumer's buffer is full, or it ends.
@@ -26,6 +29,9 @@ extension WebSocket {
             switch result {
             case .transferred(let count):
                 received(Data(core.readBuffer[0..<count]), &core)
+                // A short read emptied a plain socket: asking again would only say so (the poller
+                // reports what comes next).
+                if count < core.readBuffer.count, !connection.holdsReadBytes { return }
             case .wouldBlock:
                 return
             case .ended:
@@ -85,8 +91,16 @@ extension WebSocket {
     private func perform(_ action: WebSocketStateMachine.Action, _ core: inout WebSocketCore) {
         switch action {
         case .send(let bytes):
-            core.output.append(bytes)
-            core.outputBytes += bytes.count
+            // A pong behind another pong that has not started to go out replaces it: a server
+            // that pings without reading the answers cannot grow the queue (§5.5.3 allows
+            // answering only the most recent ping).
+            if bytes.first == Self.pongFrameStart, core.output.count > 1, let last = core.output.last, last.first == Self.pongFrameStart {
+                core.outputBytes += bytes.count - last.count
+                core.output[core.output.count - 1] = bytes
+            } else {
+                core.output.append(bytes)
+                core.outputBytes += bytes.count
+            }
             flush(&core)
         case .deliver(let message):
             deliver(message, &core)

@@ -82,17 +82,20 @@ public final class WebSocket: Sendable {
         }
     }
 
-    /// Waits until the connection is open; throws why it could not open (or closed meanwhile).
+    /// Waits until the connection has opened; throws why it could not. A connection that opened
+    /// and has closed since returns too: how it ended shows in ``messages`` and ``closeStatus``.
     /// Sending waits for this itself, so calling it is needed only to learn early.
     public func connect() async throws {
         if withCore({ $0.isOpen }) { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 withCore { core in
-                    switch core.phase {
-                    case .open: continuation.resume()
-                    case .closing, .closed: continuation.resume(throwing: notOpenError(core))
-                    default: core.openWaiters.append(continuation)
+                    if core.phase.state == .connecting {
+                        core.openWaiters.append(continuation)
+                    } else if core.hasOpened {
+                        continuation.resume()
+                    } else {
+                        continuation.resume(throwing: notOpenError(core))
                     }
                 }
             }

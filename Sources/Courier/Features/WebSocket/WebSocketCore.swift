@@ -48,6 +48,8 @@ struct WebSocketCore: Sendable {
     var writeBlocked = false
     /// The application called close(): messages arriving after it are not delivered.
     var closeRequested = false
+    /// The connection opened at some point.
+    var hasOpened = false
     var subprotocol: String?
     var isCompressed = false
     var stateHandlers: [(queue: DispatchQueue, handler: @Sendable (WebSocket.State) -> Void)] = []

@@ -13,6 +13,7 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
     private let token: UInt64
     private let poller: CurlPoller
     private let url: URL
+    let holdsReadBytes: Bool
 
     /// Takes over `easy`, connected, with its socket registered as `token`.
     private init(easy: CurlEasyHandle, socket: Int32, token: UInt64, poller: CurlPoller, url: URL) {
@@ -21,6 +22,7 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
         self.token = token
         self.poller = poller
         self.url = url
+        holdsReadBytes = url.scheme?.lowercased() == "https"
     }
 
     /// The connection `easy` made, registered with `poller` for `observer`; `nil` when the
