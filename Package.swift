@@ -20,8 +20,11 @@ let package = Package(
         .target(name: "CCurl"),
         // The one lock type shared by the targets below; package-only, not a product.
         .target(name: "CourierLocking", swiftSettings: swiftSettings),
-        .target(name: "Courier", dependencies: ["CCurl", "CourierLocking"], swiftSettings: swiftSettings),
-        .target(name: "CourierTestServer", dependencies: ["CourierLocking"], swiftSettings: swiftSettings),
+        // What the WebSocket client (Courier) and server (CourierTestServer) share: SHA-1, the
+        // accept value, masking. Package-only, not a product.
+        .target(name: "CourierWebSocketWire", swiftSettings: swiftSettings),
+        .target(name: "Courier", dependencies: ["CCurl", "CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
+        .target(name: "CourierTestServer", dependencies: ["CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
         // Helpers shared by the test targets (child processes, shutdown-report checks); not a product.

@@ -13,6 +13,15 @@ struct Connection {
         case stall
         /// Send FIN, then wait for the client to close.
         case shutdownOutput
+
+        init(_ effect: SocketEffect) {
+            switch effect {
+            case .close: self = .close
+            case .reset: self = .reset
+            case .stall: self = .stall
+            case .shutdownOutput: self = .shutdownOutput
+            }
+        }
     }
 
     private let core: ServerCore
@@ -113,6 +122,9 @@ struct Connection {
             let request = record(head: head, body: body, exchangeIndex: exchangeIndex, error: nil)
             lastSequence = request.sequenceNumber
             let response = core.response(for: request)
+            if let script = response.behavior.webSocket {
+                return (upgrade(request, response: response, script: script), lastSequence)
+            }
             var writer = ResponseWriter(core: core, fd: fd, request: request)
             // Both Content-Length and chunked framing is a smuggling risk; RFC 9112 §6.1 says close.
             let mustClose = head.wantsClose || (framing == .chunked && head.headers.contains("Content-Length"))
@@ -120,12 +132,7 @@ struct Connection {
             case .completed(let closeAfter):
                 if closeAfter { return (.close, lastSequence) }
             case .effect(let effect):
-                switch effect {
-                case .close: return (.close, lastSequence)
-                case .reset: return (.reset, lastSequence)
-                case .stall: return (.stall, lastSequence)
-                case .shutdownOutput: return (.shutdownOutput, lastSequence)
-                }
+                return (Ending(effect), lastSequence)
             case .clientGone:
                 core.markDisconnected(request.sequenceNumber)
                 return (.close, lastSequence)
@@ -134,6 +141,40 @@ struct Connection {
             }
         }
         return (.close, lastSequence)
+    }
+
+    /// Answers a WebSocket handshake (RFC 6455 §4.2): `101` and the script's session, or `400` /
+    /// `426` for a request that is not a valid handshake.
+    private mutating func upgrade(_ request: RecordedRequest, response: MockResponse, script: WebSocketScript) -> Ending {
+        var writer = ResponseWriter(core: core, fd: fd, request: request)
+        let offer: WebSocketHandshake.Offer
+        switch WebSocketHandshake.validate(request) {
+        case .success(let value):
+            offer = value
+        case .failure(let error):
+            core.noteWebSocketViolation("\(request.requestLine): \(error.message)")
+            var refusal = MockResponse.text("TestServer: \(error.message)\n", status: error.status)
+            if error.status == 426 { refusal = refusal.header("Sec-WebSocket-Version", "13") }
+            _ = writer.write(refusal, isHead: false, requestWantsClose: true)
+            return .close
+        }
+        let subprotocol = script.chosenSubprotocol(offered: offer.protocols)
+        let answer = WebSocketHandshake.acceptance(offer, script: script, subprotocol: subprotocol, behaviorOf: response)
+        switch writer.write(answer, isHead: false, requestWantsClose: false) {
+        case .completed:
+            break
+        case .effect(let effect):
+            return Ending(effect)
+        case .clientGone:
+            core.markDisconnected(request.sequenceNumber)
+            return .close
+        case .shutdown:
+            return .close
+        }
+        let recording = WebSocketRecording(request: request, subprotocol: subprotocol)
+        core.register(recording)
+        var session = WebSocketSession(core: core, fd: fd, script: script, recording: recording, leftover: reader.takeBuffered())
+        return session.run()
     }
 
     @discardableResult

@@ -111,6 +111,13 @@ struct RequestReader {
         return .head(ArraySlice(Array(head)))
     }
 
+    /// Hands over the bytes received but not yet consumed (what a client sent right after a
+    /// request that switched protocols).
+    mutating func takeBuffered() -> [UInt8] {
+        defer { start = end }
+        return Array(storage[start..<end])
+    }
+
     /// Reads a body delimited as `framing` says.
     mutating func readBody(_ framing: RequestHead.Framing) -> BodyResult {
         var result = BodyResult()

@@ -115,6 +115,17 @@ final class ServerCore: Sendable {
         }
     }
 
+    /// Records a WebSocket session that has started and wakes a waiting `takeWebSocket`.
+    func register(_ recording: WebSocketRecording) {
+        let wakeUps = state.withLock { $0.register(recording) }
+        for wakeUp in wakeUps { wakeUp() }
+    }
+
+    /// Records a WebSocket handshake the server refused as invalid.
+    func noteWebSocketViolation(_ violation: String) {
+        state.withLock { $0.webSocketHandshakeViolations.append(violation) }
+    }
+
     /// Remembers a gate a response is held on, so shutdown can open it.
     func noteGate(_ gate: Gate) {
         state.withLock { state in
@@ -149,6 +160,13 @@ final class ServerCore: Sendable {
             return Array(state.threads.values)
         }
         for thread in threads { thread.join() }
-        return begun.report
+        // Only now is every WebSocket session over, so every violation is recorded.
+        let (handshakes, sessions) = state.withLock { ($0.webSocketHandshakeViolations, $0.webSockets) }
+        var report = begun.report
+        report.webSocketViolations = handshakes + sessions.flatMap { session in
+            session.violations.map { "\(session.request.path): \($0)" }
+        }
+        state.withLock { $0.report = report }
+        return report
     }
 }

@@ -35,6 +35,13 @@ struct ServerState: Sendable {
     var finishedThreads: [Int] = []
     var gates: [Gate] = []
 
+    // WebSockets.
+    var webSockets: [WebSocketRecording] = []
+    var nextUntakenWebSocket = 0
+    var webSocketWaiters: [WaitSlot<WebSocketRecording>] = []
+    /// Handshake requests the server refused as invalid.
+    var webSocketHandshakeViolations: [String] = []
+
     // Statistics.
     var bytesSent: Int64 = 0
     var bytesSentByPath: [String: Int64] = [:]
@@ -96,6 +103,20 @@ struct ServerState: Sendable {
         records.filter { $0.clientDisconnected && (path == nil || $0.path == path) }
     }
 
+    /// Appends a WebSocket session's recording and hands it to the oldest waiter still waiting.
+    mutating func register(_ recording: WebSocketRecording) -> [WakeUp] {
+        webSockets.append(recording)
+        var wakeUps: [WakeUp] = []
+        while nextUntakenWebSocket < webSockets.count, !webSocketWaiters.isEmpty {
+            let waiter = webSocketWaiters.removeFirst()
+            if let wakeUp = waiter.complete(.success(webSockets[nextUntakenWebSocket])) {
+                wakeUps.append(wakeUp)
+                nextUntakenWebSocket += 1
+            }
+        }
+        return wakeUps
+    }
+
     // MARK: Dispatch
 
     /// The route that answers `method path`: the latest registered match.
@@ -150,8 +171,12 @@ struct ServerState: Sendable {
         for watcher in disconnectWatchers {
             if let wakeUp = watcher.slot.complete(.failure(TestServerError.shutdown)) { wakeUps.append(wakeUp) }
         }
+        for waiter in webSocketWaiters {
+            if let wakeUp = waiter.complete(.failure(TestServerError.shutdown)) { wakeUps.append(wakeUp) }
+        }
         takeWaiters = []
         disconnectWatchers = []
+        webSocketWaiters = []
         // Dropping closures breaks reference cycles a route may have formed with the server.
         routes = []
         dispatcher = nil

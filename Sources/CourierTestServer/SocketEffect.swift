@@ -91,6 +91,8 @@ struct ResponseBehavior: Sendable, Equatable {
     var paces: [Pace] = []
     var closesConnection = false
     var sendsContinue = true
+    /// Set by ``MockResponse/webSocket(_:)``: accept the handshake and run this script.
+    var webSocket: WebSocketScript?
 
     /// The first effect scheduled at `point` (body points match any byte count).
     func effect(at point: EffectPoint) -> SocketEffect? {

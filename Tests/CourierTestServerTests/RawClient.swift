@@ -191,7 +191,7 @@ final class RawClient {
         }
     }
 
-    private func readExactly(_ count: Int) throws(ReadEnd) -> [UInt8] {
+    func readExactly(_ count: Int) throws(ReadEnd) -> [UInt8] {
         while buffer.count < count { try fillBuffer() }
         defer { buffer.removeFirst(count) }
         return Array(buffer[..<count])

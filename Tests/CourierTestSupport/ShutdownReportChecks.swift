@@ -5,7 +5,8 @@ import XCTest
 #endif
 
 /// Records a Swift Testing issue for each problem in `report`: a test server's shutdown that left
-/// responses unserved or answered requests nothing was scripted for.
+/// responses unserved, answered requests nothing was scripted for, or saw a WebSocket client break
+/// RFC 6455.
 ///
 /// Clean means what ``ShutdownReport/isClean`` means: every enqueued response was served and no
 /// request got the fail-fast 599. When a leftover is the point of a test, pass the exact counts
@@ -17,15 +18,16 @@ import XCTest
 /// defer { expectClean(server.shutdown()) }
 /// ```
 public func expectClean(_ report: ShutdownReport, unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
-                        _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
-    for problem in report.problems(unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests) {
+                        webSocketViolations: Int = 0, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    for problem in report.problems(unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests,
+                                   webSocketViolations: webSocketViolations) {
         let context = comment.map { " (\($0.rawValue))" } ?? ""
         Issue.record(Comment(rawValue: "test server shutdown: \(problem)\(context)"), sourceLocation: sourceLocation)
     }
 }
 
 #if canImport(XCTest)
-/// The XCTest form of ``expectClean(_:unconsumedResponses:unexpectedRequests:_:sourceLocation:)``:
+/// The XCTest form of ``expectClean(_:unconsumedResponses:unexpectedRequests:webSocketViolations:_:sourceLocation:)``:
 /// fails the current XCTest test once for each problem in `report`, with the same meaning of
 /// clean and the same exact leftover counts.
 public func XCTAssertClean(_ report: ShutdownReport, unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,

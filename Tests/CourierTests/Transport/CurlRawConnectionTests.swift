@@ -110,7 +110,8 @@ import CourierLocking
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<any RawConnection, CourierError>, Never>) in
             let attempt = transport.openRawConnection(to: URL(string: "https://127.0.0.1:\(port)/")!, timeout: .seconds(30),
                                                       observer: observer) { continuation.resume(returning: $0) }
-            Task.detached {
+            // A thread of its own: it blocks in poll(2), which must not hold a cooperative thread.
+            Thread.detachNewThread {
                 // Cancel once the TLS handshake is under way: the ClientHello reached the server's side.
                 var listening = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
                 _ = poll(&listening, 1, 10_000)

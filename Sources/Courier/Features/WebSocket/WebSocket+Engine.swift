@@ -16,8 +16,9 @@ extension WebSocket {
                 updateWatch(&core)
             case .opened:
                 core.hasOpened = true
-                for waiter in core.openWaiters { waiter.resume() }
+                let waiters = core.openWaiters
                 core.openWaiters.removeAll()
+                core.later { for waiter in waiters { waiter.resume() } }
                 startKeepAlive(&core)
             case .sendClose(let code, let reason):
                 core.closeRequested = true
@@ -45,19 +46,21 @@ extension WebSocket {
         for timer in core.timers.values { timer.cancel() }
         core.timers.removeAll()
         let notOpen = notOpenError(core)
-        for waiter in core.openWaiters { waiter.resume(throwing: notOpen) }
-        for waiter in core.sendWaiters { waiter.resume(throwing: notOpen) }
-        for ping in core.pings { ping.waiter?.resume(throwing: notOpen) }
-        for waiter in core.closeWaiters { waiter.resume() }
+        let (openWaiters, sendWaiters, pings, closeWaiters, messageWaiter) =
+            (core.openWaiters, core.sendWaiters, core.pings, core.closeWaiters, core.messageWaiter)
         core.openWaiters.removeAll()
         core.sendWaiters.removeAll()
         core.pings.removeAll()
         core.closeWaiters.removeAll()
-        if let waiter = core.messageWaiter {
-            core.messageWaiter = nil
+        core.messageWaiter = nil
+        core.later {
+            for waiter in openWaiters { waiter.resume(throwing: notOpen) }
+            for waiter in sendWaiters { waiter.resume(throwing: notOpen) }
+            for ping in pings { ping.waiter?.resume(throwing: notOpen) }
+            for waiter in closeWaiters { waiter.resume() }
             switch end {
-            case .closed: waiter.resume(returning: nil)
-            case .failed(let error, _): waiter.resume(throwing: error)
+            case .closed: messageWaiter?.resume(returning: nil)
+            case .failed(let error, _): messageWaiter?.resume(throwing: error)
             }
         }
     }
@@ -120,9 +123,10 @@ extension WebSocket {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 withCore { core in
                     if core.isClosed {
-                        continuation.resume(throwing: notOpenError(core))
+                        let error = notOpenError(core)
+                        core.later { continuation.resume(throwing: error) }
                     } else if core.outputBytes <= configuration.sendBufferSize {
-                        continuation.resume()
+                        core.later { continuation.resume() }
                     } else {
                         core.sendWaiters.append(continuation)
                     }
@@ -136,7 +140,8 @@ extension WebSocket {
     /// Sends a ping; `waiter` (nil for keep-alive) hears the round trip.
     func sendPing(_ payload: Data, waiter: CheckedContinuation<Duration, any Error>?, _ core: inout WebSocketCore) {
         guard core.isOpen, core.client != nil else {
-            waiter?.resume(throwing: notOpenError(core))
+            let error = notOpenError(core)
+            core.later { waiter?.resume(throwing: error) }
             return
         }
         var payload = payload
@@ -148,7 +153,8 @@ extension WebSocket {
         if case .protocol(.refused(let refusal))? = actions.first {
             let detail = if case .controlPayloadTooLong(let count) = refusal { "a ping payload may have at most 125 bytes, not \(count)" }
                 else { "\(refusal)" }
-            waiter?.resume(throwing: CourierError(.invalidRequest, "The ping cannot be sent: \(detail).", url: url))
+            let error = CourierError(.invalidRequest, "The ping cannot be sent: \(detail).", url: url)
+            core.later { waiter?.resume(throwing: error) }
             return
         }
         core.pings.append(WebSocketCore.Ping(payload: payload, sentAt: .now, waiter: waiter))
@@ -172,14 +178,14 @@ extension WebSocket {
         }
     }
 
-    /// Runs `body` under the lock, then hands a message to the consumer it woke.
+    /// Runs `body` under the lock, then resumes the continuations it queued (``WebSocketCore/later(_:)``).
     func withCore<Value, Failure: Error>(_ body: (inout WebSocketCore) throws(Failure) -> Value) throws(Failure) -> Value {
-        let (result, handoff) = core.withLock { core in
+        let (result, resumptions) = core.withLock { core in
             let result = Result { () throws(Failure) -> Value in try body(&core) }
-            defer { core.handoff = nil }
-            return (result, core.handoff)
+            defer { core.resumptions.removeAll() }
+            return (result, core.resumptions)
         }
-        if let (waiter, message) = handoff { waiter.resume(returning: message) }
+        for resume in resumptions { resume() }
         return try result.get()
     }
 
@@ -190,15 +196,18 @@ extension WebSocket {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WebSocketMessage?, any Error>) in
                 withCore { core in
                     if core.inboxHead < core.inbox.count {
-                        continuation.resume(returning: takeMessage(&core))
+                        let message = takeMessage(&core)
+                        core.later { continuation.resume(returning: message) }
                     } else if case .closed(let end) = core.phase {
-                        switch end {
-                        case .closed: continuation.resume(returning: nil)
-                        case .failed(let error, _): continuation.resume(throwing: error)
+                        core.later {
+                            switch end {
+                            case .closed: continuation.resume(returning: nil)
+                            case .failed(let error, _): continuation.resume(throwing: error)
+                            }
                         }
                     } else if core.messageWaiter != nil {
-                        continuation.resume(throwing: CourierError(.invalidRequest, "Another task is already reading this WebSocket's messages.",
-                                                                   url: url))
+                        let error = CourierError(.invalidRequest, "Another task is already reading this WebSocket's messages.", url: url)
+                        core.later { continuation.resume(throwing: error) }
                     } else {
                         core.messageWaiter = continuation
                     }

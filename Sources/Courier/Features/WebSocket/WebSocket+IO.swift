@@ -108,8 +108,9 @@ extension WebSocket {
             guard let index = core.pings.firstIndex(where: { $0.payload == payload }) else { return }
             let now = ContinuousClock.now
             // A pong answers its ping and vouches for the ones before it (§5.5.3).
-            for ping in core.pings[...index] { ping.waiter?.resume(returning: now - ping.sentAt) }
+            let answered = core.pings[...index]
             core.pings.removeFirst(index + 1)
+            core.later { for ping in answered { ping.waiter?.resume(returning: now - ping.sentAt) } }
         case .closeHandshakeCompleted:
             apply(.closeReceived, &core)
         case .fail(let violation):
@@ -127,9 +128,9 @@ extension WebSocket {
     private func deliver(_ message: WebSocketMessage, _ core: inout WebSocketCore) {
         // After the application's close(), it asked for nothing more.
         guard !core.closeRequested else { return }
-        if let waiter = core.messageWaiter, core.handoff == nil {
+        if let waiter = core.messageWaiter {
             core.messageWaiter = nil
-            core.handoff = (waiter, message)
+            core.later { waiter.resume(returning: message) }
             return
         }
         core.inbox.append(message)
@@ -170,8 +171,9 @@ extension WebSocket {
             updateWatch(&core)
         }
         if core.outputBytes <= configuration.sendBufferSize, !core.sendWaiters.isEmpty {
-            for waiter in core.sendWaiters { waiter.resume() }
+            let waiters = core.sendWaiters
             core.sendWaiters.removeAll()
+            core.later { for waiter in waiters { waiter.resume() } }
         }
     }
 

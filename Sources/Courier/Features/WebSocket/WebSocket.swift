@@ -93,9 +93,10 @@ public final class WebSocket: Sendable {
                     if core.phase.state == .connecting {
                         core.openWaiters.append(continuation)
                     } else if core.hasOpened {
-                        continuation.resume()
+                        core.later { continuation.resume() }
                     } else {
-                        continuation.resume(throwing: notOpenError(core))
+                        let error = notOpenError(core)
+                        core.later { continuation.resume(throwing: error) }
                     }
                 }
             }
@@ -187,7 +188,7 @@ public final class WebSocket: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             withCore { core in
                 apply(.closeRequested(code, reason: reason), &core)
-                if core.isClosed { continuation.resume() } else { core.closeWaiters.append(continuation) }
+                if core.isClosed { core.later { continuation.resume() } } else { core.closeWaiters.append(continuation) }
             }
         }
     }

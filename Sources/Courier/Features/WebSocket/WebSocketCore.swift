@@ -30,9 +30,10 @@ struct WebSocketCore: Sendable {
     var inboxBytes = 0
     /// The one consumer waiting in ``WebSocket/Messages``.
     var messageWaiter: CheckedContinuation<WebSocketMessage?, any Error>?
-    /// A message for the waiting consumer, handed over once the lock is released (so the woken
-    /// task does not find the lock still held by the thread that read it).
-    var handoff: (CheckedContinuation<WebSocketMessage?, any Error>, WebSocketMessage)?
+    /// Continuations to resume once the lock is released (``WebSocket/withCore(_:)``): never under
+    /// it, as a task being cancelled holds the runtime's lock on it while its cancellation handler
+    /// waits for this one, and a woken task would find the lock still held.
+    var resumptions: [@Sendable () -> Void] = []
     /// The consumer is reading on its own thread (``WebSocket/receiveInline()``): the poller does not read.
     var readingInline = false
     /// How long the consumer may wait on its own thread for the next message.
@@ -64,6 +65,11 @@ struct WebSocketCore: Sendable {
     }
 
     var phase: WebSocketLifecycle.Phase { lifecycle.phase }
+
+    /// Runs `resumption` once the lock is released.
+    mutating func later(_ resumption: @escaping @Sendable () -> Void) {
+        resumptions.append(resumption)
+    }
 
     /// Whether the connection has ended.
     var isClosed: Bool {
