@@ -6,14 +6,12 @@ import Testing
 import Glibc
 #endif
 
-/// `courier ws://...` and `wss://...`: lines of standard input out as messages, messages printed as
-/// they arrive, the end of input closing with 1000 (exit 0), a server's close code other than
-/// 1000/1001 exiting 101, a refused handshake 22, Ctrl-C 130; -H, --binary, --cacert.
+/// `courier ws://...` and `wss://...` against a server no one here wrote, and the command line.
 ///
 /// The end-to-end tests run against `.ci/ws-server.py`'s aiohttp endpoints (started by `.ci/run`),
-/// and skip with a printed reason when they are absent. Each waits for the echo of a line before
-/// writing the next or ending the input: a server may drop the echo of a message that arrives
-/// together with the close (Python `websockets` does, as RFC 6455 allows).
+/// and skip with a printed reason when they are absent: an echo, permessage-deflate (which
+/// CourierTestServer does not speak) with -v and --no-compression, and wss:// with --cacert.
+/// The tool's behaviour is tested against CourierTestServer in ``WebSocketCLIServerTests``.
 @Suite struct WebSocketCLITests {
     /// `ws://127.0.0.1:18457` (aiohttp, permessage-deflate accepted), or nil with the skip printed.
     static let server = url("COURIER_AIOHTTP_WS_URL")
@@ -48,85 +46,6 @@ import Glibc
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "hello\n{\"a\":[1,2]}\n\n")
         #expect(result.stderrText.isEmpty, "\(result)")
-    }
-
-    @Test func binaryLinesGoOutAsBinaryAndComeBackAsTheirBytes() async throws {
-        guard let server = Self.server else { return }
-        let input = try InputPipe()
-        let process = try input.start(["--binary", "-v", server.appendingPathComponent("echo").absoluteString])
-        await type("abc", into: input, of: process, expecting: "abc")
-        await type("de", into: input, of: process, expecting: "abcde")
-        input.end()
-        let result = try await process.finish(timeout: .seconds(30))
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdoutText == "abcde")
-        #expect(result.stderrText.contains("* closed: 1000"), "\(result)")
-    }
-
-    /// Without --binary, a line that is not UTF-8 goes as a binary message (with a warning), and a
-    /// binary message is printed as a one-line summary.
-    @Test func aLineThatIsNotUTF8GoesAsBinaryAndBinaryIsSummarised() async throws {
-        guard let server = Self.server else { return }
-        let input = try InputPipe()
-        let process = try input.start([server.appendingPathComponent("echo").absoluteString])
-        input.write(Data([0xFF, 0x00, 0x41, 0x0A]))
-        let arrived = await eventually(timeout: .seconds(20)) { process.output.stdoutText == "binary message, 3 bytes: ff0041\n" }
-        #expect(arrived, "\(process.snapshot())")
-        input.end()
-        let result = try await process.finish(timeout: .seconds(30))
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stderrText == "courier: warning: line 1 of standard input is not UTF-8: sent as a binary message\n")
-    }
-
-    @Test func aServerCloseWithItsOwnCodeExits101WithTheCodeAndReason() async throws {
-        guard let server = Self.server else { return }
-        // Standard input stays open: the server's close alone ends the command.
-        let input = try InputPipe()
-        let process = try input.start([server.appendingPathComponent("close").absoluteString])
-        let result = try await process.finish(timeout: .seconds(30))
-        #expect(result.status == 101, "\(result)")
-        #expect(result.stderrText == "courier: (101) The server closed the WebSocket with 4001: bye\n", "\(result)")
-    }
-
-    /// A server that sends a message and closes with 1000: exit 0; on a terminal the JSON message
-    /// is pretty-printed (`script` gives courier a pseudo-terminal).
-    @Test func aNormalServerCloseExits0AndJSONIsPrettyOnATerminal() async throws {
-        guard let server = Self.server, let executable = CourierExecutable.url else { return }
-        let input = try InputPipe()
-        let command = "\(executable.path) \(server.appendingPathComponent("hello").absoluteString)"
-        let process = try input.start(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                                      environment: ["NO_COLOR": "1"])
-        let result = try await process.finish(timeout: .seconds(30))
-        #expect(result.status == 0, "\(result)")
-        let printed = result.stdoutText.replacingOccurrences(of: "\r\n", with: "\n")
-        #expect(printed.contains("{\n  \"hello\": \"courier\",\n  \"n\": 1\n}\n"), "\(result)")
-    }
-
-    /// With --keep-open the end of input does not close: what the server sends after is printed.
-    @Test func keepOpenGoesOnPrintingAfterTheEndOfInput() async throws {
-        guard let server = Self.server else { return }
-        let input = try InputPipe()
-        input.end()
-        let result = try await input.start(["--keep-open", server.appendingPathComponent("hello").absoluteString]).finish(timeout: .seconds(30))
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdoutText == #"{"hello": "courier", "n": 1}"# + "\n", "\(result)")
-    }
-
-    @Test func aRefusedHandshakeExits22WithTheStatus() async throws {
-        guard let server = Self.server else { return }
-        let result = try await runCLI([server.appendingPathComponent("auth").absoluteString])
-        #expect(result.status == 22, "\(result)")
-        #expect(result.stderrText == "courier: (22) Refused WebSocket upgrade: 401 Unauthorized\n", "\(result)")
-    }
-
-    @Test func headersGoWithTheHandshake() async throws {
-        guard let server = Self.server else { return }
-        let input = try InputPipe()
-        let process = try input.start(["-H", "Authorization: Bearer secret", server.appendingPathComponent("auth").absoluteString])
-        await type("let me in", into: input, of: process, expecting: "let me in\n")
-        input.end()
-        let result = try await process.finish(timeout: .seconds(30))
-        #expect(result.status == 0, "\(result)")
     }
 
     @Test func subprotocolIsOfferedAndTheChoiceShownWithVerbose() async throws {
@@ -165,18 +84,6 @@ import Glibc
 
         let untrusted = try await runCLI([url])
         #expect(untrusted.status == 60, "\(untrusted)")
-    }
-
-    @Test func ctrlCClosesAndExits130() async throws {
-        guard let server = Self.server else { return }
-        let input = try InputPipe()
-        let process = try input.start(["-v", server.appendingPathComponent("echo").absoluteString])
-        let open = await eventually(timeout: .seconds(20)) { process.output.stderrText.contains("* WebSocket open") }
-        #expect(open, "\(process.snapshot())")
-        process.send(SIGINT)
-        let result = try await process.finish(timeout: .seconds(20))
-        #expect(result.status == 130 && !result.signalled, "\(result)")
-        #expect(result.stderrText.contains("courier: interrupted"), "\(result)")
     }
 
     // MARK: Without a server
