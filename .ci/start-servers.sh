@@ -8,8 +8,12 @@
 #     18451 GOAWAY after 10 requests per connection; 18452 at most 8 concurrent HTTP/2 streams
 #   .ci/mtls-server.py on 18453: mutual TLS that refuses a bad client certificate in the handshake
 #   .ci/sse-server.py on 18454: Server-Sent Events from sse-starlette under uvicorn
-# Needs nginx, curl, openssl and python3 with httpbin, gunicorn, cryptography, sse-starlette and
-# uvicorn (.ci/run installs them).
+#   .ci/ws-server.py: WebSockets from Python websockets on 18455 (permessage-deflate) and 18456 (none),
+#     from aiohttp on 18457 (permessage-deflate) and 18458 (none); nginx on 18459 is TLS in front of
+#     all four (nginx-websocket.conf: /websockets/, /websockets-plain/, /aiohttp/, /aiohttp-plain/),
+#     and 18443 serves the same paths with h2 offered by ALPN
+# Needs nginx, curl, openssl and python3 with httpbin, gunicorn, cryptography, sse-starlette,
+# uvicorn, websockets and aiohttp (.ci/run installs them).
 set -euo pipefail
 root=${COURIER_CI_ROOT:-/tmp/courier-ci}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,11 +40,12 @@ wait_gone() {
   fi
   rm -f "$3"
 }
-# Stop all three at once; they exit while the certificates are made.
+# Stop them all at once; they exit while the certificates are made.
 old_gunicorn=$(stop_pidfile "$root/gunicorn.pid")
 old_nginx=$(stop_pidfile "$root/nginx.pid")
 old_mtls=$(stop_pidfile "$root/mtls-server.pid")
 old_sse=$(stop_pidfile "$root/sse-server.pid")
+old_ws=$(stop_pidfile "$root/ws-server.pid")
 
 # Fixtures: random bytes (Range, ETag, Last-Modified), compressible text, a 4 MiB file nginx serves slowly.
 [ -f "$root/www/random-1m.bin" ] || head -c 1048576 /dev/urandom > "$root/www/random-1m.bin"
@@ -73,7 +78,9 @@ for _ in $(seq 1 50); do pgrep -f "gunicorn.*18181" >/dev/null || break; sleep 0
   --log-file "$root/logs/gunicorn.log" httpbin:app </dev/null >/dev/null 2>&1)
 
 # nginx: a previous run's nginx must be gone (not just signalled) before the new one binds the ports.
-sed -e "s#@ROOT@#$root#g" "$here/nginx-server.conf.in" > "$root/nginx-server.conf"
+for conf in nginx-server nginx-websocket nginx-websocket-proxy; do
+  sed -e "s#@ROOT@#$root#g" "$here/$conf.conf.in" > "$root/$conf.conf"
+done
 sed -e "s#@ROOT@#$root#g" -e "s#@HTTP_PORT@#18180#g" -e "s#@HTTPS_PORT@#18443#g" "$here/nginx.conf.in" > "$root/nginx.conf"
 wait_gone "$old_nginx" 50 "$root/nginx.pid"
 nginx -c "$root/nginx.conf"
@@ -91,6 +98,13 @@ python3 "$here/sse-server.py" --port 18454 --daemon --pid-file "$root/sse-server
   --log-file "$root/logs/sse-server.log" </dev/null >>"$root/logs/sse-server.log" 2>&1 \
   || { echo "sse-server.py did not start" >&2; tail -n 20 "$root/logs/sse-server.log" >&2; exit 1; }
 
+# The WebSocket servers: they listen before they detach, and write their pid file.
+wait_gone "$old_ws" 50 "$root/ws-server.pid"
+python3 "$here/ws-server.py" --websockets-port 18455 --websockets-plain-port 18456 --aiohttp-port 18457 \
+  --aiohttp-plain-port 18458 --daemon --pid-file "$root/ws-server.pid" --log-file "$root/logs/ws-server.log" \
+  </dev/null >>"$root/logs/ws-server.log" 2>&1 \
+  || { echo "ws-server.py did not start" >&2; tail -n 20 "$root/logs/ws-server.log" >&2; exit 1; }
+
 tls=$root/tls
 for _ in $(seq 1 50); do
   curl -sf http://127.0.0.1:18181/get >/dev/null && curl -sf http://127.0.0.1:18180/small.json >/dev/null && break
@@ -103,6 +117,23 @@ curl -sf --cacert "$tls/ca.crt" --cert "$tls/client.crt" --key "$tls/client.key"
   || { echo "mtls-server.py does not answer" >&2; tail -n 20 "$root/logs/mtls-server.log" >&2; exit 1; }
 for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:18454/events?n=1" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:18454/events?n=1" >/dev/null || { echo "sse-server.py does not answer" >&2; tail -n 20 "$root/logs/sse-server.log" >&2; exit 1; }
+# A WebSocket handshake through nginx to each server (an echo each way, with a Python client).
+python3 - "$tls/ca.crt" <<'PY' || { echo "ws-server.py does not answer (directly or through nginx)" >&2; tail -n 20 "$root/logs/ws-server.log" >&2; exit 1; }
+import asyncio, ssl, sys
+from websockets.asyncio.client import connect
+context = ssl.create_default_context(cafile=sys.argv[1])
+async def check(url):
+    async with connect(url, ssl=context if url.startswith("wss:") else None, open_timeout=5) as socket:
+        await socket.send("ready?")
+        assert await asyncio.wait_for(socket.recv(), 5) == "ready?", url
+async def main():
+    for url in ["ws://127.0.0.1:18455/echo", "ws://127.0.0.1:18456/echo", "ws://127.0.0.1:18457/echo",
+                "ws://127.0.0.1:18458/echo", "wss://127.0.0.1:18459/websockets/echo",
+                "wss://127.0.0.1:18459/websockets-plain/echo", "wss://127.0.0.1:18459/aiohttp/echo",
+                "wss://127.0.0.1:18459/aiohttp-plain/echo", "wss://127.0.0.1:18443/websockets/echo"]:
+        await check(url)
+asyncio.run(main())
+PY
 
 cat <<ENV
 export COURIER_HTTPBIN_URL=http://127.0.0.1:18181
@@ -119,6 +150,15 @@ export COURIER_NGINX_GOAWAY_URL=https://127.0.0.1:18451
 export COURIER_NGINX_STREAMLIMIT_URL=https://127.0.0.1:18452
 export COURIER_PY_MTLS_URL=https://127.0.0.1:18453
 export COURIER_SSE_URL=http://127.0.0.1:18454
+export COURIER_WS_URL=ws://127.0.0.1:18455
+export COURIER_WS_PLAIN_URL=ws://127.0.0.1:18456
+export COURIER_AIOHTTP_WS_URL=ws://127.0.0.1:18457
+export COURIER_AIOHTTP_WS_PLAIN_URL=ws://127.0.0.1:18458
+export COURIER_WSS_URL=wss://127.0.0.1:18459/websockets
+export COURIER_WSS_PLAIN_URL=wss://127.0.0.1:18459/websockets-plain
+export COURIER_AIOHTTP_WSS_URL=wss://127.0.0.1:18459/aiohttp
+export COURIER_AIOHTTP_WSS_PLAIN_URL=wss://127.0.0.1:18459/aiohttp-plain
+export COURIER_WSS_H2_ALPN_URL=wss://127.0.0.1:18443/websockets
 export COURIER_TEST_CA_FILE=$tls/ca.crt
 export COURIER_TEST_CA_DIR=$tls/capath
 export COURIER_TEST_OTHER_CA_FILE=$tls/other-ca.crt

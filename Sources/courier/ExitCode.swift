@@ -8,7 +8,7 @@ import Courier
 enum ExitCode: Int32, Sendable, CaseIterable {
     /// The request (or command) succeeded.
     case success = 0
-    /// curl 1: the URL's scheme is not http or https (`htp://host`, `ftp://host`).
+    /// curl 1: the URL's scheme is not http, https, ws or wss (`htp://host`, `ftp://host`).
     case unsupportedProtocol = 1
     /// The command line was wrong: unknown option, missing URL, bad header, conflicting options,
     /// or a TLS or HTTP-version option the chosen transport cannot honour.
@@ -19,13 +19,14 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case cannotResolveHost = 6
     /// curl 7: no connection could be made.
     case cannotConnect = 7
-    /// curl 8: the server's reply is not valid HTTP.
+    /// curl 8: the server's reply is not valid HTTP, or the WebSocket server broke the protocol.
     case invalidResponse = 8
     /// curl 16: the server would not speak the HTTP version asked for.
     case httpVersion = 16
     /// curl 18: the connection closed before the whole body arrived.
     case partialFile = 18
-    /// curl 22: `--fail` and a status of 400 or more.
+    /// curl 22: `--fail` and a status of 400 or more; a WebSocket handshake answered with a
+    /// status other than 101 (curl's "Refused WebSocket upgrade").
     case httpError = 22
     /// curl 23: the output (a file, standard output) could not be written.
     case writeError = 23
@@ -56,6 +57,9 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case pinMismatch = 90
     /// Any other failure (not a curl code).
     case failure = 100
+    /// The WebSocket server closed with a code other than 1000 (normal) or 1001 (going away)
+    /// (not a curl code: curl has no interactive WebSocket mode).
+    case webSocketClosed = 101
     /// Ctrl-C (SIGINT) or SIGTERM ended the command (128 + SIGINT, as a shell reports it).
     case interrupted = 130
 
@@ -78,6 +82,9 @@ enum ExitCode: Int32, Sendable, CaseIterable {
         case .resumeFailed: return .resumeFailed
         case .invalidURL: return .malformedURL
         case .invalidConfiguration: return .usage
+        case .webSocketHandshakeFailed: return error.responseCode == nil ? .invalidResponse : .httpError
+        case .webSocketProtocolViolation: return .invalidResponse
+        case .webSocketClosed: return .webSocketClosed
         default: return .failure
         }
     }
@@ -86,16 +93,16 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     static var helpText: String {
         """
           0    success
-          1    unsupported protocol: the URL's scheme is not http or https (htp://, ftp://)
+          1    unsupported protocol: the URL's scheme is not http, https, ws or wss (htp://, ftp://)
           2    usage error (unknown option, missing URL, bad header, conflicting options, or a
                TLS or HTTP-version option the transport cannot honour)
           3    malformed URL
           6    could not resolve the host
           7    could not connect
-          8    the reply is not valid HTTP
+          8    the reply is not valid HTTP, or a WebSocket server broke the protocol
           16   the server would not speak the HTTP version asked for
           18   the connection closed before the whole body arrived
-          22   HTTP error status (400 or more) with -f/--fail
+          22   HTTP error status (400 or more) with -f/--fail; a refused WebSocket handshake
           23   the output could not be written (-o, -O, standard output)
           26   a file to send could not be read (-d @FILE, -F name=@FILE, -H @FILE)
           28   timeout (--timeout, idle; or the whole-transfer limit)
@@ -110,6 +117,7 @@ enum ExitCode: Int32, Sendable, CaseIterable {
           77   the --cacert file or --capath directory cannot be read
           90   the server's public key does not match --pinnedpubkey
           100  any other failure
+          101  the WebSocket server closed with a code other than 1000 or 1001 (printed)
           130  interrupted (Ctrl-C or SIGTERM); a -C download keeps its partial
         The codes from 1 to 90 are curl's for the same failures.
         """

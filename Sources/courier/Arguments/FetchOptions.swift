@@ -336,7 +336,7 @@ struct FetchOptions: Equatable, Sendable {
     ///   (`htp://host`, `htps:/host`, `ftp://host`), 3 for a URL that is malformed.
     static func parseURL(_ text: String) throws(UsageError) -> URL {
         if let scheme = explicitScheme(text), !["http", "https"].contains(scheme.lowercased()) {
-            throw UsageError("Protocol \"\(scheme)\" not supported (courier speaks http:// and https://)", exitCode: .unsupportedProtocol)
+            throw UsageError("Protocol \"\(scheme)\" not supported (courier speaks http://, https://, ws:// and wss://)", exitCode: .unsupportedProtocol)
         }
         let candidate = explicitScheme(text) == nil ? "http://" + text : text
         guard let url = URL(string: candidate), let scheme = url.scheme?.lowercased(),

@@ -46,6 +46,9 @@ enum CLI {
         case "fetch":
             return try await fetch(rest, environment: environment, interrupts: interrupts, console: console)
         default:
+            if WebSocketOptions.isWebSocketCommand(arguments) {
+                return try await webSocket(arguments, interrupts: interrupts, console: console)
+            }
             return try await fetch(arguments, environment: environment, interrupts: interrupts, console: console)
         }
     }
@@ -66,6 +69,22 @@ enum CLI {
         }
         console.out(text + "\n")
         return .success
+    }
+
+    private static func webSocket(_ arguments: [String], interrupts: Interrupts, console: Console) async throws(UsageError) -> ExitCode {
+        let parsed = try ArgumentParser.parse(arguments, options: WebSocketOptions.parserOptions, command: "ws")
+        if parsed.has("help") {
+            console.out(Help.webSocket + "\n")
+            return .success
+        }
+        let options = try WebSocketOptions.make(from: parsed)
+        do {
+            try options.connection.checkFiles()
+        } catch {
+            guard error.exitCode != .usage, !options.showsErrors else { throw error }
+            return error.exitCode
+        }
+        return await WebSocketCommand(options: options, interrupts: interrupts, console: console).run()
     }
 
     private static func fetch(_ arguments: [String], environment: [String: String], interrupts: Interrupts,

@@ -33,9 +33,9 @@ enum CompletionScript {
     /// The methods offered as the first word and after `-X`.
     static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
-    /// The options to complete: the request options and the top-level ones.
+    /// The options to complete: the request options, the WebSocket's own, and the top-level ones.
     static var options: [OptionSpec] {
-        FetchOptions.options + [
+        FetchOptions.options + WebSocketOptions.ownOptions + [
             OptionSpec("version", short: "V", long: "version", help: "print the version"),
             OptionSpec("generate-completion-script", long: "generate-completion-script", value: "bash|zsh|fish",
                        help: "print a shell completion script"),

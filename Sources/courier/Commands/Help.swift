@@ -3,7 +3,7 @@ import Courier
 /// The help texts of `courier` and its commands.
 enum Help {
     /// The commands `courier help` knows.
-    static let commands = ["fetch", "demo", "help"]
+    static let commands = ["fetch", "ws", "demo", "help"]
 
     /// `courier --version`.
     static var version: String {
@@ -15,6 +15,7 @@ enum Help {
         switch command {
         case nil: main
         case "fetch": fetch
+        case "ws": webSocket
         case "demo": demo
         case "help": help
         default: nil
@@ -29,9 +30,12 @@ enum Help {
         Usage:
           courier [METHOD] URL [ITEM...] [options]
                                 make a request (the 'fetch' command; 'courier fetch ...' works too)
+          courier ws://HOST/PATH [options]
+                                open a WebSocket (or wss://): stdin lines out, messages to stdout
+                                (see 'courier help ws')
           courier demo          watch Courier work against an embedded test server, offline
           courier help [COMMAND]
-                                help for a command: fetch, demo, help
+                                help for a command: fetch, ws, demo, help
           courier --version     print the version
           courier --generate-completion-script bash|zsh|fish
                                 print a shell completion script
@@ -115,6 +119,52 @@ enum Help {
         """
     }
 
+    /// `courier help ws`, `courier ws://... --help`.
+    static var webSocket: String {
+        """
+        Usage: courier ws://HOST/PATH [options]
+               courier wss://HOST/PATH [options]
+
+        Opens a WebSocket and relays it: each line of standard input is sent as a text message
+        (without its newline), and each message that arrives is printed at once on standard
+        output. A text message is printed followed by a newline; on a terminal, a JSON object or
+        array is pretty-printed and coloured (NO_COLOR turns colours off). A binary message is
+        printed as one line, 'binary message, N bytes: HEX' (its first \(WebSocketPrinter.summaryBytes) bytes in
+        hexadecimal). With --binary, lines of standard input are sent as binary messages and binary
+        messages are written as their bytes, with nothing added (text messages still get a
+        newline). A line that is not UTF-8 is sent as a binary message, with a warning.
+
+        The end of standard input (Ctrl-D, or the end of a pipe) closes the WebSocket with code
+        1000; courier exits 0 once the server has answered the close (messages arriving after
+        that are not printed). With --keep-open it goes on printing messages until the server
+        closes or Ctrl-C, for a subscription piped in. A server that closes with 1000, 1001 or no
+        code ends courier with 0 too; any other code with 101, after a line giving the code and
+        reason: 'courier: (101) The server closed the WebSocket with 4001: bye'. A connection
+        dropped without a close exits with 56. A handshake the server refuses exits with 22
+        ('Refused WebSocket upgrade: 401 Unauthorized'), a server that breaks the protocol with 8;
+        a connection that cannot be made or a certificate that is not trusted with the same codes
+        as a request. Ctrl-C closes with 1001 and exits 130.
+
+        The handshake is HTTP/1.1, with -H headers (-u for basic authentication) and
+        permessage-deflate offered (--no-compression: not). Redirects are not followed. The TLS
+        options are a request's (--cacert, --capath, -E/--cert, --key, --pass, --pinnedpubkey,
+        -k, --tlsv1.2, --tlsv1.3). -v describes the connection, the subprotocol, compression and
+        the close on standard error; -s hides error messages, -S brings them back.
+
+        Options:
+        \(OptionHelp.lines(for: WebSocketOptions.options))
+
+        Examples:
+          courier wss://echo.example.com/          # type lines; Ctrl-D closes
+          echo '{"op":"subscribe","topic":"btc"}' | courier --keep-open wss://stream.example.com/v1 -H "Authorization: Bearer $TOKEN"
+          courier --subprotocol chat ws://localhost:8080/chat
+          courier --binary ws://localhost:8080/frames < lines.txt > replies.bin
+
+        Exit codes:
+        \(ExitCode.helpText)
+        """
+    }
+
     /// `courier help demo`.
     static var demo: String {
         """
@@ -141,7 +191,7 @@ enum Help {
         """
         Usage: courier help [COMMAND]
 
-        Prints the help of COMMAND (fetch, demo, help), or the overview without one.
+        Prints the help of COMMAND (fetch, ws, demo, help), or the overview without one.
         'courier COMMAND --help' prints the same.
         """
     }
@@ -178,6 +228,7 @@ enum Help {
           courier -C -o big.iso https://example.com/big.iso   # Ctrl-C, then run it again to continue
           courier --cacert ca.pem --cert client.pem --key client.key https://internal.example/api
           courier --http2-prior-knowledge http://localhost:8080/   # cleartext HTTP/2 (h2c)
+          courier wss://stream.example.com/v1 -H 'Authorization: Bearer TOKEN'   # a WebSocket
         """
     }
 }

@@ -32,7 +32,7 @@ struct ErrorReport: Equatable, Sendable {
         case .cannotFindHost:
             return "Could not resolve host: \(host)"
         case .cannotConnect:
-            let port = error.url.flatMap { $0.port ?? ($0.scheme?.lowercased() == "https" ? 443 : 80) }.map { " port \($0)" } ?? ""
+            let port = error.url.flatMap { $0.port ?? (["https", "wss"].contains($0.scheme?.lowercased()) ? 443 : 80) }.map { " port \($0)" } ?? ""
             return "Failed to connect to \(host)\(port): the connection was refused or the host is unreachable"
         case .timedOut:
             return "Operation timed out: \(withoutTransportText(error.message))"
@@ -40,6 +40,14 @@ struct ErrorReport: Equatable, Sendable {
             return "Connection lost: \(withoutTransportText(error.message))"
         case .tooManyRedirects:
             return "Too many redirects: \(withoutTransportText(error.message))"
+        case .webSocketHandshakeFailed:
+            guard let code = error.responseCode else { return "WebSocket handshake failed: \(withoutTransportText(error.message))" }
+            return "Refused WebSocket upgrade: \(HTTPStatusText.line(code))"
+        case .webSocketClosed:
+            guard let status = error.webSocketCloseStatus else { return "The server closed the WebSocket: \(error.message)" }
+            return "The server closed the WebSocket with \(status.code.rawValue)" + (status.reason.isEmpty ? "" : ": \(status.reason)")
+        case .webSocketProtocolViolation:
+            return "WebSocket protocol violation: \(withoutTransportText(error.message))"
         case _ where error.isSecureConnectionFailure:
             // Courier's TLS sentences already say what failed and with which host.
             return withoutTransportText(error.message)

@@ -38,13 +38,15 @@ final class CLIProcess: Sendable {
     var pid: Int32 { child.pid }
 
     /// Starts `courier arguments...`; `environment` is added to this process's environment.
-    convenience init(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil) throws {
+    convenience init(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+                     stdin: ChildProcess.Stream = .null) throws {
         guard let executable = CourierExecutable.url else { throw HarnessError(CourierExecutable.missingMessage) }
-        try self.init(executable: executable, arguments, environment: environment, currentDirectory: currentDirectory)
+        try self.init(executable: executable, arguments, environment: environment, currentDirectory: currentDirectory, stdin: stdin)
     }
 
     /// Starts any executable the same way (used for `script`, which runs courier in a pseudo-terminal).
-    init(executable: URL, _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil) throws {
+    init(executable: URL, _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+         stdin: ChildProcess.Stream = .null) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cli-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var merged = ProcessInfo.processInfo.environment
@@ -52,7 +54,7 @@ final class CLIProcess: Sendable {
         merged["XDG_CACHE_HOME"] = directory.appendingPathComponent("cache").path
         for (key, value) in environment { merged[key] = value }
         child = try ChildProcess(executable: executable.path, arguments: arguments, environment: merged,
-                                 currentDirectory: currentDirectory?.path,
+                                 currentDirectory: currentDirectory?.path, stdin: stdin,
                                  stdout: .file(directory.appendingPathComponent("stdout").path),
                                  stderr: .file(directory.appendingPathComponent("stderr").path))
     }
@@ -69,6 +71,9 @@ final class CLIProcess: Sendable {
     func snapshot() -> String {
         "running: \(child.isRunning)\n" + result(status: -1, signalled: false).description
     }
+
+    /// What it has written so far (status -1 while it runs).
+    var output: CLIResult { result(status: -1, signalled: false) }
 
     /// Waits for the process to end; on timeout it is killed and an error says so.
     func finish(timeout: Duration = .seconds(60)) async throws -> CLIResult {

@@ -1,0 +1,144 @@
+@testable import courier
+import CourierTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `courier ws://...` and `wss://...` against a server no one here wrote, and the command line.
+///
+/// The end-to-end tests run against `.ci/ws-server.py`'s aiohttp endpoints (started by `.ci/run`),
+/// and skip with a printed reason when they are absent: an echo, permessage-deflate (which
+/// CourierTestServer does not speak) with -v and --no-compression, and wss:// with --cacert.
+/// The tool's behaviour is tested against CourierTestServer in ``WebSocketCLIServerTests``.
+@Suite struct WebSocketCLITests {
+    /// `ws://127.0.0.1:18457` (aiohttp, permessage-deflate accepted), or nil with the skip printed.
+    static let server = url("COURIER_AIOHTTP_WS_URL")
+    /// The same server through nginx's TLS.
+    static let tlsServer = url("COURIER_AIOHTTP_WSS_URL")
+
+    private static func url(_ variable: String) -> URL? {
+        guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {
+            print("SKIPPED courier WebSocket end-to-end tests that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
+            return nil
+        }
+        return url
+    }
+
+    /// Writes `line` and a newline, and waits until standard output is `expected`.
+    private func type(_ line: String, into input: InputPipe, of process: CLIProcess, expecting expected: String) async {
+        input.write(line + "\n")
+        let arrived = await eventually(timeout: .seconds(20)) { process.output.stdoutText == expected }
+        #expect(arrived, "after '\(line)': \(process.snapshot())")
+    }
+
+    @Test func linesGoOutAndMessagesComeBackUntilTheEndOfInput() async throws {
+        guard let server = Self.server else { return }
+        let input = try InputPipe()
+        let process = try input.start([server.appendingPathComponent("echo").absoluteString])
+        await type("hello", into: input, of: process, expecting: "hello\n")
+        // Piped, JSON is printed as it came; an empty line is an empty message.
+        await type(#"{"a":[1,2]}"#, into: input, of: process, expecting: "hello\n{\"a\":[1,2]}\n")
+        await type("", into: input, of: process, expecting: "hello\n{\"a\":[1,2]}\n\n")
+        input.end()
+        let result = try await process.finish(timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == "hello\n{\"a\":[1,2]}\n\n")
+        #expect(result.stderrText.isEmpty, "\(result)")
+    }
+
+    @Test func subprotocolIsOfferedAndTheChoiceShownWithVerbose() async throws {
+        guard let server = Self.server else { return }
+        let input = try InputPipe()
+        let process = try input.start(["-v", "--subprotocol", "superchat", "--subprotocol", "chat",
+                                       server.appendingPathComponent("chat").absoluteString])
+        await type("hi", into: input, of: process, expecting: "hi\n")
+        input.end()
+        let result = try await process.finish(timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        // aiohttp accepts permessage-deflate, which courier offers unless --no-compression.
+        #expect(result.stderrText.contains("* WebSocket open, subprotocol: chat, permessage-deflate\n"), "\(result)")
+    }
+
+    @Test func noCompressionDoesNotOfferPermessageDeflate() async throws {
+        guard let server = Self.server else { return }
+        let input = try InputPipe()
+        let process = try input.start(["-v", "--no-compression", server.appendingPathComponent("echo").absoluteString])
+        await type("plain", into: input, of: process, expecting: "plain\n")
+        input.end()
+        let result = try await process.finish(timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderrText.contains("* WebSocket open, no subprotocol\n"), "\(result)")
+    }
+
+    @Test func wssTrustsWhatCacertSaysAndNothingElse() async throws {
+        guard let server = Self.tlsServer, let ca = TLSServers.testCA else { return }
+        let url = server.appendingPathComponent("echo").absoluteString
+        let input = try InputPipe()
+        let process = try input.start(["--cacert", ca, url])
+        await type("secret", into: input, of: process, expecting: "secret\n")
+        input.end()
+        let trusted = try await process.finish(timeout: .seconds(30))
+        #expect(trusted.status == 0, "\(trusted)")
+
+        let untrusted = try await runCLI([url])
+        #expect(untrusted.status == 60, "\(untrusted)")
+    }
+
+    // MARK: Without a server
+
+    @Test func connectionRefusedExits7() async throws {
+        let port = try ClosedPort()
+        let result = try await runCLI(["ws://127.0.0.1:\(port.port)/x"])
+        #expect(result.status == 7, "\(result)")
+        #expect(result.stderrText.hasPrefix("courier: (7) Failed to connect to 127.0.0.1 port \(port.port)"), "\(result)")
+    }
+
+    @Test func helpNamesTheWebSocketOptions() async throws {
+        for arguments in [["ws://127.0.0.1:1/x", "--help"], ["help", "ws"]] {
+            let result = try await runCLI(arguments)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdoutText.hasPrefix("Usage: courier ws://HOST/PATH [options]"), "\(arguments)")
+            for option in ["--binary", "--subprotocol", "--cacert", "-H, --header"] {
+                #expect(result.stdoutText.contains(option), "\(arguments) help lacks \(option)")
+            }
+        }
+        let main = try await runCLI(["--help"])
+        #expect(main.stdoutText.contains("courier ws://HOST/PATH [options]"))
+    }
+
+    @Test func optionsAreParsedAndCheckedForAWebSocket() throws {
+        let options = try WebSocketOptions.parse(["-H", "Authorization: Bearer x", "--binary", "--subprotocol", "chat",
+                                                  "--no-compression", "--ping-interval", "2.5", "-k", "--http1.1", "wss://h:8443/live?x=1"])
+        #expect(options.url.absoluteString == "wss://h:8443/live?x=1")
+        #expect(options.headers == [HeaderField(name: "Authorization", value: "Bearer x")])
+        #expect(options.binary && !options.compression && options.connection.insecure)
+        #expect(options.subprotocols == ["chat"])
+        #expect(options.pingInterval == 2.5)
+        #expect(WebSocketOptions.isWebSocketCommand(["-H", "A: b", "WS://h/"]))
+        #expect(!WebSocketOptions.isWebSocketCommand(["-H", "ws://not-the-url", "http://h/"]))
+        #expect(!WebSocketOptions.isWebSocketCommand(["http://h/ws://x"]))
+    }
+
+    @Test(arguments: [
+        (["-d", "x", "ws://h/"], "-d/--data does not apply to a WebSocket (ws:// or wss://): the messages to send are the lines of standard input"),
+        (["-o", "f", "ws://h/"], "-o/--output does not apply to a WebSocket (ws:// or wss://): messages are written to standard output (redirect it)"),
+        (["--http2", "wss://h/"], "--http2 does not apply to a WebSocket (ws:// or wss://): its handshake is HTTP/1.1"),
+        (["GET", "ws://h/"], "'GET' before the WebSocket URL: a WebSocket has no METHOD (courier ws://HOST/PATH)"),
+        (["ws://h/", "a=b"], "unexpected argument 'a=b' after the WebSocket URL (items and methods are for HTTP requests)"),
+        (["--subprotocol", "a b", "ws://h/"], "--subprotocol: 'a b' is not a valid subprotocol name (an HTTP token)"),
+        (["-H", "bad", "ws://h/"], "bad header 'bad' (expected 'Name: value')"),
+    ])
+    func optionsThatDoNotApplyAreUsageErrors(arguments: [String], message: String) async throws {
+        #expect(throws: UsageError(message, command: "ws")) { try WebSocketOptions.parse(arguments) }
+        let result = try await runCLI(arguments)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderrText == "courier: \(message)\nRun 'courier help ws' for usage.\n", "\(result)")
+    }
+
+    @Test func aMalformedWebSocketURLExits3() async throws {
+        let result = try await runCLI(["ws://"])
+        #expect(result.status == 3, "\(result)")
+    }
+}
