@@ -1,3 +1,4 @@
+import CourierWebSocketWire
 import Foundation
 
 /// Encodes client frames (RFC 6455 §5.2): always masked with the key given (§5.3), the length in
@@ -44,23 +45,6 @@ enum WebSocketFrameEncoder {
 
     /// XORs `bytes` in place with the key repeated from its first byte (§5.3); masking twice unmasks.
     static func mask(_ bytes: UnsafeMutableRawBufferPointer, key: (UInt8, UInt8, UInt8, UInt8)) {
-        // Eight bytes at a time: the key repeated twice, in memory order, is one 64-bit word.
-        let little = UInt32(key.0) | UInt32(key.1) << 8 | UInt32(key.2) << 16 | UInt32(key.3) << 24
-        let word = UInt64(littleEndian: UInt64(little) | UInt64(little) << 32)
-        var index = 0
-        while index + 8 <= bytes.count {
-            let value = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ word
-            bytes.storeBytes(of: value, toByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        while index < bytes.count {
-            switch index & 3 {
-            case 0: bytes[index] ^= key.0
-            case 1: bytes[index] ^= key.1
-            case 2: bytes[index] ^= key.2
-            default: bytes[index] ^= key.3
-            }
-            index += 1
-        }
+        WebSocketWire.mask(bytes, key: key)
     }
 }

@@ -1,3 +1,4 @@
+import CourierWebSocketWire
 import Foundation
 
 /// The client's opening handshake (RFC 6455 §4.1): the HTTP/1.1 Upgrade request head to write,
@@ -79,7 +80,7 @@ struct WebSocketHandshakeRequest: Sendable {
     /// The `Sec-WebSocket-Accept` a server must answer `key` with (§4.2.2, item 5.4):
     /// base64(SHA-1(key + the protocol's GUID)).
     static func accept(forKey key: String) -> String {
-        Data(SHA1.hash(Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
+        WebSocketWire.acceptValue(forKey: key)
     }
 
     /// What the server agreed to.
