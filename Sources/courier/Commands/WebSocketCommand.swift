@@ -7,7 +7,7 @@ import Foundation
 /// Each line of standard input is sent as a text message (binary with `--binary`) and each message
 /// received is printed as it arrives (``WebSocketPrinter``). The end of standard input closes the
 /// WebSocket with 1000 (unless `--keep-open`) and, once the server has answered the close, exits 0;
-/// messages that arrive after that close are not printed. A server that closes with 1000, 1001 or
+/// messages the server sends before it answers are still printed. A server that closes with 1000, 1001 or
 /// no code ends the command with 0 too, and with any other code with 101 (the code and reason are
 /// printed). Ctrl-C closes with 1001 and exits 130.
 struct WebSocketCommand {
