@@ -96,7 +96,9 @@ import CourierLocking
         }
     }
 
-    @Test func aConnectThatHangsIsCancelledPromptlyAndItsSocketClosed() async throws {
+    /// With a connect timeout far longer than the test's time limit, only the cancel can end it.
+    @Test(.timeLimit(.minutes(2)))
+    func aConnectThatHangsIsCancelledAndItsSocketClosed() async throws {
         // A listener that never answers: TCP connects, the TLS handshake waits forever.
         let (listener, port) = try bindLoopbackSocket()
         defer { close(listener) }
@@ -104,31 +106,27 @@ import CourierLocking
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let observer = Observer()
-        let clock = ContinuousClock()
-        let started = clock.now
         let serverSide = Locked<Int32>(-1)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<any RawConnection, CourierError>, Never>) in
-            let attempt = transport.openRawConnection(to: URL(string: "https://127.0.0.1:\(port)/")!, timeout: .seconds(30),
+            let attempt = transport.openRawConnection(to: URL(string: "https://127.0.0.1:\(port)/")!, timeout: .seconds(600),
                                                       observer: observer) { continuation.resume(returning: $0) }
             // A thread of its own: it blocks in poll(2), which must not hold a cooperative thread.
             Thread.detachNewThread {
                 // Cancel once the TLS handshake is under way: the ClientHello reached the server's side.
                 var listening = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
-                _ = poll(&listening, 1, 10_000)
+                _ = poll(&listening, 1, -1)
                 let accepted = accept(listener, nil, nil)
                 serverSide.withLock { $0 = accepted }
                 var hello = [pollfd(fd: accepted, events: Int16(POLLIN), revents: 0)]
-                _ = poll(&hello, 1, 10_000)
+                _ = poll(&hello, 1, -1)
                 attempt.cancel()
             }
         }
-        let elapsed = clock.now - started
         guard case .failure(let error) = outcome else {
             Issue.record("connected to a server that never answers")
             return
         }
         #expect(error.kind == .cancelled)
-        #expect(elapsed < .seconds(10), "the cancel ended the TLS handshake at once, not the 30 s timeout (\(elapsed))")
         // Our end is closed: the server's side reads the ClientHello, then the end of the stream.
         let accepted = serverSide.withLock { $0 }
         #expect(accepted >= 0)
