@@ -44,10 +44,17 @@ import CourierLocking
     static func open(_ url: URL, on transport: CurlTransport, observer: Observer,
                      timeout: Duration = .seconds(10)) async -> (Result<any RawConnection, CourierError>, any RawConnectAttempt) {
         let attempt = Locked<(any RawConnectAttempt)?>(nil)
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<any RawConnection, CourierError>, Never>) in
-            let started = transport.openRawConnection(to: url, timeout: timeout, observer: observer) { continuation.resume(returning: $0) }
+        // The result goes through a lock, as the WebSocket takes it: the connection was made on the
+        // connecting thread, and the lock is what orders that thread's writes before this one's reads.
+        let outcome = Locked<Result<any RawConnection, CourierError>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let started = transport.openRawConnection(to: url, timeout: timeout, observer: observer) { result in
+                outcome.withLock { $0 = result }
+                continuation.resume()
+            }
             attempt.withLock { $0 = started }
         }
+        let result = outcome.withLock { $0 } ?? .failure(CourierError(.transportFailed, "no result"))
         return (result, attempt.withLock { $0 } ?? InertConnectAttempt())
     }
 
