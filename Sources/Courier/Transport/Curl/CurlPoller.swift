@@ -61,10 +61,17 @@ final class CurlPoller: Sendable {
         }
     }
 
-    /// Changes what `socket` is watched for.
-    func watch(socket: Int32, token: UInt64, reading: Bool, writing: Bool) {
+    /// Changes what `socket` is watched for; `first` puts it back in the wait set after ``pause(socket:)``.
+    func watch(socket: Int32, token: UInt64, reading: Bool, writing: Bool, first: Bool = false) {
         let events = (reading ? CCURL_POLLER_READ : 0) | (writing ? CCURL_POLLER_WRITE : 0)
-        _ = ccurl_poller_watch(pointer, socket, token, Int32(events), 0)
+        _ = ccurl_poller_watch(pointer, socket, token, Int32(events), first ? 1 : 0)
+    }
+
+    /// Takes `socket` out of the wait set while its owner wants neither reads nor writes (its
+    /// observer stays registered): a socket in the wait set reports a hang-up whatever it is
+    /// watched for, over and over while nobody reads it.
+    func pause(socket: Int32) {
+        ccurl_poller_forget(pointer, socket)
     }
 
     /// Stops watching `socket`; its observer hears nothing more. Call before the socket closes.

@@ -14,6 +14,8 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
     private let poller: CurlPoller
     private let url: URL
     let holdsReadBytes: Bool
+    /// Whether the socket is in the poller's wait set (guarded by `handles`' lock, like the handle).
+    private var inWaitSet = true
 
     /// Takes over `easy`, connected, with its socket registered as `token`.
     private init(easy: CurlEasyHandle, socket: Int32, token: UInt64, poller: CurlPoller, url: URL) {
@@ -60,7 +62,13 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
     func watch(reading: Bool, writing: Bool) {
         handles.withLock { easy in
             guard easy != nil else { return }
-            poller.watch(socket: socket, token: token, reading: reading, writing: writing)
+            let watching = reading || writing
+            if watching {
+                poller.watch(socket: socket, token: token, reading: reading, writing: writing, first: !inWaitSet)
+            } else if inWaitSet {
+                poller.pause(socket: socket)
+            }
+            inWaitSet = watching
         }
     }
 
