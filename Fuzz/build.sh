@@ -27,7 +27,7 @@ swift build --target Courier --scratch-path "$scratch" \
 
 bin="$(swift build --target Courier --scratch-path "$scratch" --show-bin-path)"
 objects=()
-for module in Courier CourierLocking CCurl; do
+for module in Courier CourierLocking CourierWebSocketWire CCurl; do
   for object in "$bin/$module.build"/*.o; do objects+=("$object"); done
 done
 
