@@ -145,15 +145,7 @@ struct FetchOptions: Equatable, Sendable {
         }
         options.method = try method(positional: positionalMethod, option: parsed.value("request"),
                                     hasBody: options.body != nil, head: options.headOnly)
-        if let user = parsed.value("user") {
-            guard let colon = user.firstIndex(of: ":") else {
-                throw UsageError("-u needs USER:PASSWORD (courier does not ask for a password)")
-            }
-            if !options.headers.contains(where: { $0.name.lowercased() == "authorization" }) {
-                let header = HTTPHeader.authorization(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
-                options.headers.append(HeaderField(name: header.name, value: header.value))
-            }
-        }
+        try Self.addBasicAuthorization(user: parsed.value("user"), to: &options.headers)
         options.output = try output(from: parsed, url: url)
         options.resumable = parsed.has("continue")
         if let offset = parsed.value("continue"), offset != "-" {
@@ -234,6 +226,17 @@ struct FetchOptions: Equatable, Sendable {
             return "HEAD"
         }
         return given.first ?? (hasBody ? "POST" : "GET")
+    }
+
+    /// `-u USER:PASSWORD` as an `Authorization: Basic` header, unless `headers` has one already.
+    static func addBasicAuthorization(user: String?, to headers: inout [HeaderField]) throws(UsageError) {
+        guard let user else { return }
+        guard let colon = user.firstIndex(of: ":") else {
+            throw UsageError("-u needs USER:PASSWORD (courier does not ask for a password)")
+        }
+        guard !headers.contains(where: { $0.name.lowercased() == "authorization" }) else { return }
+        let header = HTTPHeader.authorization(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
+        headers.append(HeaderField(name: header.name, value: header.value))
     }
 
     /// The `-H` headers, `-H @FILE` read line by line (blank lines and `#` comments skipped).

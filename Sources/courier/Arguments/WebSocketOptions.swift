@@ -126,15 +126,7 @@ struct WebSocketOptions: Equatable, Sendable {
         }
         var options = WebSocketOptions(url: try parseURL(urlText))
         options.headers = try FetchOptions.headers(from: parsed, readFile: readFile)
-        if let user = parsed.value("user") {
-            guard let colon = user.firstIndex(of: ":") else {
-                throw UsageError("-u needs USER:PASSWORD (courier does not ask for a password)")
-            }
-            if !options.headers.contains(where: { $0.name.lowercased() == "authorization" }) {
-                let header = HTTPHeader.authorization(username: String(user[..<colon]), password: String(user[user.index(after: colon)...]))
-                options.headers.append(HeaderField(name: header.name, value: header.value))
-            }
-        }
+        try FetchOptions.addBasicAuthorization(user: parsed.value("user"), to: &options.headers)
         options.subprotocols = try parsed.values("subprotocol").map { (name) throws(UsageError) in
             guard Token.isToken(name) else { throw UsageError("--subprotocol: '\(name)' is not a valid subprotocol name (an HTTP token)") }
             return name

@@ -6,20 +6,25 @@ import Foundation
 /// reads and writes with `curl_easy_recv`/`curl_easy_send`; its socket is watched by the
 /// transport's ``CurlPoller``.
 final class CurlRawConnection: RawConnection, @unchecked Sendable {
-    // `@unchecked Sendable`: this lock guards the easy handle that holds the connection (nil once closed): libcurl allows one
-    // call at a time on it.
-    private let handles: Locked<CurlEasyHandle?>
+    /// The easy handle that holds the connection (nil once closed), and whether its socket is in
+    /// the poller's wait set.
+    private struct Handles {
+        var easy: CurlEasyHandle?
+        var inWaitSet = true
+    }
+
+    // `@unchecked Sendable`: this lock guards the easy handle (libcurl allows one call at a time
+    // on it) and the wait-set flag; everything else is immutable.
+    private let handles: Locked<Handles>
     private let socket: Int32
     private let token: UInt64
     private let poller: CurlPoller
     private let url: URL
     let holdsReadBytes: Bool
-    /// Whether the socket is in the poller's wait set (guarded by `handles`' lock, like the handle).
-    private var inWaitSet = true
 
     /// Takes over `easy`, connected, with its socket registered as `token`.
     private init(easy: CurlEasyHandle, socket: Int32, token: UInt64, poller: CurlPoller, url: URL) {
-        handles = Locked(easy)
+        handles = Locked(Handles(easy: easy))
         self.socket = socket
         self.token = token
         self.poller = poller
@@ -41,8 +46,8 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
 
     func send(_ bytes: UnsafeRawBufferPointer) -> RawConnectionIO {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return .transferred(0) }
-        return handles.withLock { easy in
-            guard let easy else { return .failed(closedError) }
+        return handles.withLock { handles in
+            guard let easy = handles.easy else { return .failed(closedError) }
             var sent = 0
             let code = ccurl_easy_send(easy.pointer, base, bytes.count, &sent)
             return outcome(code, count: sent, easy: easy, reading: false)
@@ -51,8 +56,8 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
 
     func receive(into buffer: UnsafeMutableRawBufferPointer) -> RawConnectionIO {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return .wouldBlock }
-        return handles.withLock { easy in
-            guard let easy else { return .failed(closedError) }
+        return handles.withLock { handles in
+            guard let easy = handles.easy else { return .failed(closedError) }
             var received = 0
             let code = ccurl_easy_recv(easy.pointer, base, buffer.count, &received)
             return outcome(code, count: received, easy: easy, reading: true)
@@ -60,15 +65,15 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
     }
 
     func watch(reading: Bool, writing: Bool) {
-        handles.withLock { easy in
-            guard easy != nil else { return }
+        handles.withLock { handles in
+            guard handles.easy != nil else { return }
             let watching = reading || writing
             if watching {
-                poller.watch(socket: socket, token: token, reading: reading, writing: writing, first: !inWaitSet)
-            } else if inWaitSet {
+                poller.watch(socket: socket, token: token, reading: reading, writing: writing, first: !handles.inWaitSet)
+            } else if handles.inWaitSet {
                 poller.pause(socket: socket)
             }
-            inWaitSet = watching
+            handles.inWaitSet = watching
         }
     }
 
@@ -79,12 +84,12 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
     }
 
     func close() {
-        handles.withLock { easy in
-            guard easy != nil else { return }
+        handles.withLock { handles in
+            guard handles.easy != nil else { return }
             poller.forget(socket: socket, token: token)
             // Its last reference: curl_easy_cleanup closes the socket (through the connect
             // guard's close callback, released after it).
-            easy = nil
+            handles.easy = nil
         }
     }
 
