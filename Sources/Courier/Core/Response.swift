@@ -36,6 +36,10 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
         self.result = result
     }
 
+    /// Where the response came from: the network, or the response cache (fresh, revalidated
+    /// with a `304`, or stale for a reason). `.network` when no metrics were recorded.
+    public var source: ResponseSource { metrics?.source ?? .network }
+
     /// The value on success.
     public var value: Success? { try? result.get() }
 
@@ -84,6 +88,10 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
         self.serializationDuration = serializationDuration
         self.result = result
     }
+
+    /// Where the response came from: the network, or the response cache (fresh, revalidated
+    /// with a `304`, or stale for a reason). `.network` when no metrics were recorded.
+    public var source: ResponseSource { metrics?.source ?? .network }
 
     /// The value on success.
     public var value: Success? { try? result.get() }

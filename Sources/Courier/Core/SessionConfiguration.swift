@@ -5,13 +5,12 @@ import FoundationNetworking
 
 /// How a ``Session`` talks to the network: transport, timeouts, cookies and connection limits.
 ///
-/// **HTTP caching.** Courier never stores responses on its own: both transports send every
-/// request to the network, whatever `Cache-Control`, `Expires` or validators say. The curl
-/// transport has no HTTP cache, and the URLSession transport runs with `urlCache = nil` and
-/// `.reloadIgnoringLocalCacheData`: on Linux, `URLCache` never stores HTTP responses anyway and adds
-/// no `If-None-Match`, so Courier turns it off on every platform for both transports to behave the
-/// same. Revalidation headers you set yourself (`If-None-Match`, `If-Modified-Since`) are sent as
-/// given, and a `304` reaches your handlers like any other response.
+/// **HTTP caching.** Off by default (``httpCache`` is ``HTTPCacheMode/disabled``): both transports
+/// send every request to the network, whatever `Cache-Control`, `Expires` or validators say, and
+/// revalidation headers you set yourself (`If-None-Match`, `If-Modified-Since`) are sent as given,
+/// with a `304` reaching your handlers like any other response. With ``httpCache`` on, Courier's
+/// own cache (RFC 9111, in the session's ``ResponseCache``) serves, stores and revalidates
+/// responses the same way on both transports; `URLCache` stays off on every platform.
 public struct SessionConfiguration: Sendable {
     /// Which transport carries requests.
     public enum TransportChoice: Sendable {
@@ -50,6 +49,10 @@ public struct SessionConfiguration: Sendable {
 
     /// Which transport carries requests.
     public var transport: TransportChoice = .automatic
+    /// Whether responses are cached by the HTTP rules (RFC 9111) in the session's
+    /// ``ResponseCache``: ``HTTPCacheMode/disabled`` by default (see ``HTTPCacheMode`` for why).
+    /// A request's own ``Request/cachePolicy(_:)`` overrides it.
+    public var httpCache: HTTPCacheMode = .disabled
     /// Idle timeout in seconds: the longest silence allowed while a request is running
     /// (sub-second values work). A request's own `timeout:` overrides it.
     public var requestTimeout: TimeInterval = 60

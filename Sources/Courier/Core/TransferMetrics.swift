@@ -23,6 +23,7 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
         var transport: String
         var tlsVersion: String? = nil
         var tlsCipherSuite: String? = nil
+        var source: ResponseSource = .network
     }
 
     /// An immutable box around the figures, replaced on every change. Metrics ride inside every
@@ -126,6 +127,12 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
         get { storage.values.transport }
         set { update { $0.transport = newValue } }
     }
+    /// Where the response came from: the network, or the response cache (fresh, revalidated
+    /// with a `304`, or stale for a reason).
+    public var source: ResponseSource {
+        get { storage.values.source }
+        set { update { $0.source = newValue } }
+    }
 
     /// Creates metrics; transports fill in what they know.
     public init(start: Date = Date(), dnsLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
@@ -162,6 +169,7 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
         parts.append("sent=\(bytesSent)B received=\(bytesReceived)B redirects=\(redirectCount)")
         if let connectionReused { parts.append("reused=\(connectionReused)") }
         if let remoteAddress { parts.append("peer=\(remoteAddress)") }
+        if source != .network { parts.append("source=\(source)") }
         return parts.joined(separator: " ")
     }
 }

@@ -42,6 +42,8 @@ public protocol EventMonitor: Sendable {
     func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?, error: CourierError?)
     /// A response serializer produced its result.
     func request(_ request: any Request, didSerialize result: Result<any Sendable, CourierError>, using serializer: String)
+    /// The HTTP cache served, missed, stored, revalidated or invalidated a response for this request.
+    func request(_ request: any Request, didUseCache event: HTTPCacheEvent)
     /// The session changed something about how it works (for example, a transport fell back).
     func session(_ session: Session, didNotice notice: SessionNotice)
 }
@@ -64,6 +66,7 @@ extension EventMonitor {
     public func request(_ request: any Request, willRetryAfter delay: Duration, dueTo error: CourierError) {}
     public func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?, error: CourierError?) {}
     public func request(_ request: any Request, didSerialize result: Result<any Sendable, CourierError>, using serializer: String) {}
+    public func request(_ request: any Request, didUseCache event: HTTPCacheEvent) {}
     public func session(_ session: Session, didNotice notice: SessionNotice) {}
 }
 

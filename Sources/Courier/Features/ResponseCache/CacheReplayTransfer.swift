@@ -9,7 +9,9 @@ final class CacheReplayTransfer: TransportTransfer {
                                 url: url, httpVersion: "HTTP/1.1")
         sink.receive(.response(head))
         if !stored.data.isEmpty { sink.receive(.body(stored.data)) }
-        sink.receive(.completed(error: nil, metrics: TransferMetrics(bytesReceived: Int64(stored.data.count), transport: "cache")))
+        var metrics = TransferMetrics(bytesReceived: Int64(stored.data.count), transport: "cache")
+        metrics.source = .cache
+        sink.receive(.completed(error: nil, metrics: metrics))
     }
 
     func suspend() {}
