@@ -62,17 +62,31 @@ struct CacheControl: Sendable, Hashable {
 
     /// Parses a `Cache-Control` field value; `nil` (no field) gives no directives.
     init(_ fieldValue: String?) {
-        guard let fieldValue, !fieldValue.isEmpty else { return }
-        var bytes = Array(fieldValue.utf8)[...]
-        while let (name, argument) = Self.nextDirective(&bytes) {
-            apply(name: name, argument: argument)
-        }
+        guard var fieldValue, !fieldValue.isEmpty else { return }
+        fieldValue.withUTF8 { parse($0) }
     }
 
     /// Whether any directive is set.
     var isEmpty: Bool { self == CacheControl() }
 
     // MARK: - Parsing
+
+    private enum Directive {
+        case maxAge, sharedMaxAge, maxStale, minFresh, staleWhileRevalidate, staleIfError
+        case noCache, noStore, noTransform, onlyIfCached, mustRevalidate, proxyRevalidate, mustUnderstand
+        case isPublic, isPrivate, immutable
+    }
+
+    private static let directives: [(name: [UInt8], directive: Directive)] = {
+        let table: [(String, Directive)] = [
+            ("max-age", .maxAge), ("s-maxage", .sharedMaxAge), ("max-stale", .maxStale), ("min-fresh", .minFresh),
+            ("stale-while-revalidate", .staleWhileRevalidate), ("stale-if-error", .staleIfError), ("no-cache", .noCache),
+            ("no-store", .noStore), ("no-transform", .noTransform), ("only-if-cached", .onlyIfCached),
+            ("must-revalidate", .mustRevalidate), ("proxy-revalidate", .proxyRevalidate), ("must-understand", .mustUnderstand),
+            ("public", .isPublic), ("private", .isPrivate), ("immutable", .immutable),
+        ]
+        return table.map { (Array($0.0.utf8), $0.1) }
+    }()
 
     private static let comma = UInt8(ascii: ",")
     private static let equals = UInt8(ascii: "=")
@@ -81,76 +95,86 @@ struct CacheControl: Sendable, Hashable {
 
     private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
-    /// Reads the next `name[=argument]` list member from `bytes` (consuming it and its comma);
-    /// `nil` at the end. The name is lower-cased; an argument is unquoted (with `\` escapes
-    /// resolved) or trimmed. Commas inside a quoted argument do not end the member.
-    private static func nextDirective(_ bytes: inout ArraySlice<UInt8>) -> (name: String, argument: String?)? {
-        while true {
-            while let first = bytes.first, first == comma || isBlank(first) { bytes.removeFirst() }
-            guard !bytes.isEmpty else { return nil }
-            let nameEnd = bytes.firstIndex { $0 == comma || $0 == equals } ?? bytes.endIndex
-            var name = bytes[bytes.startIndex..<nameEnd]
-            while let last = name.last, isBlank(last) { name.removeLast() }
-            bytes = bytes[nameEnd...]
-            var argument: String?
-            if bytes.first == equals {
-                bytes.removeFirst()
-                while let first = bytes.first, isBlank(first) { bytes.removeFirst() }
-                if bytes.first == quote {
-                    bytes.removeFirst()
-                    var value: [UInt8] = []
-                    while let byte = bytes.popFirst(), byte != quote {
-                        if byte == backslash, let escaped = bytes.popFirst() {
-                            value.append(escaped)
-                        } else {
-                            value.append(byte)
-                        }
+    /// One pass over the bytes, without allocating: each list member is `name[=argument]`, the
+    /// argument a token or a quoted string (commas inside quotes do not end the member; anything
+    /// between a closing quote and the next comma is skipped).
+    private mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let count = bytes.count
+        var index = 0
+        while index < count {
+            while index < count, bytes[index] == Self.comma || Self.isBlank(bytes[index]) { index += 1 }
+            guard index < count else { return }
+            let nameStart = index
+            while index < count, bytes[index] != Self.comma, bytes[index] != Self.equals { index += 1 }
+            var nameEnd = index
+            while nameEnd > nameStart, Self.isBlank(bytes[nameEnd - 1]) { nameEnd -= 1 }
+            // The argument's bytes (inside the quotes when quoted); `nil` when there is no `=`.
+            var argument: Range<Int>?
+            var argumentIsValid = true
+            if index < count, bytes[index] == Self.equals {
+                index += 1
+                while index < count, Self.isBlank(bytes[index]) { index += 1 }
+                if index < count, bytes[index] == Self.quote {
+                    index += 1
+                    let start = index
+                    while index < count, bytes[index] != Self.quote {
+                        // An escaped character is never a digit's plain form: the argument is not delta-seconds.
+                        if bytes[index] == Self.backslash { argumentIsValid = false; index += 1 }
+                        index += 1
                     }
-                    argument = String(decoding: value, as: UTF8.self)
-                    // Anything between the closing quote and the next comma is malformed; skip it.
-                    bytes = bytes[(bytes.firstIndex(of: comma) ?? bytes.endIndex)...]
+                    argument = start..<min(index, count)
+                    while index < count, bytes[index] != Self.comma { index += 1 }
                 } else {
-                    let end = bytes.firstIndex(of: comma) ?? bytes.endIndex
-                    var token = bytes[bytes.startIndex..<end]
-                    while let last = token.last, isBlank(last) { token.removeLast() }
-                    argument = String(decoding: token, as: UTF8.self)
-                    bytes = bytes[end...]
+                    let start = index
+                    while index < count, bytes[index] != Self.comma { index += 1 }
+                    var end = index
+                    while end > start, Self.isBlank(bytes[end - 1]) { end -= 1 }
+                    argument = start..<end
                 }
             }
-            // Every known directive name is short; a long one is an unknown extension, skipped
-            // without building a lower-cased copy of it.
-            guard !name.isEmpty, name.count <= 32 else { continue }
-            return (String(decoding: name, as: UTF8.self).lowercased(), argument)
+            guard let directive = Self.directive(named: UnsafeBufferPointer(rebasing: bytes[nameStart..<nameEnd])) else { continue }
+            let seconds = argument.flatMap { argumentIsValid ? Self.deltaSeconds(UnsafeBufferPointer(rebasing: bytes[$0])) : nil }
+            apply(directive, hasArgument: argument != nil, seconds: seconds)
         }
     }
 
-    private mutating func apply(name: String, argument: String?) {
-        switch name {
-        case "max-age":
-            maxAge = Self.conflictingIsStale(maxAge, Self.deltaSeconds(argument) ?? 0)
-        case "s-maxage":
-            sharedMaxAge = Self.conflictingIsStale(sharedMaxAge, Self.deltaSeconds(argument) ?? 0)
-        case "max-stale":
+    /// The known directive `name` spells, compared ASCII case-insensitively.
+    private static func directive(named name: UnsafeBufferPointer<UInt8>) -> Directive? {
+        candidates: for (known, directive) in directives where known.count == name.count {
+            for (offset, byte) in name.enumerated() {
+                let lower = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                if lower != known[offset] { continue candidates }
+            }
+            return directive
+        }
+        return nil
+    }
+
+    private mutating func apply(_ directive: Directive, hasArgument: Bool, seconds: Int?) {
+        switch directive {
+        case .maxAge:
+            maxAge = Self.conflictingIsStale(maxAge, seconds ?? 0)
+        case .sharedMaxAge:
+            sharedMaxAge = Self.conflictingIsStale(sharedMaxAge, seconds ?? 0)
+        case .maxStale:
             // A bare max-stale accepts any staleness; a malformed argument grants nothing.
-            let value = argument == nil ? Int.max : Self.deltaSeconds(argument)
-            if let value { maxStale = min(maxStale ?? .max, value) }
-        case "min-fresh":
-            if let value = Self.deltaSeconds(argument) { minFresh = max(minFresh ?? 0, value) }
-        case "stale-while-revalidate":
-            if let value = Self.deltaSeconds(argument) { staleWhileRevalidate = min(staleWhileRevalidate ?? .max, value) }
-        case "stale-if-error":
-            if let value = Self.deltaSeconds(argument) { staleIfError = min(staleIfError ?? .max, value) }
-        case "no-cache": noCache = true
-        case "no-store": noStore = true
-        case "no-transform": noTransform = true
-        case "only-if-cached": onlyIfCached = true
-        case "must-revalidate": mustRevalidate = true
-        case "proxy-revalidate": proxyRevalidate = true
-        case "must-understand": mustUnderstand = true
-        case "public": isPublic = true
-        case "private": isPrivate = true
-        case "immutable": immutable = true
-        default: break
+            if let value = hasArgument ? seconds : Int.max { maxStale = min(maxStale ?? .max, value) }
+        case .minFresh:
+            if let seconds { minFresh = max(minFresh ?? 0, seconds) }
+        case .staleWhileRevalidate:
+            if let seconds { staleWhileRevalidate = min(staleWhileRevalidate ?? .max, seconds) }
+        case .staleIfError:
+            if let seconds { staleIfError = min(staleIfError ?? .max, seconds) }
+        case .noCache: noCache = true
+        case .noStore: noStore = true
+        case .noTransform: noTransform = true
+        case .onlyIfCached: onlyIfCached = true
+        case .mustRevalidate: mustRevalidate = true
+        case .proxyRevalidate: proxyRevalidate = true
+        case .mustUnderstand: mustUnderstand = true
+        case .isPublic: isPublic = true
+        case .isPrivate: isPrivate = true
+        case .immutable: immutable = true
         }
     }
 
@@ -164,11 +188,11 @@ struct CacheControl: Sendable, Hashable {
     /// beyond ``maximumDeltaSeconds`` (of any length) become it. `nil` when absent or malformed.
     static func deltaSeconds(_ text: String?) -> Int? {
         guard let text else { return nil }
-        return deltaSeconds(text.utf8[...])
+        return deltaSeconds(text.utf8)
     }
 
     /// ``deltaSeconds(_:)`` over UTF-8 bytes.
-    static func deltaSeconds(_ bytes: Substring.UTF8View) -> Int? {
+    static func deltaSeconds(_ bytes: some Collection<UInt8>) -> Int? {
         guard !bytes.isEmpty else { return nil }
         var value = 0
         for byte in bytes {

@@ -60,7 +60,7 @@ extension HTTPCacheRules {
             return .fetch(reason: "stored for a request with Authorization")
         }
         let age = currentAge(of: entry, now: now)
-        let lifetime = freshnessLifetime(of: entry)
+        let lifetime = freshnessLifetime(of: entry, response: response)
         // Seconds of freshness left; zero or less is stale (by its negation).
         let remaining = Self.subtracting(lifetime, age)
 
@@ -118,7 +118,7 @@ extension HTTPCacheRules {
         let response = responseDirectives(entry.headers)
         guard !request.noStore, !forbidsStale(response) else { return false }
         guard let window = [response.staleIfError, request.staleIfError].compactMap({ $0 }).max() else { return false }
-        let staleness = max(0, Self.subtracting(currentAge(of: entry, now: now), freshnessLifetime(of: entry)))
+        let staleness = max(0, Self.subtracting(currentAge(of: entry, now: now), freshnessLifetime(of: entry, response: response)))
         return staleness <= window
     }
 }

@@ -31,7 +31,11 @@ extension HTTPCacheRules {
     /// (§4.2.2): 10% of `date_value` − `Last-Modified`, for a heuristically cacheable status or a
     /// response marked `public` (or `private`, in a private cache). 0 when none applies.
     func freshnessLifetime(of entry: CacheEntryHead) -> Int {
-        let response = responseDirectives(entry.headers)
+        freshnessLifetime(of: entry, response: responseDirectives(entry.headers))
+    }
+
+    /// ``freshnessLifetime(of:)`` with the entry's `Cache-Control` already parsed.
+    func freshnessLifetime(of entry: CacheEntryHead, response: CacheControl) -> Int {
         if isShared, let sharedMaxAge = response.sharedMaxAge { return sharedMaxAge }
         if let maxAge = response.maxAge { return maxAge }
         if entry.headers.contains("Expires") {
