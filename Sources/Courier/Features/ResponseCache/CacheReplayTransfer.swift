@@ -75,6 +75,11 @@ final class CacheReplayTransfer: TransportTransfer {
         queue.async { self.pump() }
     }
 
+    /// Returns once every pump scheduled so far has run (tests use it to observe a paused replay).
+    func waitUntilIdle() {
+        queue.sync {}
+    }
+
     private enum Step {
         case read(offset: Int64, count: Int)
         case wait

@@ -65,14 +65,17 @@ extension ResponseCache {
         return published
     }
 
-    /// Counts `bytes` written to disk and, once the estimate passes ``diskCapacity`` (or before
-    /// this cache has looked at the directory at all), scans it: cleaning and eviction.
+    /// Counts `bytes` written to disk and scans the directory (cleaning and eviction) before this
+    /// cache has looked at it at all, once its estimate passes ``diskCapacity``, and after every
+    /// tenth of the capacity it wrote itself: other caches and processes on the directory write
+    /// too, and the last rule bounds how far they can take it past the capacity unnoticed.
     func noteDiskWrite(_ bytes: Int64) {
         let shouldScan = diskEstimate.withLock { estimate -> Bool in
             guard !estimate.scanning else { return false }
             if let known = estimate.bytes {
                 estimate.bytes = known + bytes
-                guard known + bytes > diskCapacity else { return false }
+                estimate.writtenSinceScan += bytes
+                guard known + bytes > diskCapacity || estimate.writtenSinceScan > diskCapacity / 10 else { return false }
             }
             estimate.scanning = true
             return true
@@ -89,6 +92,7 @@ extension ResponseCache {
         let total = disk.scan(capacity: diskCapacity, target: diskCapacity / 10 * 9)
         diskEstimate.withLock { estimate in
             estimate.bytes = total
+            estimate.writtenSinceScan = 0
             estimate.scanning = false
         }
         return total

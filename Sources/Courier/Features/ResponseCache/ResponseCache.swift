@@ -50,9 +50,11 @@ public struct CachedResponse: Sendable, Hashable {
 /// The disk store:
 /// - **Bounded, least recently used first.** A file's modification time records when its entry
 ///   was last stored or served, by any process; when a cache's running estimate of the directory
-///   goes over ``diskCapacity`` it rescans the directory and removes the entries used longest
-///   ago until the store is back under 90% of the capacity (so full caches do not rescan on
-///   every write). No shared index: several caches and processes may share one directory.
+///   goes over ``diskCapacity`` (and after every tenth of the capacity it wrote, since other
+///   caches write too) it rescans the directory and removes the entries used longest ago until
+///   the store is back under 90% of the capacity (so a full cache does not rescan on every
+///   write). No shared index: several caches and processes may share one directory, which may
+///   briefly exceed the capacity by what they wrote since their last scans.
 /// - **Crash-safe.** Entries are written to temporary files and renamed into place (body first,
 ///   head last), and every file is checked when read (format version, lengths, a checksum), so a
 ///   process killed mid-write never leaves an entry that is served torn; what it left behind is
@@ -91,9 +93,9 @@ public final class ResponseCache: Sendable {
 
     private let memory: Locked<MemoryResponseStore>
     let disk: DiskResponseStore?
-    /// What this cache believes the disk store holds (`nil` until its first scan), and whether a
-    /// scan is running.
-    let diskEstimate = Locked((bytes: Int64?.none, scanning: false))
+    /// What this cache believes the disk store holds (`nil` until its first scan), what it wrote
+    /// since its last scan, and whether a scan is running.
+    let diskEstimate = Locked((bytes: Int64?.none, writtenSinceScan: Int64(0), scanning: false))
     /// The current time; tests move it to expire entries without sleeping.
     let now: @Sendable () -> Date
 
