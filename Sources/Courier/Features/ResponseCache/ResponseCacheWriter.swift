@@ -24,10 +24,10 @@ final class ResponseCacheWriter: Sendable {
         let descriptor: Int32
     }
 
-    private enum Phase: Sendable { case open, committed, discarded }
+    private enum WriterPhase: Sendable { case open, committed, discarded }
 
     private struct State: Sendable {
-        var phase = Phase.open
+        var phase = WriterPhase.open
         var buffer = Data()
         var spill: Spill?
         var length: Int64 = 0
