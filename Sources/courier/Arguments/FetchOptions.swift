@@ -34,6 +34,8 @@ struct FetchOptions: Equatable, Sendable {
     var maxRedirects: Int?
     /// The download store directory (`--store`, else `COURIER_DOWNLOAD_STORE`); nil for the library default.
     var storeDirectory: String?
+    /// `--cache DIR`: the HTTP cache's directory (RFC 9111 caching on for the command); nil for no cache.
+    var cacheDirectory: String?
     /// `--transport`.
     var transport: TransportName?
     /// The TLS and HTTP-version options (`--cacert`, `-k`, `--http2`...).
@@ -106,6 +108,8 @@ struct FetchOptions: Equatable, Sendable {
                    help: "print the request and response heads as sent and received, and metrics, to stderr"),
         OptionSpec("store", long: "store", value: "DIR",
                    help: "with -C: the download store directory (or set COURIER_DOWNLOAD_STORE)"),
+        OptionSpec("cache", long: "cache", value: "DIR",
+                   help: "HTTP cache (RFC 9111) in DIR: fresh responses are served from it, stale ones revalidated"),
         OptionSpec("transport", long: "transport", value: "curl|urlsession",
                    help: "choose the transport (default: libcurl on Linux)"),
     ] + ConnectionOptions.options + [
@@ -179,6 +183,10 @@ struct FetchOptions: Equatable, Sendable {
             options.storeDirectory = store
         } else if let store = environment["COURIER_DOWNLOAD_STORE"], !store.isEmpty {
             options.storeDirectory = store
+        }
+        if let cache = parsed.value("cache") {
+            guard !cache.isEmpty else { throw UsageError("--cache needs a directory") }
+            options.cacheDirectory = cache
         }
         return options
     }

@@ -47,7 +47,7 @@ enum CompletionScript {
         guard option.takesValue else { return .none }
         switch option.id {
         case "output", "cacert", "cert", "key", "data": return .file
-        case "capath", "store": return .directory
+        case "capath", "store", "cache": return .directory
         case "transport": return .words(TransportName.allCases.map(\.rawValue))
         case "cert-type": return .words(["PEM", "P12"])
         case "request": return .words(methods)

@@ -53,6 +53,7 @@ struct FetchCommand {
         if !options.connection.pins.isEmpty {
             configuration.redirectPolicy = Self.pinnedRedirects(host: options.url.host ?? "", console: console)
         }
+        if options.cacheDirectory != nil { configuration.httpCache = .enabled }
         return configuration
     }
 
@@ -75,8 +76,8 @@ struct FetchCommand {
         return target.lowercased() == host.lowercased()
     }
 
-    /// A session with `configuration`, the store, `-v`/`-i` and `--retry`; `bodyLength` is the
-    /// request body's size for `-v`, when known.
+    /// A session with `configuration`, the store, `--cache`, `-v`/`-i` and `--retry`; `bodyLength`
+    /// is the request body's size for `-v`, when known.
     func makeSession(configuration: SessionConfiguration, bodyLength: Int64? = nil) -> Session {
         let storeDirectory = options.storeDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DownloadStore.defaultDirectory
@@ -93,7 +94,15 @@ struct FetchCommand {
                        interceptor: retry,
                        eventMonitors: monitors,
                        downloadStore: DownloadStore(directory: storeDirectory),
+                       responseCache: responseCache,
                        callbackQueue: DispatchQueue(label: "courier.callbacks"))
+    }
+
+    /// The response cache: with `--cache DIR`, one on that directory; else the default (memory only,
+    /// unused by the command's requests).
+    var responseCache: ResponseCache {
+        guard let directory = options.cacheDirectory else { return ResponseCache() }
+        return ResponseCache(diskDirectory: URL(fileURLWithPath: directory, isDirectory: true))
     }
 
     /// The method as Courier's type.
@@ -127,9 +136,12 @@ struct FetchCommand {
         if options.showsErrors { console.message(line) }
     }
 
-    /// Prints the `-v` metrics line: the transfer metrics and the process's peak RSS.
+    /// Prints the `-v` metrics line: the transfer metrics and the process's peak RSS; with
+    /// `--cache`, a line before it saying where the response came from (`* cache: network`,
+    /// `* cache: cache`, `* cache: revalidated`, `* cache: stale cache (reason)`).
     func reportMetrics(_ metrics: TransferMetrics?) {
         guard options.verbose else { return }
+        if options.cacheDirectory != nil, let metrics { console.message("* cache: \(metrics.source)") }
         console.message("* metrics: \(metrics?.description ?? "none (no exchange took place)") \(PeakMemory.summary)")
     }
 

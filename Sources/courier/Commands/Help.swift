@@ -77,6 +77,14 @@ enum Help {
         once it is complete, running it again downloads nothing (a Range request answered with
         416 confirms that the file is whole, as with curl -C -).
 
+        Cache: --cache DIR turns on Courier's HTTP cache (RFC 9111) for the command, stored in
+        DIR (created if needed, 250 MiB at most, the least recently used entries removed first):
+        a fresh stored response is served without a request, a stale one is revalidated with
+        If-None-Match / If-Modified-Since, and cacheable responses are stored for the next run.
+        Entries are written crash-safely, so a run killed midway never leaves a torn entry.
+        With -v, a '* cache: ...' line says where the response came from: network, cache,
+        revalidated, or stale cache (with the reason).
+
         Heads: -v prints the request head as sent ('> GET /path HTTP/1.1', Host, Accept,
         User-Agent and every other header) and the response head ('< HTTP/1.1 200 OK'...) to
         standard error; -i prints the response head to standard output before the body; -I

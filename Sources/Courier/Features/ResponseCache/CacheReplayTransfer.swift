@@ -1,21 +1,138 @@
 import Foundation
+import CourierLocking
 
 /// A "transfer" that answers from the response cache: it replays a stored head and body into the
 /// request's sink, so validators, serializers, progress and monitors see exactly what they would
 /// see from the network.
+///
+/// It keeps the transport contract (see ``Transport``): a body in memory no larger than the
+/// flow-control window is delivered at once, as the transfer starts; any other body (a body file,
+/// however large) is read and delivered in pieces on a queue of the transfer's own, pausing while
+/// the bytes delivered and not yet acknowledged reach the window and resuming on `acknowledge`,
+/// `suspend`/`resume` and `cancel` included. A body file stays readable even if the entry is
+/// replaced or evicted meanwhile (``StoredBodyFile`` holds it open).
 final class CacheReplayTransfer: TransportTransfer {
-    init(_ stored: CachedResponse, url: URL, sink: any TransportEventSink) {
-        let head = ResponseHead(statusCode: stored.statusCode, fields: stored.headers.map { (name: $0.name, value: $0.value) },
-                                url: url, httpVersion: "HTTP/1.1")
-        sink.receive(.response(head))
-        if !stored.data.isEmpty { sink.receive(.body(stored.data)) }
-        var metrics = TransferMetrics(bytesReceived: Int64(stored.data.count), transport: "cache")
-        metrics.source = .cache
-        sink.receive(.completed(error: nil, metrics: metrics))
+    /// The most bytes read from a body file for one `body` event.
+    static let chunkSize = 64 << 10
+
+    private struct State {
+        var offset: Int64 = 0
+        var unacknowledged = 0
+        var suspended = false
+        var cancelled = false
+        var finished = false
     }
 
-    func suspend() {}
-    func resume() {}
-    func cancel() {}
-    func acknowledge(_ bytes: Int) {}
+    private let body: StoredBody
+    private let url: URL
+    private let sink: any TransportEventSink
+    private let window: Int
+    private let source: ResponseSource
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "courier.cache-replay")
+
+    /// Replays `entry` (its head as stored, then its body unless `includingBody` is false, for a
+    /// HEAD request) with `metrics.source` set to `source`.
+    init(_ entry: StoredEntry, url: URL, sink: any TransportEventSink, flowControlWindow: Int = 4 << 20,
+         source: ResponseSource = .cache, includingBody: Bool = true) {
+        self.body = includingBody ? entry.body : .data(Data())
+        self.url = url
+        self.sink = sink
+        self.window = max(1, flowControlWindow)
+        self.source = source
+        let head = ResponseHead(statusCode: entry.head.statusCode,
+                                fields: entry.head.headers.map { (name: $0.name, value: $0.value) },
+                                url: url, httpVersion: "HTTP/1.1")
+        sink.receive(.response(head))
+        if case .data(let data) = body, data.count <= window {
+            state.withLock { state in
+                state.finished = true
+                state.offset = Int64(data.count)
+            }
+            if !data.isEmpty { sink.receive(.body(data)) }
+            sink.receive(.completed(error: nil, metrics: metrics()))
+        } else {
+            queue.async { self.pump() }
+        }
+    }
+
+    func suspend() {
+        state.withLock { $0.suspended = true }
+    }
+
+    func resume() {
+        state.withLock { $0.suspended = false }
+        queue.async { self.pump() }
+    }
+
+    func cancel() {
+        state.withLock { $0.cancelled = true }
+        queue.async { self.pump() }
+    }
+
+    func acknowledge(_ bytes: Int) {
+        state.withLock { $0.unacknowledged = max(0, $0.unacknowledged - bytes) }
+        queue.async { self.pump() }
+    }
+
+    /// Returns once every pump scheduled so far has run (tests use it to observe a paused replay).
+    func waitUntilIdle() {
+        queue.sync {}
+    }
+
+    private enum Step {
+        case read(offset: Int64, count: Int)
+        case wait
+        case complete(CourierError?)
+    }
+
+    /// Delivers pieces until the window is full, the transfer is paused or the body ends; only
+    /// ever runs on `queue`, so events stay serial and in order.
+    private func pump() {
+        while true {
+            let step = state.withLock { state -> Step in
+                if state.finished { return .wait }
+                if state.cancelled {
+                    state.finished = true
+                    return .complete(CourierError(.cancelled, "The request was cancelled.", url: url))
+                }
+                if state.suspended || state.unacknowledged >= window { return .wait }
+                if state.offset >= body.length {
+                    state.finished = true
+                    return .complete(nil)
+                }
+                return .read(offset: state.offset, count: Int(min(Int64(Self.chunkSize), body.length - state.offset)))
+            }
+            switch step {
+            case .wait:
+                return
+            case .complete(let error):
+                sink.receive(.completed(error: error, metrics: metrics()))
+                return
+            case .read(let offset, let count):
+                guard let piece = body.read(at: offset, count: count), piece.count == count else {
+                    let stop = state.withLock { state -> Bool in
+                        defer { state.finished = true }
+                        return !state.finished
+                    }
+                    if stop {
+                        sink.receive(.completed(error: CourierError(.fileSystem, "The stored response body could not be read.", url: url),
+                                                metrics: metrics()))
+                    }
+                    return
+                }
+                state.withLock { state in
+                    state.offset += Int64(count)
+                    state.unacknowledged += count
+                }
+                sink.receive(.body(piece))
+            }
+        }
+    }
+
+    private func metrics() -> TransferMetrics {
+        var metrics = TransferMetrics(bytesReceived: state.withLock { $0.offset }, transport: "cache")
+        metrics.source = source
+        return metrics
+    }
 }

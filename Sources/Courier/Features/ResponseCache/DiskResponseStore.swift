@@ -1,83 +1,318 @@
 import Foundation
 
-/// The disk tier of ``ResponseCache``: one file per key in a directory, named by a hash of the
-/// key, holding a metadata line and the body.
+/// The disk tier of ``ResponseCache``: a directory of entries in ``CacheEntryFormat`` (a small
+/// head file per key, and an immutable body file for bodies too large to live inline).
 ///
-/// Files are written atomically (temporary file + rename), so a reader, another cache on the
-/// same directory or a later process sees either the old entry or the new one, never a torn
-/// file. A file that cannot be read back (truncated, another format, a hash collision) is
-/// treated as absent. Every method does file I/O on the caller's thread and never throws:
-/// the disk tier is best effort and a failure only means a cache miss.
+/// Crash safety: every file is written under a temporary name (`courier-<uuid>.tmp`, locked with
+/// `flock` by its writer) and renamed into place, body first, head last, so a reader, another cache
+/// on the directory or a later process sees the old entry or the new one, never a torn one; a
+/// process killed mid-write leaves only an unlocked temporary file or an unreferenced body file,
+/// which the next ``scan(capacity:target:now:)`` removes. Files are not `fsync`ed: a kill cannot
+/// tear them, and after a power loss the length and checksum checks turn a damaged file into a miss.
+///
+/// Recency: a head file's modification time is the entry's last use (set on every write and hit),
+/// shared by every process on the directory, so eviction needs no shared index.
+///
+/// Every method does file I/O on the caller's thread and never throws: the disk tier is best
+/// effort and a failure only means a miss or an entry not stored.
 struct DiskResponseStore: Sendable {
-    static let fileExtension = "response"
-    private static let magic = Data("COURIER-RESPONSE 1\n".utf8)
-
-    /// What the metadata line holds.
-    private struct Metadata: Codable {
-        var key: String
-        var statusCode: Int
-        var headers: [[String]]
-        var storedAt: Double
-        var version: Int?
-    }
+    /// The largest head file read (metadata plus an inline body).
+    static let maximumHeadFileSize = 8 << 20
 
     let directory: URL
 
-    func fileURL(for key: ResponseCacheKey) -> URL {
-        directory.appendingPathComponent("\(key.fileName).\(Self.fileExtension)", isDirectory: false)
+    func url(_ name: String) -> URL {
+        directory.appendingPathComponent(name, isDirectory: false)
     }
 
-    /// The stored response for `key`, if a valid file for exactly that key exists.
-    func read(_ key: ResponseCacheKey) -> CachedResponse? {
-        guard let (storedKey, response) = Self.decode(try? Data(contentsOf: fileURL(for: key))),
-              storedKey == key.rawValue else { return nil }
-        return response
+    func headURL(for key: ResponseCacheKey) -> URL {
+        url(CacheEntryFormat.headFileName(key))
     }
 
-    /// Writes `response` for `key`, replacing any earlier file.
-    func write(_ response: CachedResponse, for key: ResponseCacheKey) {
-        let metadata = Metadata(key: key.rawValue, statusCode: response.statusCode,
-                                headers: response.headers.map { [$0.name, $0.value] },
-                                storedAt: response.storedAt.timeIntervalSince1970, version: response.version)
-        guard let line = try? JSONEncoder().encode(metadata) else { return }
-        var file = Self.magic
-        file.append(line)
-        file.append(UInt8(ascii: "\n"))
-        file.append(response.data)
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try? file.write(to: fileURL(for: key), options: .atomic)
+    // MARK: Reading
+
+    /// The entry stored for `key`, with its body file open, or `nil`. A head or body that fails
+    /// its checks is removed. A hit marks the entry used at `touchingAt`.
+    func read(_ key: ResponseCacheKey, touchingAt now: Date?) -> StoredEntry? {
+        let headURL = headURL(for: key)
+        guard let head = readHead(at: headURL), head.metadata.key == key.rawValue else { return nil }
+        let metadata = head.metadata
+        let body: StoredBody
+        if let name = metadata.bodyFile {
+            guard let file = openBody(name, length: metadata.bodyLength) else {
+                // The head names a body that is gone or damaged: the entry is unusable.
+                CacheFileIO.remove(headURL)
+                return nil
+            }
+            body = .file(file)
+        } else {
+            body = .data(head.inlineBody)
+        }
+        if let now { CacheFileIO.setModified(headURL, to: now) }
+        return StoredEntry(key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
+                           version: metadata.version, body: body)
     }
 
-    /// Deletes the file for `key`.
+    /// The decoded head file at `url`; a file that is not a valid head of this version is removed
+    /// (unless another one replaced it meanwhile).
+    func readHead(at url: URL) -> CacheEntryFormat.Head? {
+        guard let descriptor = CacheFileIO.openForReading(url) else { return nil }
+        defer { CacheFileIO.close(descriptor) }
+        if let file = CacheFileIO.readWhole(descriptor, limit: Self.maximumHeadFileSize),
+           case .valid(let head) = CacheEntryFormat.decodeHead(file) {
+            return head
+        }
+        removeIfUnchanged(url, openAs: descriptor)
+        return nil
+    }
+
+    /// Opens a body file and checks its magic and size.
+    private func openBody(_ name: String, length: Int64) -> StoredBodyFile? {
+        let bodyURL = url(name)
+        guard let descriptor = CacheFileIO.openForReading(bodyURL) else { return nil }
+        let magic = CacheEntryFormat.bodyMagic
+        guard CacheFileIO.read(descriptor, at: 0, count: magic.count) == magic,
+              CacheFileIO.size(of: descriptor) == Int64(magic.count) + length else {
+            removeIfUnchanged(bodyURL, openAs: descriptor)
+            CacheFileIO.close(descriptor)
+            return nil
+        }
+        return StoredBodyFile(descriptor: descriptor, url: bodyURL, bodyOffset: Int64(magic.count), length: length)
+    }
+
+    /// Removes `url` if it is still the file open as `descriptor` (a reader that found a damaged
+    /// file must not remove a valid one another writer renamed into place meanwhile).
+    private func removeIfUnchanged(_ url: URL, openAs descriptor: Int32) {
+        guard let opened = CacheFileIO.status(of: descriptor), let current = CacheFileIO.status(url),
+              opened.device == current.device, opened.inode == current.inode else { return }
+        CacheFileIO.remove(url)
+    }
+
+    /// Marks the entry for `key` used at `now` (its head's modification time).
+    func touch(_ key: ResponseCacheKey, at now: Date) {
+        CacheFileIO.setModified(headURL(for: key), to: now)
+    }
+
+    // MARK: Writing
+
+    /// A new locked temporary file in the directory (created if needed).
+    func createTemporaryFile() -> (url: URL, descriptor: Int32)? {
+        let temporary = url(CacheEntryFormat.newTemporaryFileName())
+        if let descriptor = CacheFileIO.createLocked(temporary) { return (temporary, descriptor) }
+        CacheFileIO.createDirectory(directory)
+        return CacheFileIO.createLocked(temporary).map { (temporary, $0) }
+    }
+
+    /// Writes `contents` to `destination` atomically (temporary file, then rename). Returns the bytes written.
+    private func writeAtomically(_ contents: Data, to destination: URL) -> Bool {
+        guard let (temporary, descriptor) = createTemporaryFile() else { return false }
+        defer { CacheFileIO.close(descriptor) }
+        guard CacheFileIO.writeAll(descriptor, contents), CacheFileIO.rename(temporary, to: destination) else {
+            CacheFileIO.remove(temporary)
+            return false
+        }
+        return true
+    }
+
+    /// What a publication put on disk.
+    struct Published {
+        /// Bytes written (head plus body file).
+        var bytes: Int64
+        /// The published body file, open, when the body is in a file.
+        var bodyFile: StoredBodyFile?
+    }
+
+    /// Publishes `entry` for its key: `spilledBody` (a locked temporary body file holding the body
+    /// format's magic and the whole body, whose ownership passes to this call; `entry.body` is then
+    /// ignored) is renamed into place first, then the head is written, replacing any
+    /// earlier entry, whose body file is removed. Without `spilledBody` the entry's body must be
+    /// `.data`: bodies up to `inlineLimit` bytes go inline, larger ones into a new body file.
+    func publish(_ entry: StoredEntry, spilledBody: (url: URL, descriptor: Int32)?, inlineLimit: Int, now: Date) -> Published? {
+        var spilled = spilledBody
+        if spilled == nil, case .data(let data) = entry.body, data.count > inlineLimit {
+            guard let created = createTemporaryFile() else { return nil }
+            guard CacheFileIO.writeAll(created.descriptor, CacheEntryFormat.bodyMagic), CacheFileIO.writeAll(created.descriptor, data) else {
+                CacheFileIO.remove(created.url)
+                CacheFileIO.close(created.descriptor)
+                return nil
+            }
+            spilled = created
+        }
+        let previousBody = readHead(at: headURL(for: entry.key)).flatMap { $0.metadata.key == entry.key.rawValue ? $0.metadata.bodyFile : nil }
+        var bodyName: String?
+        var bytes: Int64 = 0
+        var bodyLength = entry.body.length
+        if let spilled {
+            let name = CacheEntryFormat.newBodyFileName(entry.key)
+            guard let size = CacheFileIO.size(of: spilled.descriptor), size >= Int64(CacheEntryFormat.bodyMagic.count),
+                  CacheFileIO.rename(spilled.url, to: url(name)) else {
+                CacheFileIO.remove(spilled.url)
+                CacheFileIO.close(spilled.descriptor)
+                return nil
+            }
+            bodyName = name
+            bytes += size
+            bodyLength = size - Int64(CacheEntryFormat.bodyMagic.count)
+        }
+        let inline: Data
+        if bodyName == nil, case .data(let data) = entry.body { inline = data } else { inline = Data() }
+        var metadata = CacheEntryFormat.metadata(for: entry, bodyFile: bodyName)
+        metadata.bodyLength = bodyLength
+        guard let head = CacheEntryFormat.encodeHead(metadata, inlineBody: inline),
+              writeAtomically(head, to: headURL(for: entry.key)) else {
+            if let spilled, let bodyName {
+                CacheFileIO.remove(url(bodyName))
+                CacheFileIO.close(spilled.descriptor)
+            }
+            return nil
+        }
+        bytes += Int64(head.count)
+        CacheFileIO.setModified(headURL(for: entry.key), to: now)
+        var bodyFile: StoredBodyFile?
+        if let spilled, let bodyName {
+            // The body is referenced now: a scan may judge it (it skips locked body files).
+            CacheFileIO.unlock(spilled.descriptor)
+            bodyFile = StoredBodyFile(descriptor: spilled.descriptor, url: url(bodyName),
+                                      bodyOffset: Int64(CacheEntryFormat.bodyMagic.count), length: bodyLength)
+        }
+        if let previousBody, previousBody != bodyName { CacheFileIO.remove(url(previousBody)) }
+        return Published(bytes: bytes, bodyFile: bodyFile)
+    }
+
+    /// Rewrites only the head of the entry stored for `head.key` (after a 304), keeping its body
+    /// (inline bytes or body file). Returns the updated entry, or `nil` if none is stored.
+    func updateHead(of key: ResponseCacheKey, to entryHead: CacheEntryHead, now: Date) -> StoredEntry? {
+        let headURL = headURL(for: key)
+        guard let current = readHead(at: headURL), current.metadata.key == key.rawValue else { return nil }
+        var metadata = current.metadata
+        let replaced = CacheEntryFormat.metadata(
+            for: StoredEntry(key: key, head: entryHead, url: nil, version: nil, body: .data(Data())), bodyFile: nil)
+        metadata.statusCode = replaced.statusCode
+        metadata.headers = replaced.headers
+        metadata.requestTime = replaced.requestTime
+        metadata.responseTime = replaced.responseTime
+        metadata.varyingRequestHeaders = replaced.varyingRequestHeaders
+        metadata.requestHadAuthorization = replaced.requestHadAuthorization
+        guard let file = CacheEntryFormat.encodeHead(metadata, inlineBody: current.inlineBody),
+              writeAtomically(file, to: headURL) else { return nil }
+        return read(key, touchingAt: now)
+    }
+
+    // MARK: Removing
+
+    /// Removes the entry for `key` (head, then its body file).
     func remove(_ key: ResponseCacheKey) {
-        try? FileManager.default.removeItem(at: fileURL(for: key))
+        let headURL = headURL(for: key)
+        let body = readHead(at: headURL)?.metadata.bodyFile
+        CacheFileIO.remove(headURL)
+        if let body { CacheFileIO.remove(url(body)) }
     }
 
-    /// Deletes every cache file for which `shouldRemove` returns `true` (files that cannot be
-    /// read count as removable); other files in the directory are left alone.
-    func removeAll(where shouldRemove: (CachedResponse) -> Bool) {
-        for url in cacheFiles() {
-            let response = Self.decode(try? Data(contentsOf: url, options: .mappedIfSafe))?.1
-            if response.map(shouldRemove) ?? true { try? FileManager.default.removeItem(at: url) }
+    /// Removes every entry whose metadata `shouldRemove` selects (and every invalid one), with its
+    /// body; other files in the directory are left alone.
+    func removeAll(where shouldRemove: (CacheEntryFormat.Metadata) -> Bool) {
+        let listing = list()
+        for name in listing.heads.keys.sorted() {
+            let headURL = url(name)
+            guard let head = readHead(at: headURL) else { continue }   // invalid: readHead removed it
+            guard shouldRemove(head.metadata) else { continue }
+            CacheFileIO.remove(headURL)
+            if let body = head.metadata.bodyFile { CacheFileIO.remove(url(body)) }
         }
     }
 
-    private func cacheFiles() -> [URL] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".\(Self.fileExtension)") }
-            .map { directory.appendingPathComponent($0, isDirectory: false) }
+    /// Removes every entry, body file and abandoned temporary file.
+    func removeEverything() {
+        let listing = list()
+        for name in listing.heads.keys { CacheFileIO.remove(url(name)) }
+        for bodies in listing.bodies.values { for body in bodies { CacheFileIO.remove(url(body.name)) } }
+        for name in listing.temporaries { CacheFileIO.removeIfUnlocked(url(name)) }
     }
 
-    /// Splits a file into its key and response; `nil` for anything that is not a valid entry.
-    private static func decode(_ file: Data?) -> (String, CachedResponse)? {
-        guard let file, file.starts(with: magic) else { return nil }
-        let metadataStart = file.startIndex + magic.count
-        guard let newline = file[metadataStart...].firstIndex(of: UInt8(ascii: "\n")),
-              let metadata = try? JSONDecoder().decode(Metadata.self, from: file[metadataStart..<newline]) else { return nil }
-        var headers = HTTPHeaders()
-        for pair in metadata.headers where pair.count == 2 { headers.add(name: pair[0], value: pair[1]) }
-        let response = CachedResponse(statusCode: metadata.statusCode, headers: headers, data: Data(file[(newline + 1)...]),
-                                      storedAt: Date(timeIntervalSince1970: metadata.storedAt), version: metadata.version)
-        return (metadata.key, response)
+    // MARK: Scanning
+
+    /// The store's files in the directory.
+    struct Listing {
+        /// Head file name → status.
+        var heads: [String: CacheFileIO.Status] = [:]
+        /// Key digest → body files.
+        var bodies: [Substring: [(name: String, status: CacheFileIO.Status)]] = [:]
+        var temporaries: [String] = []
+        var temporaryBytes: Int64 = 0
+
+        var size: Int64 {
+            heads.values.reduce(0) { $0 + $1.size } + bodies.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.status.size } } + temporaryBytes
+        }
+    }
+
+    func list() -> Listing {
+        var listing = Listing()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names {
+            if CacheEntryFormat.isHeadFileName(name) {
+                if let status = CacheFileIO.status(url(name)) { listing.heads[name] = status }
+            } else if let digest = CacheEntryFormat.keyDigest(ofBodyFile: name) {
+                if let status = CacheFileIO.status(url(name)) { listing.bodies[digest, default: []].append((name, status)) }
+            } else if CacheEntryFormat.isTemporaryFileName(name) {
+                listing.temporaries.append(name)
+                listing.temporaryBytes += CacheFileIO.status(url(name))?.size ?? 0
+            }
+        }
+        return listing
+    }
+
+    /// Bytes the store's files take now.
+    func size() -> Int64 {
+        list().size
+    }
+
+    /// Cleans the directory and, if it holds more than `capacity` bytes, evicts the least recently
+    /// used entries until it holds at most `target`. Cleaning removes temporary files no live
+    /// process holds (left by a killed writer), heads of another schema version or damaged, and
+    /// body files no head names (unless a writer still holds them). Returns the bytes left.
+    @discardableResult
+    func scan(capacity: Int64, target: Int64) -> Int64 {
+        var listing = list()
+        listing.temporaries = listing.temporaries.filter { !CacheFileIO.removeIfUnlocked(url($0)) }
+        listing.temporaryBytes = listing.temporaries.reduce(0) { $0 + (CacheFileIO.status(url($1))?.size ?? 0) }
+
+        // Heads of another version or damaged: a cheap look at the first line of each.
+        for name in listing.heads.keys where !hasCurrentMagic(url(name)) {
+            CacheFileIO.remove(url(name))
+            listing.heads[name] = nil
+        }
+        // Body files: keep only the one its key's head names (and any still held by a writer).
+        for (digest, bodies) in listing.bodies {
+            let headName = "\(digest).\(CacheEntryFormat.headExtension)"
+            let referenced = listing.heads[headName] == nil ? nil : readHead(at: url(headName))?.metadata.bodyFile
+            if listing.heads[headName] != nil, referenced == nil, !FileManager.default.fileExists(atPath: url(headName).path) {
+                listing.heads[headName] = nil   // readHead found it invalid and removed it
+            }
+            let kept = bodies.filter { body in body.name == referenced || !CacheFileIO.removeIfUnlocked(url(body.name)) }
+            listing.bodies[digest] = kept.isEmpty ? nil : kept
+        }
+
+        var total = listing.size
+        guard total > capacity else { return total }
+        let byAge = listing.heads.sorted { ($0.value.modified, $0.key) < ($1.value.modified, $1.key) }
+        for (name, status) in byAge {
+            guard total > target else { break }
+            CacheFileIO.remove(url(name))
+            total -= status.size
+            let digest = name.prefix(64)
+            // A body file still locked belongs to a commit in progress for the same key.
+            for body in listing.bodies[digest] ?? [] where CacheFileIO.removeIfUnlocked(url(body.name)) {
+                total -= body.status.size
+            }
+            listing.bodies[digest] = nil
+        }
+        return total
+    }
+
+    private func hasCurrentMagic(_ url: URL) -> Bool {
+        guard let descriptor = CacheFileIO.openForReading(url) else { return true }   // gone meanwhile: nothing to do
+        defer { CacheFileIO.close(descriptor) }
+        let magic = CacheEntryFormat.headMagic
+        return CacheFileIO.read(descriptor, at: 0, count: magic.count) == magic
     }
 }

@@ -1,13 +1,13 @@
 import Foundation
 
-/// The memory tier of ``ResponseCache``: entries bounded by a total cost in bytes, the least
-/// recently used evicted first. A value type; the cache keeps it behind a lock.
+/// The memory tier of ``ResponseCache``: entries with their body in memory, bounded by a total
+/// cost in bytes, the least recently used evicted first. A value type; the cache keeps it behind a lock.
 ///
 /// Recency is a doubly linked list threaded through the dictionary by key, so lookups, inserts
 /// and evictions are all O(1).
 struct MemoryResponseStore {
     private struct Node {
-        var response: CachedResponse
+        var entry: StoredEntry
         var cost: Int
         /// The next more recently used key.
         var newer: ResponseCacheKey?
@@ -42,25 +42,28 @@ struct MemoryResponseStore {
     }
 
     /// What an entry costs: its body plus its headers and a fixed overhead.
-    static func cost(of response: CachedResponse, key: ResponseCacheKey) -> Int {
-        response.data.count + response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } + key.rawValue.utf8.count + 64
+    static func cost(of entry: StoredEntry) -> Int {
+        Int(clamping: entry.body.length) + entry.head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+            + entry.key.rawValue.utf8.count + 64
     }
 
-    /// The stored response, which becomes the most recently used.
-    mutating func value(for key: ResponseCacheKey) -> CachedResponse? {
+    /// The stored entry, which becomes the most recently used.
+    mutating func value(for key: ResponseCacheKey) -> StoredEntry? {
         guard let node = nodes[key] else { return nil }
         moveToFront(key)
-        return node.response
+        return node.entry
     }
 
-    /// Stores `response` as the most recently used, evicting the least recently used entries
-    /// until the total fits. A response that alone exceeds the capacity is not kept.
-    mutating func insert(_ response: CachedResponse, for key: ResponseCacheKey) {
+    /// Stores `entry` as the most recently used, evicting the least recently used entries until
+    /// the total fits. An entry that alone exceeds the capacity, or whose body is not in memory,
+    /// is not kept (and any earlier entry for its key is dropped).
+    mutating func insert(_ entry: StoredEntry) {
+        let key = entry.key
         remove(key)
-        let cost = Self.cost(of: response, key: key)
-        guard cost <= capacity else { return }
+        let cost = Self.cost(of: entry)
+        guard cost <= capacity, case .data = entry.body else { return }
         while totalCost + cost > capacity, let victim = oldest { remove(victim) }
-        nodes[key] = Node(response: response, cost: cost, newer: nil, older: newest)
+        nodes[key] = Node(entry: entry, cost: cost, newer: nil, older: newest)
         if let previous = newest { nodes[previous]?.newer = key }
         newest = key
         if oldest == nil { oldest = key }
@@ -75,8 +78,21 @@ struct MemoryResponseStore {
     }
 
     /// Removes every entry `shouldRemove` selects.
-    mutating func removeAll(where shouldRemove: (CachedResponse) -> Bool) {
-        for (key, node) in nodes where shouldRemove(node.response) { remove(key) }
+    mutating func removeAll(where shouldRemove: (StoredEntry) -> Bool) {
+        for (key, node) in nodes where shouldRemove(node.entry) { remove(key) }
+    }
+
+    /// Replaces the head of the entry for `key`, if any, keeping its place and body.
+    mutating func updateHead(of key: ResponseCacheKey, to head: CacheEntryHead) -> StoredEntry? {
+        guard var node = nodes[key] else { return nil }
+        node.entry.head = head
+        let updatedCost = Self.cost(of: node.entry)
+        totalCost += updatedCost - node.cost
+        node.cost = updatedCost
+        nodes[key] = node
+        moveToFront(key)
+        while totalCost > capacity, let victim = oldest, victim != key { remove(victim) }
+        return nodes[key]?.entry
     }
 
     private mutating func moveToFront(_ key: ResponseCacheKey) {

@@ -27,27 +27,54 @@ public struct CachedResponse: Sendable, Hashable {
     }
 }
 
-/// Courier's own response cache: answers requests marked `cached(for:version:)` from a stored
-/// response younger than their maximum age, without a network request.
+/// Courier's response store: answers requests marked `cached(for:version:)` from a stored
+/// response younger than their maximum age, without a network request, and holds what the HTTP
+/// cache (``SessionConfiguration/httpCache``, RFC 9111) stores. Both share the memory and disk
+/// tiers and the keys.
 ///
-/// Unlike HTTP caching it ignores `Cache-Control` and validators: the request says how long its
-/// response stays good (a TTL) and which data version it expects, as app-level caches of
-/// YTKNetwork-style clients did. Entries live in memory, bounded by ``memoryCapacity`` bytes with
-/// the least recently used evicted first, and, when a ``diskDirectory`` is given, also on disk,
-/// where a new `ResponseCache` on the same directory (a new `Session`, a new process) finds them.
+/// The TTL policy ignores `Cache-Control` and validators: the request says how long its response
+/// stays good (a TTL) and which data version it expects, as app-level caches of YTKNetwork-style
+/// clients did. Entries live in memory, bounded by ``memoryCapacity`` bytes with the least
+/// recently used evicted first, and, when a ``diskDirectory`` is given, also on disk, bounded by
+/// ``diskCapacity`` bytes, where a new `ResponseCache` on the same directory (a new `Session`, a
+/// new process) finds them.
 ///
 /// ```swift
-/// let cache = ResponseCache(memoryCapacity: 20 << 20, diskDirectory: cachesURL.appendingPathComponent("api"))
+/// let cache = ResponseCache(memoryCapacity: 20 << 20, diskDirectory: cachesURL.appendingPathComponent("api"),
+///                           diskCapacity: 500 << 20)
 /// let api = Session(baseURL: apiURL, responseCache: cache)
 /// let profile = try await api.request("profile").cached(for: .seconds(180), version: 2)
 ///     .serializingDecodable(Profile.self).value
 /// ```
 ///
+/// The disk store:
+/// - **Bounded, least recently used first.** A file's modification time records when its entry
+///   was last stored or served, by any process; when a cache's running estimate of the directory
+///   goes over ``diskCapacity`` (and after every tenth of the capacity it wrote, since other
+///   caches write too) it rescans the directory and removes the entries used longest ago until
+///   the store is back under 90% of the capacity (so a full cache does not rescan on every
+///   write). No shared index: several caches and processes may share one directory, which may
+///   briefly exceed the capacity by what they wrote since their last scans.
+/// - **Crash-safe.** Entries are written to temporary files and renamed into place (body first,
+///   head last), and every file is checked when read (format version, lengths, a checksum), so a
+///   process killed mid-write never leaves an entry that is served torn; what it left behind is
+///   removed by a later scan.
+/// - **Versioned.** Files carry their format version; files of another version (those of
+///   Courier releases before the HTTP cache included) are misses and are removed, never misread.
+/// - **Streamed.** Bodies past 64 KiB are written to disk as they arrive and replayed from disk in
+///   pieces, never held whole in memory; the memory tier keeps only bodies that are in memory
+///   anyway. A body larger than ``maximumEntrySize`` is not stored.
+///
 /// All methods are thread-safe. Disk reads and writes happen on the calling thread (for a
-/// request, its own executor) outside the cache's lock; disk failures only cause misses.
+/// request, its own executor) outside the cache's locks; disk failures only cause misses.
 public final class ResponseCache: Sendable {
     /// The memory capacity used when none is given: 10 MiB.
     public static let defaultMemoryCapacity = 10 << 20
+    /// The disk capacity used when none is given: 250 MiB.
+    public static let defaultDiskCapacity: Int64 = 250 << 20
+    /// Bodies up to this size are kept in memory while written and stored inline in their entry's
+    /// head file; larger ones go to a body file of their own.
+    static let spillThreshold = 64 << 10
     /// Response headers that describe the bytes on the wire rather than the body Courier keeps,
     /// or that must not be replayed; they are not stored.
     static let droppedHeaders = ["Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection", "Keep-Alive"]
@@ -56,21 +83,42 @@ public final class ResponseCache: Sendable {
     public let memoryCapacity: Int
     /// Where entries are also written, or `nil` for a memory-only cache.
     public let diskDirectory: URL?
+    /// The most bytes the disk store should hold (every file of the store counted); the least
+    /// recently used entries are removed beyond it.
+    public let diskCapacity: Int64
+    /// The largest body stored, in bytes: larger responses are not stored. By default an eighth of
+    /// ``diskCapacity`` (31.25 MiB with the default capacity) with a disk directory, an eighth of
+    /// ``memoryCapacity`` without one; never more than the capacity of the tier that holds it.
+    public let maximumEntrySize: Int64
 
     private let memory: Locked<MemoryResponseStore>
-    private let disk: DiskResponseStore?
+    let disk: DiskResponseStore?
+    /// What this cache believes the disk store holds (`nil` until its first scan), what it wrote
+    /// since its last scan, and whether a scan is running.
+    let diskEstimate = Locked((bytes: Int64?.none, writtenSinceScan: Int64(0), scanning: false))
     /// The current time; tests move it to expire entries without sleeping.
     let now: @Sendable () -> Date
 
     /// Creates a cache holding up to `memoryCapacity` bytes in memory and, if `diskDirectory` is
-    /// given, every entry on disk as well (the directory is created when first needed).
-    public convenience init(memoryCapacity: Int = ResponseCache.defaultMemoryCapacity, diskDirectory: URL? = nil) {
-        self.init(memoryCapacity: memoryCapacity, diskDirectory: diskDirectory, now: { Date() })
+    /// given, every entry on disk as well, up to `diskCapacity` bytes (the directory is created
+    /// when first needed). `maximumEntrySize` bounds one body (see ``maximumEntrySize`` for the default).
+    ///
+    /// ```swift
+    /// let cache = ResponseCache(diskDirectory: cachesURL.appendingPathComponent("http"), diskCapacity: 1 << 30)
+    /// ```
+    public convenience init(memoryCapacity: Int = ResponseCache.defaultMemoryCapacity, diskDirectory: URL? = nil,
+                            diskCapacity: Int64 = ResponseCache.defaultDiskCapacity, maximumEntrySize: Int64? = nil) {
+        self.init(memoryCapacity: memoryCapacity, diskDirectory: diskDirectory, diskCapacity: diskCapacity,
+                  maximumEntrySize: maximumEntrySize, now: { Date() })
     }
 
-    init(memoryCapacity: Int, diskDirectory: URL?, now: @escaping @Sendable () -> Date) {
+    init(memoryCapacity: Int, diskDirectory: URL?, diskCapacity: Int64 = ResponseCache.defaultDiskCapacity,
+         maximumEntrySize: Int64? = nil, now: @escaping @Sendable () -> Date) {
         self.memoryCapacity = max(0, memoryCapacity)
         self.diskDirectory = diskDirectory
+        self.diskCapacity = max(0, diskCapacity)
+        let tierCapacity = diskDirectory == nil ? Int64(self.memoryCapacity) : self.diskCapacity
+        self.maximumEntrySize = max(0, min(maximumEntrySize ?? tierCapacity / 8, tierCapacity))
         self.memory = Locked(MemoryResponseStore(capacity: memoryCapacity))
         self.disk = diskDirectory.map(DiskResponseStore.init(directory:))
         self.now = now
@@ -82,30 +130,45 @@ public final class ResponseCache: Sendable {
     /// How many responses are held in memory.
     public var memoryCount: Int { memory.withLock { $0.count } }
 
+    /// The bytes the disk store's files take now (entries, and files being written), found by
+    /// listing the directory; `0` for a memory-only cache.
+    public var diskSize: Int64 { disk?.size() ?? 0 }
+
     /// The response stored for `key` if it is younger than `maximumAge` and was stored with the
     /// same `version` (a response stored without a version matches only a request without one).
     public func fresh(for key: ResponseCacheKey, maximumAge: Duration, version: Int?) -> CachedResponse? {
+        freshEntry(for: key, maximumAge: maximumAge, version: version)?.cachedResponse
+    }
+
+    /// The entry behind ``fresh(for:maximumAge:version:)``, with its body file unread.
+    func freshEntry(for key: ResponseCacheKey, maximumAge: Duration, version: Int?) -> StoredEntry? {
         let now = now()
-        func isFresh(_ response: CachedResponse) -> Bool {
-            response.version == version && now.timeIntervalSince(response.storedAt) < maximumAge.timeInterval
+        func isFresh(_ entry: StoredEntry) -> Bool {
+            entry.version == version && now.timeIntervalSince(entry.head.responseTime) < maximumAge.timeInterval
         }
-        if let inMemory = memory.withLock({ $0.value(for: key) }), isFresh(inMemory) { return inMemory }
+        if let inMemory = memory.withLock({ $0.value(for: key) }), isFresh(inMemory) {
+            disk?.touch(key, at: now)
+            return inMemory
+        }
         // Another cache on the same directory may have stored a newer response.
-        guard let onDisk = disk?.read(key), isFresh(onDisk) else { return nil }
-        memory.withLock { $0.insert(onDisk, for: key) }
+        guard let onDisk = disk?.read(key, touchingAt: nil), isFresh(onDisk) else { return nil }
+        disk?.touch(key, at: now)
+        memory.withLock { $0.insert(onDisk) }
         return onDisk
     }
 
     /// The response last stored for `key`, whatever its age and version.
     public func latest(for key: ResponseCacheKey) -> CachedResponse? {
         let inMemory = memory.withLock { $0.value(for: key) }
-        guard let onDisk = disk?.read(key), onDisk.storedAt > inMemory?.storedAt ?? .distantPast else { return inMemory }
-        memory.withLock { $0.insert(onDisk, for: key) }
-        return onDisk
+        guard let onDisk = disk?.read(key, touchingAt: now()), onDisk.head.responseTime > inMemory?.head.responseTime ?? .distantPast,
+              let response = onDisk.cachedResponse else { return inMemory?.cachedResponse }
+        memory.withLock { $0.insert(onDisk) }
+        return response
     }
 
     /// Stores `response` for `key`, replacing what was stored before, in memory (evicting the
-    /// least recently used entries beyond ``memoryCapacity``) and on disk.
+    /// least recently used entries beyond ``memoryCapacity``) and on disk (unless its body is
+    /// larger than ``maximumEntrySize``).
     ///
     /// Headers describing the wire form (`Content-Encoding`, `Content-Length`, `Transfer-Encoding`)
     /// and `Set-Cookie` are not kept: the body is stored decoded, and cookies are not replayed.
@@ -113,8 +176,16 @@ public final class ResponseCache: Sendable {
         var kept = response
         for name in Self.droppedHeaders { kept.headers.remove(name: name) }
         kept.headers.update(name: "Content-Length", value: String(kept.data.count))
-        memory.withLock { $0.insert(kept, for: key) }
-        disk?.write(kept, for: key)
+        let entry = StoredEntry(kept, key: key)
+        memory.withLock { $0.insert(entry) }
+        guard let disk else { return }
+        guard Int64(kept.data.count) <= maximumEntrySize else {
+            disk.remove(key)
+            return
+        }
+        if let published = disk.publish(entry, spilledBody: nil, inlineLimit: Self.spillThreshold, now: now()) {
+            noteDiskWrite(published.bytes)
+        }
     }
 
     /// Removes the response stored for `key`, in memory and on disk.
@@ -126,16 +197,22 @@ public final class ResponseCache: Sendable {
     /// Removes every stored response, in memory and on disk (other files in the directory stay).
     public func removeAll() {
         memory.withLock { $0.removeAll { _ in true } }
-        disk?.removeAll { _ in true }
+        disk?.removeEverything()
+        diskEstimate.withLock { $0.bytes = nil }
     }
 
     /// Removes every response stored `age` or longer ago, in memory and on disk.
     public func removeExpired(olderThan age: Duration) {
         let cutoff = now().addingTimeInterval(-age.timeInterval)
-        memory.withLock { $0.removeAll { $0.storedAt <= cutoff } }
-        disk?.removeAll { $0.storedAt <= cutoff }
+        memory.withLock { $0.removeAll { $0.head.responseTime <= cutoff } }
+        disk?.removeAll { $0.responseTime <= cutoff.timeIntervalSince1970 }
     }
 
     /// The keys in memory, most recently used first.
     var memoryKeysByRecency: [ResponseCacheKey] { memory.withLock { $0.keysByRecency } }
+
+    /// Runs `body` on the memory tier, under its lock.
+    func withMemory<Result>(_ body: (inout MemoryResponseStore) -> Result) -> Result {
+        memory.withLock(body)
+    }
 }

@@ -25,8 +25,10 @@ extension ResponseCache: RequestFeature {
         // Upload bodies are not part of the key, so uploads are never served from the cache.
         guard let settings = exchange.settings[ResponseCacheSettings.self], !settings.ignoresStoredResponse,
               !exchange.hasUploadBody, let key = exchange.initialRequest.map(ResponseCacheKey.init),
-              let stored = fresh(for: key, maximumAge: settings.maximumAge, version: settings.version) else { return nil }
-        return RoutedTransfer(transfer: CacheReplayTransfer(stored, url: exchange.request.url, sink: sink), origin: .local)
+              let stored = freshEntry(for: key, maximumAge: settings.maximumAge, version: settings.version) else { return nil }
+        let replay = CacheReplayTransfer(stored, url: exchange.request.url, sink: sink,
+                                         flowControlWindow: exchange.request.flowControlWindow, source: .cache)
+        return RoutedTransfer(transfer: replay, origin: .local)
     }
 
     /// Stores a successful response for a request that asked for caching (not one it served itself).

@@ -43,6 +43,11 @@ public struct ResponseCacheKey: Sendable, Hashable, CustomStringConvertible {
         rawValue = lines.joined(separator: "\n")
     }
 
+    /// A key with this raw value (the HTTP cache's keys, ``ResponseCache/httpKey(for:)``).
+    init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
     /// Same as ``rawValue``.
     public var description: String { rawValue }
 
