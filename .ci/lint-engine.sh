@@ -5,7 +5,7 @@
 # declared in one of the routed or observing features' folders, or the "cache" transport string.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-features=(ResponseCache Deduplication DownloadStore Downloads Streaming ServerPool)
+features=(ResponseCache HTTPCache Deduplication DownloadStore Downloads Streaming ServerPool)
 engine=(Sources/Courier/Core/RequestEngine*.swift)
 names=()
 for feature in "${features[@]}"; do

@@ -53,6 +53,11 @@ old_ws=$(stop_pidfile "$root/ws-server.pid")
 [ -f "$root/www/slow.bin" ] || head -c 4194304 /dev/urandom > "$root/www/slow.bin"
 [ -f "$root/www/random-32m.bin" ] || head -c 33554432 /dev/urandom > "$root/www/random-32m.bin"
 echo '{"name":"courier","ok":true}' > "$root/www/small.json"
+# HTTP cache fixtures: a 10 KiB text file and 64 KiB of random bytes, last modified 10 days ago.
+mkdir -p "$root/www/cache"
+[ -f "$root/www/cache/page.txt" ] || python3 -c "import sys; sys.stdout.write(('cacheable line of text\n' * 500)[:10240])" > "$root/www/cache/page.txt"
+[ -f "$root/www/cache/blob.bin" ] || head -c 65536 /dev/urandom > "$root/www/cache/blob.bin"
+touch -d '10 days ago' "$root/www/cache/page.txt" "$root/www/cache/blob.bin"
 # A static event stream (nginx serves *.sse as text/event-stream): 1,000 events, ids 1 to 1000.
 python3 - "$root/www/ticks.sse" <<'PY'
 import sys
@@ -75,7 +80,7 @@ wait_gone "$old_gunicorn" 100 "$root/gunicorn.pid"
 pkill -f "gunicorn.*18181" 2>/dev/null || true
 for _ in $(seq 1 50); do pgrep -f "gunicorn.*18181" >/dev/null || break; sleep 0.1; done
 (cd "$root" && gunicorn --daemon -b 127.0.0.1:18181 -w 2 --pid "$root/gunicorn.pid" \
-  --log-file "$root/logs/gunicorn.log" httpbin:app </dev/null >/dev/null 2>&1)
+  --log-file "$root/logs/gunicorn.log" --access-logfile "$root/logs/gunicorn-access.log" httpbin:app </dev/null >/dev/null 2>&1)
 
 # nginx: a previous run's nginx must be gone (not just signalled) before the new one binds the ports.
 for conf in nginx-server nginx-websocket nginx-websocket-proxy; do
@@ -137,6 +142,8 @@ PY
 
 cat <<ENV
 export COURIER_HTTPBIN_URL=http://127.0.0.1:18181
+export COURIER_HTTPBIN_ACCESS_LOG=$root/logs/gunicorn-access.log
+export COURIER_NGINX_CACHE_LOG=$root/logs/cache-access.log
 export COURIER_NGINX_URL=http://127.0.0.1:18180
 export COURIER_NGINX_HTTPS_URL=https://127.0.0.1:18443
 export COURIER_NGINX_HTTPS_H1_URL=https://127.0.0.1:18444

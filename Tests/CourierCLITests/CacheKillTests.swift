@@ -100,9 +100,6 @@ struct CacheKillTests {
         #expect(final.status == 0, "\(final.description.prefix(2000))")
         #expect(final.stdout == PatternBody.data(offset: 0, count: Int(Self.size), seed: 99), "the body printed is whole")
         let stored = Self.expectNoPartialEntry(in: cacheDirectory, url: finalURL, seed: 99, "uninterrupted")
-        // PENDING THE HTTP CACHE INTEGRATION (#22, the lead's HTTPCache feature): until `courier
-        // --cache` actually stores responses, this is the one check that fails; every check above
-        // (no partial entry, no temporary file) holds with or without it.
         #expect(stored, "an uninterrupted `courier --cache` run stores the complete entry")
         if stored {
             let again = try await runCLI(["-v", "--cache", cacheDirectory.path, finalURL.absoluteString], timeout: .seconds(120))

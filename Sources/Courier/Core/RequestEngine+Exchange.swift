@@ -89,11 +89,20 @@ extension RequestEngine {
         // Where the answer comes from is decided here, once, by the session's features.
         let context = ExchangeContext(request: transportRequest, initialRequest: record.initialRequest,
                                       hasUploadBody: sendsUpload, bodyMayBeShared: sink.allowsSharing,
-                                      settings: featureSettings)
+                                      bodyMayBeStored: sink.allowsStoring, settings: featureSettings, notifyMonitors: monitorNotifier(owner))
         let routed = session.route(context, sink: relay)
         record.origin = routed.origin
         let exchange = Exchange(number: number, request: request, transfer: routed.transfer, route: (context, routed.origin))
         apply(lifecycle.transferStarted(attempt: attempt, exchange))
+    }
+
+    /// Lets a feature tell this request's monitors something from any thread: the call waits its
+    /// turn on the executor behind the transport events already delivered.
+    private func monitorNotifier(_ owner: any RequestInternals) -> MonitorNotifier {
+        guard !session.monitor.isEmpty || !requestMonitors.isEmpty else { return .none }
+        return MonitorNotifier { [weak owner] event in
+            owner?.engineAccess.perform { engine in engine.notifyMonitors(event) }
+        }
     }
 
     private func makeTransportRequest(_ request: URLRequest) throws -> TransportRequest {

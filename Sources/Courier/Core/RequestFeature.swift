@@ -13,8 +13,10 @@ import FoundationNetworking
 /// exchange to the features' observers. Every method has a default that does nothing.
 protocol RequestFeature: Sendable {
     /// A transfer answering `exchange`, or `nil` to leave it to the next feature and in the end
-    /// to the session's transport. `sink` receives the transfer's events.
-    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer?
+    /// to the session's transport. `sink` receives the transfer's events. A feature that wants the
+    /// network's answer itself (to keep or change it) starts its own exchange through `onward`, the
+    /// features after it and the transport.
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer?
     /// An exchange of a request of the session ended, with `error` unless it succeeded.
     func exchangeDidComplete(_ exchange: ExchangeContext, origin: ExchangeOrigin, error: CourierError?)
     /// A request of the session ended (finished or cancelled); `origin` is where the answer of its
@@ -23,7 +25,7 @@ protocol RequestFeature: Sendable {
 }
 
 extension RequestFeature {
-    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer? { nil }
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer? { nil }
     func exchangeDidComplete(_ exchange: ExchangeContext, origin: ExchangeOrigin, error: CourierError?) {}
     func requestDidComplete(_ request: CompletedRequest) {}
 }
@@ -39,6 +41,21 @@ enum ExchangeOrigin: Sendable, Hashable {
 
     /// Whether a server answered (the outcome says something about its health).
     var reachedServer: Bool { self != .local }
+}
+
+/// What lies beyond one feature: the features after it, then the session's transport.
+struct ExchangeOnward {
+    unowned(unsafe) let session: Session
+    /// The index of the first feature onward.
+    let start: Int
+
+    /// The session's transport.
+    var transport: any Transport { session.transport }
+
+    /// Starts `exchange` with the features onward, and in the end the transport.
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink) -> RoutedTransfer {
+        session.route(exchange, sink: sink, from: start)
+    }
 }
 
 /// A transfer a feature took on, and where its answer comes from.
@@ -59,8 +76,32 @@ struct ExchangeContext {
     /// consumer's pace is its backpressure) nor for a resumable download (whose partial file
     /// belongs to one request).
     let bodyMayBeShared: Bool
+    /// Whether the body may be answered from, and kept in, a response cache: a stream's may (the
+    /// stored copy replays at the consumer's pace), a resumable download's may not (its partial
+    /// file belongs to the download store).
+    let bodyMayBeStored: Bool
     /// What the request asked of features (`cached(for:)`, `deduplication(_:)`...).
     let settings: RequestFeatureSettings
+    /// Tells the request's event monitors something, on the request's executor, after the events
+    /// already on their way to it.
+    let notifyMonitors: MonitorNotifier
+
+    /// The same exchange with another request on the wire (a feature's conditional request, say).
+    func with(request: TransportRequest) -> ExchangeContext {
+        ExchangeContext(request: request, initialRequest: initialRequest, hasUploadBody: hasUploadBody,
+                        bodyMayBeShared: bodyMayBeShared, bodyMayBeStored: bodyMayBeStored, settings: settings,
+                        notifyMonitors: notifyMonitors)
+    }
+}
+
+/// Calls a request's event monitors on its executor, from any thread.
+struct MonitorNotifier: Sendable {
+    let notify: @Sendable (@escaping @Sendable (any EventMonitor, any Request) -> Void) -> Void
+
+    func callAsFunction(_ event: @escaping @Sendable (any EventMonitor, any Request) -> Void) { notify(event) }
+
+    /// A notifier that tells no one.
+    static let none = MonitorNotifier { _ in }
 }
 
 /// A request that ended, as features see it.

@@ -75,6 +75,8 @@ protocol ResponseBodySink: AnyObject {
     /// Whether a consumer takes the body at its own pace, so the transfer may stay paused for long
     /// (see ``TransportRequest/consumerSetsPace``).
     var consumerSetsPace: Bool { get }
+    /// Whether a response cache may answer with a stored body and keep this one (see ``ExchangeContext/bodyMayBeStored``).
+    var allowsStoring: Bool { get }
     /// Which size limit the engine enforces on this sink's bytes (memory unless the sink says otherwise).
     var sizeLimitClass: BodySizeLimitClass { get }
     /// The transfer ended with `completion`: hand the rest of the body and then the end to the
@@ -88,6 +90,7 @@ extension ResponseBodySink {
     var allowsRetry: Bool { true }
     var allowsSharing: Bool { true }
     var consumerSetsPace: Bool { false }
+    var allowsStoring: Bool { true }
     var sizeLimitClass: BodySizeLimitClass { .memory }
     func awaitDelivery(of completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void) { delivered() }
 }

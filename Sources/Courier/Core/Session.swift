@@ -116,7 +116,9 @@ public final class Session: Sendable {
         self.deduplicator = Deduplicator(policy: deduplication)
         self.responseCache = responseCache
         self.serverPool = serverPool
-        var features: [any RequestFeature] = [responseCache, deduplicator]
+        // The TTL cache answers the requests that asked for it; the HTTP cache sends what it does
+        // not answer through the deduplicator, so identical revalidations share one exchange.
+        var features: [any RequestFeature] = [responseCache, HTTPCache(store: responseCache, mode: configuration.httpCache), deduplicator]
         if let serverPool { features.append(serverPool) }
         self.features = features
         self.monitor = CompositeEventMonitor(monitors: eventMonitors)
@@ -137,9 +139,13 @@ public final class Session: Sendable {
     }
 
     /// Starts `exchange`: the first feature that takes it answers it, otherwise the transport does.
-    func route(_ exchange: ExchangeContext, sink: any TransportEventSink) -> RoutedTransfer {
-        for feature in features {
-            if let routed = feature.route(exchange, sink: sink, transport: transport) { return routed }
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, from start: Int = 0) -> RoutedTransfer {
+        var index = start
+        while index < features.count {
+            if let routed = features[index].route(exchange, sink: sink, onward: ExchangeOnward(session: self, start: index + 1)) {
+                return routed
+            }
+            index += 1
         }
         return RoutedTransfer(transfer: transport.startTransfer(exchange.request, sink: sink), origin: .network)
     }

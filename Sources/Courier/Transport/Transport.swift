@@ -68,7 +68,7 @@ import Foundation
     /// The method.
     public var method: HTTPMethod
     /// Every header to send, in order (Courier has already merged defaults, cookies and adapters).
-    public let headers: HTTPHeaders
+    public var headers: HTTPHeaders
     /// The body.
     public var body: TransportBody
     /// Maximum silence (no byte sent or received) before `.timedOut`; `nil` for none.

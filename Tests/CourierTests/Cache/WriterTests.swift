@@ -170,7 +170,9 @@ extension ResponseCacheStore {
                 let after = StoreFixtures.peakResidentBytes()
                 if let before, let after {
                     print("64 MiB cache write + replay: peak RSS grew by \((after - before) >> 20) MiB")
-                    if !StoreFixtures.underThreadSanitizer { #expect(after - before < 32 << 20) }
+                    // Peak RSS is process-wide: only meaningful with no other test running
+                    // (`.ci/run` runs this one alone with COURIER_RESOURCE_TESTS=1).
+                    if ResourceMeasurement.isolated { #expect(after - before < 32 << 20) }
                 }
             }
         }

@@ -85,10 +85,10 @@ extension Deduplicator: RequestFeature {
     /// Streams and resumable downloads never share (``ExchangeContext/bodyMayBeShared``): a
     /// shared transfer runs at the pace of the network, not of the slowest caller, so it could not
     /// honour a stream consumer's backpressure, and a resumable partial belongs to one request.
-    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer? {
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer? {
         let policy = exchange.settings[DeduplicationSetting.self] ?? policy
         guard exchange.bodyMayBeShared, policy.applies(to: exchange.request.method) else { return nil }
-        return RoutedTransfer(transfer: startTransfer(exchange.request, sink: sink, transport: transport), origin: .shared)
+        return RoutedTransfer(transfer: startTransfer(exchange.request, sink: sink, transport: onward.transport), origin: .shared)
     }
 }
 

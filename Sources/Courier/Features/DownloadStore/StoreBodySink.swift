@@ -53,6 +53,8 @@ final class StoreBodySink: ResponseBodySink {
     var sizeLimitClass: BodySizeLimitClass { .download }
     /// The partial file and its journal belong to this one request.
     var allowsSharing: Bool { false }
+    /// A resumable download continues its own partial file by `Range`: a stored copy is no part of it.
+    var allowsStoring: Bool { false }
 
     // MARK: - Exchanges
 

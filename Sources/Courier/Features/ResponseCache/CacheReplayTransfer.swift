@@ -28,21 +28,32 @@ final class CacheReplayTransfer: TransportTransfer {
     private let sink: any TransportEventSink
     private let window: Int
     private let source: ResponseSource
+    /// The network exchange's metrics when one preceded the replay (a revalidation's `304`).
+    private let networkMetrics: TransferMetrics?
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "courier.cache-replay")
 
     /// Replays `entry` (its head as stored, then its body unless `includingBody` is false, for a
     /// HEAD request) with `metrics.source` set to `source`.
+    ///
+    /// With an `age` (the HTTP cache's answers, RFC 9111 §4), the head gets that `Age` and the
+    /// stored body's `Content-Length`. `networkMetrics` are those of the exchange that led to the
+    /// replay, if any (a revalidation answered `304`): its timings and bytes on the wire are kept.
     init(_ entry: StoredEntry, url: URL, sink: any TransportEventSink, flowControlWindow: Int = 4 << 20,
-         source: ResponseSource = .cache, includingBody: Bool = true) {
+         source: ResponseSource = .cache, includingBody: Bool = true, age: Int? = nil, networkMetrics: TransferMetrics? = nil) {
         self.body = includingBody ? entry.body : .data(Data())
         self.url = url
         self.sink = sink
         self.window = max(1, flowControlWindow)
         self.source = source
-        let head = ResponseHead(statusCode: entry.head.statusCode,
-                                fields: entry.head.headers.map { (name: $0.name, value: $0.value) },
-                                url: url, httpVersion: "HTTP/1.1")
+        self.networkMetrics = networkMetrics
+        var fields = entry.head.headers.map { (name: $0.name, value: $0.value) }
+        if let age {
+            fields.removeAll { $0.name.caseInsensitiveEquals("Age") || $0.name.caseInsensitiveEquals("Content-Length") }
+            fields.append((name: "Age", value: String(max(0, age))))
+            fields.append((name: "Content-Length", value: String(entry.body.length)))
+        }
+        let head = ResponseHead(statusCode: entry.head.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
         sink.receive(.response(head))
         if case .data(let data) = body, data.count <= window {
             state.withLock { state in
@@ -131,7 +142,7 @@ final class CacheReplayTransfer: TransportTransfer {
     }
 
     private func metrics() -> TransferMetrics {
-        var metrics = TransferMetrics(bytesReceived: state.withLock { $0.offset }, transport: "cache")
+        var metrics = networkMetrics ?? TransferMetrics(bytesReceived: state.withLock { $0.offset }, transport: "cache")
         metrics.source = source
         return metrics
     }

@@ -21,7 +21,7 @@ extension ResponseCacheSettings: RequestFeatureSetting {
 
 extension ResponseCache: RequestFeature {
     /// Answers from a fresh stored response when the request asked for caching and one exists.
-    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, transport: any Transport) -> RoutedTransfer? {
+    func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer? {
         // Upload bodies are not part of the key, so uploads are never served from the cache.
         guard let settings = exchange.settings[ResponseCacheSettings.self], !settings.ignoresStoredResponse,
               !exchange.hasUploadBody, let key = exchange.initialRequest.map(ResponseCacheKey.init),

@@ -19,9 +19,8 @@ extension HTTPCacheRules {
     }
 
     /// Whether a `304 Not Modified` with `notModifiedHeaders` may freshen the stored response
-    /// (§4.3.4 "selecting" the stored response to update): a strong `ETag` in the 304 must equal
-    /// the stored strong `ETag` (strong comparison), a weak one must match it weakly (RFC 9110
-    /// §8.8.3.2); without an `ETag`, a `Last-Modified` in both must be the same date. A 304
+    /// (§4.3.4 "selecting" the stored response to update): an `ETag` in the 304 must match the
+    /// stored one weakly (RFC 9110 §8.8.3.2: the same opaque tag, `W/` or not); without an `ETag`, a `Last-Modified` in both must be the same date. A 304
     /// carrying no validator is accepted (it answers the conditional request made from this
     /// very entry; §4.3.4 would accept it only for an entry without validators — lenient for
     /// servers that leave validators out of 304s). When `false`, the caller should fetch the
@@ -29,9 +28,10 @@ extension HTTPCacheRules {
     func mayFreshen(_ entry: CacheEntryHead, with notModifiedHeaders: HTTPHeaders) -> Bool {
         if let newTag = notModifiedHeaders["ETag"].map({ String($0.trimmedASCII) }), !newTag.isEmpty {
             guard let storedTag = entry.headers["ETag"].map({ String($0.trimmedASCII) }) else { return false }
-            let newIsWeak = newTag.hasPrefix("W/")
-            let storedIsWeak = storedTag.hasPrefix("W/")
-            if !newIsWeak && storedIsWeak { return false }
+            // Weak comparison throughout, including a strong tag in the 304 against a stored weak
+            // one: servers weaken a tag when they apply a content coding (nginx's gzip) and send
+            // the strong one with the 304, which answers the weak tag Courier sent. Strictly,
+            // §4.3.4 selects nothing then; refetching every gzip-encoded resource helps no one.
             return Self.opaqueTag(newTag) == Self.opaqueTag(storedTag)
         }
         if let newDate = Self.date("Last-Modified", in: notModifiedHeaders, reference: entry.responseTime),

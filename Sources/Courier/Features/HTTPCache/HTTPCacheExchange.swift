@@ -1,0 +1,206 @@
+import Foundation
+import CourierLocking
+
+/// One exchange the HTTP cache sent to the network, standing between the transport and the
+/// request: it passes the answer on and keeps a copy, or turns a `304` (or a `5xx` that
+/// `stale-if-error` covers) into the stored response. It is both the transport's sink and the
+/// request's transfer, so flow control and cancellation reach whichever transfer is answering.
+final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
+    private struct State {
+        var machine: HTTPCacheExchangeMachine
+        var writer: ResponseCacheWriter?
+        /// The network transfer, until the stored response takes over.
+        var network: (any TransportTransfer)?
+        /// The stored response being served after a `304` or for `stale-if-error`.
+        var replay: (any TransportTransfer)?
+        var cancelled = false
+        var suspended = false
+        /// Where the exchange went onward, to send it again (a `304` for another representation).
+        var onward: (exchange: ExchangeContext, onward: ExchangeOnward, unconditional: TransportRequest)?
+    }
+
+    private let cache: ResponseCache
+    private let key: ResponseCacheKey
+    /// The stored response this exchange revalidates, if any.
+    private let stored: StoredEntry?
+    /// The request's sink; `nil` for a background revalidation nobody waits for.
+    private let downstream: (any TransportEventSink)?
+    private let notifyMonitors: MonitorNotifier
+    private let now: @Sendable () -> Date
+    private let onEnd: (@Sendable () -> Void)?
+    /// Guards `State`: the machine, the writer, and which transfer answers.
+    private let state: Locked<State>
+    /// The URL the response is stored under and served for.
+    private let url: URL
+    /// Whether a served stored response carries its body (not for HEAD).
+    private let includesBody: Bool
+
+    init(cache: ResponseCache, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
+         includesBody: Bool = true, downstream: (any TransportEventSink)?, notifyMonitors: MonitorNotifier, now: @escaping @Sendable () -> Date,
+         onEnd: (@Sendable () -> Void)? = nil) {
+        self.cache = cache
+        self.key = key
+        self.stored = stored
+        self.url = url
+        self.includesBody = includesBody
+        self.downstream = downstream
+        self.notifyMonitors = notifyMonitors
+        self.now = now
+        self.onEnd = onEnd
+        state = Locked(State(machine: machine))
+    }
+
+    /// Sends `exchange` onward (the features after the cache, then the transport), with this
+    /// object as its sink.
+    func start(_ exchange: ExchangeContext, onward: ExchangeOnward, unconditional: TransportRequest? = nil) -> RoutedTransfer {
+        state.withLock { $0.onward = (exchange, onward, unconditional ?? exchange.request) }
+        let routed = onward.route(exchange, sink: self)
+        let cancelled = state.withLock { state in
+            if state.replay == nil { state.network = routed.transfer }
+            return state.cancelled
+        }
+        if cancelled { routed.transfer.cancel() }
+        return RoutedTransfer(transfer: self, origin: routed.origin)
+    }
+
+    // MARK: TransportEventSink
+
+    func receive(_ event: TransportEvent) {
+        let now = now()
+        let (actions, writer) = state.withLock { state -> ([HTTPCacheExchangeMachine.Action], ResponseCacheWriter?) in
+            let actions: [HTTPCacheExchangeMachine.Action]
+            switch event {
+            case .uploadProgress: actions = []
+            case .response(let head): actions = state.machine.receiveHead(statusCode: head.statusCode, headers: head.headers, now: now)
+            case .body(let data): actions = state.machine.receiveBody(data)
+            case .completed(let error, let metrics): actions = state.machine.complete(failed: error != nil, metrics: metrics, now: now)
+            }
+            return (actions, state.writer)
+        }
+        var currentWriter = writer
+        var forwardedBody = false
+        for action in actions {
+            switch action {
+            case .forward(let forwarded):
+                if case .body = forwarded { forwardedBody = true }
+                forward(event, as: forwarded)
+            case .startStoring(let head):
+                currentWriter = cache.makeWriter(for: key, head: head, url: url, version: nil)
+                state.withLock { $0.writer = currentWriter }
+            case .storeBody(let data):
+                if let writer = currentWriter, !writer.append(data) {
+                    currentWriter = nil
+                    state.withLock { $0.writer = nil }
+                    notifyMonitors { $0.request($1, didUseCache: .notStored(reason: "larger than the cache's maximum entry size")) }
+                }
+            case .commitStored:
+                if let entry = currentWriter?.commit() {
+                    let bytes = entry.body.length
+                    notifyMonitors { $0.request($1, didUseCache: .stored(bytes: bytes)) }
+                }
+                state.withLock { $0.writer = nil }
+            case .discardStored:
+                currentWriter?.discard()
+                state.withLock { $0.writer = nil }
+            case .updateStoredHead(let head):
+                _ = cache.updateHead(for: key, head)
+            case .removeStored:
+                cache.remove(for: key)
+            case .serveStored(let head, let source, let metrics):
+                serveStored(head, source: source, networkMetrics: metrics)
+            case .refetch:
+                refetch()
+                return
+            case .notify(let cacheEvent):
+                notifyMonitors { $0.request($1, didUseCache: cacheEvent) }
+            }
+        }
+        // Bytes nobody downstream will acknowledge (a swallowed 304 or 5xx body, a background
+        // refresh's copy) must not hold the transfer's flow-control window shut.
+        if case .body(let data) = event, !forwardedBody {
+            state.withLock { $0.network }?.acknowledge(data.count)
+        }
+        if case .completed = event {
+            let replaying = state.withLock { state -> Bool in
+                state.network = nil
+                return state.replay != nil
+            }
+            if !replaying { onEnd?() }
+        }
+    }
+
+    /// Sends the request again without validators, as a plain fetch, with this object as its sink.
+    private func refetch() {
+        let pending = state.withLock { state -> (ExchangeContext, ExchangeOnward, TransportRequest)? in
+            guard let onward = state.onward, !state.cancelled else { return nil }
+            state.machine = HTTPCacheExchangeMachine(rules: state.machine.rules, method: .get, requestHeaders: onward.unconditional.headers,
+                                                     requestTime: now(), purpose: .fetch)
+            state.network = nil
+            return (onward.exchange.with(request: onward.unconditional), onward.onward, onward.unconditional)
+        }
+        guard let (exchange, onward, _) = pending else {
+            downstream?.receive(.completed(error: CourierError(.cancelled, "The request was cancelled."), metrics: TransferMetrics(transport: "cache")))
+            onEnd?()
+            return
+        }
+        let routed = onward.route(exchange, sink: self)
+        let cancelled = state.withLock { state in
+            state.network = routed.transfer
+            return state.cancelled
+        }
+        if cancelled { routed.transfer.cancel() }
+    }
+
+    private func forward(_ event: TransportEvent, as forwarded: HTTPCacheExchangeMachine.Forwarded) {
+        guard let downstream else { return }
+        if case .completed(let error, var metrics) = event, case .completed(_, let source) = forwarded {
+            metrics.source = source
+            downstream.receive(.completed(error: error, metrics: metrics))
+        } else {
+            downstream.receive(event)
+        }
+    }
+
+    /// Answers with the stored body under `head`, once the network exchange is over.
+    private func serveStored(_ head: CacheEntryHead, source: ResponseSource, networkMetrics: TransferMetrics?) {
+        guard let downstream, var entry = stored else { return }
+        entry.head = head
+        let (age, window) = state.withLock { ($0.machine.rules.currentAge(of: head, now: now()), $0.onward?.exchange.request.flowControlWindow) }
+        let replay = CacheReplayTransfer(entry, url: url, sink: downstream, flowControlWindow: window ?? 4 << 20, source: source,
+                                         includingBody: includesBody, age: age, networkMetrics: networkMetrics)
+        let (cancelled, suspended) = state.withLock { state in
+            state.replay = replay
+            return (state.cancelled, state.suspended)
+        }
+        if cancelled { replay.cancel() } else if suspended { replay.suspend() }
+    }
+
+    // MARK: TransportTransfer
+
+    private var answering: (any TransportTransfer)? {
+        state.withLock { $0.replay ?? $0.network }
+    }
+
+    func suspend() {
+        state.withLock { $0.suspended = true }
+        answering?.suspend()
+    }
+
+    func resume() {
+        state.withLock { $0.suspended = false }
+        answering?.resume()
+    }
+
+    func cancel() {
+        let (network, replay) = state.withLock { state in
+            state.cancelled = true
+            return (state.network, state.replay)
+        }
+        network?.cancel()
+        replay?.cancel()
+    }
+
+    func acknowledge(_ bytes: Int) {
+        answering?.acknowledge(bytes)
+    }
+}

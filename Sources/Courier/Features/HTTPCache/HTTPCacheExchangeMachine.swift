@@ -1,0 +1,192 @@
+import Foundation
+
+/// The life of one exchange the HTTP cache sends to the network: a plain fetch, or the
+/// revalidation of a stored response. It decides, event by event, what reaches the request, what
+/// is kept and what is served from the store instead; the sink around it carries the actions out.
+///
+/// Pure: times come in with the events and nothing here touches the store or a transfer, so the
+/// transitions are tested as event → action tables.
+struct HTTPCacheExchangeMachine {
+    /// Why the exchange went to the network.
+    enum Purpose {
+        /// Nothing usable was stored.
+        case fetch
+        /// A stored response is being revalidated (`If-None-Match` / `If-Modified-Since` sent).
+        case revalidate(CacheEntryHead)
+        /// A stored response is being refreshed in the background while its stale copy was served
+        /// (stale-while-revalidate): nobody waits for this exchange's answer.
+        case backgroundRevalidate(CacheEntryHead?)
+    }
+
+    enum State {
+        /// Sent; no head yet.
+        case awaitingHead(Purpose)
+        /// The network's answer goes to the request, and a copy into the store.
+        case storing
+        /// The network's answer goes to the request; nothing is kept.
+        case passing
+        /// The network's answer is swallowed (a `304`'s empty body, a `5xx` served stale); the
+        /// stored response is served once the exchange completes.
+        case awaitingCompletionToServe(CacheEntryHead, ResponseSource)
+        /// A `304` named another representation than the stored one (RFC 9111 §4.3.4): the stored
+        /// response cannot be used, and the request is sent again without validators once this
+        /// exchange is over.
+        case awaitingCompletionToRefetch
+        /// The stored response is being served, or the exchange ended: nothing more is forwarded.
+        case ended
+    }
+
+    /// What the sink must do.
+    enum Action: Equatable {
+        /// Pass the event on to the request unchanged.
+        case forward(Forwarded)
+        /// Open a writer for a response with this head.
+        case startStoring(CacheEntryHead)
+        /// Hand body bytes to the writer.
+        case storeBody(Data)
+        /// Publish the writer's entry.
+        case commitStored
+        /// Drop the writer's partial entry.
+        case discardStored
+        /// Replace the stored head (after a `304`), keeping the body.
+        case updateStoredHead(CacheEntryHead)
+        /// Serve the stored response with this head, marked with `source`, once the network
+        /// exchange (whose metrics ride along) is done.
+        case serveStored(CacheEntryHead, ResponseSource, metrics: TransferMetrics?)
+        /// Remove the stored response (it was revalidated and came back different but not storable).
+        case removeStored
+        /// Send the request again, without validators, as a plain fetch.
+        case refetch
+        /// Tell the request's monitors.
+        case notify(HTTPCacheEvent)
+    }
+
+    /// The events a request sees, as the machine forwards them.
+    enum Forwarded: Equatable {
+        case head(statusCode: Int)
+        case body(Int)
+        case completed(failed: Bool, source: ResponseSource)
+    }
+
+    let rules: HTTPCacheRules
+    /// The request as sent (to remember what `Vary` names and whether it carried credentials).
+    let method: HTTPMethod
+    let requestHeaders: HTTPHeaders
+    /// When the request was sent (RFC 9111 §4.2.3 request_time).
+    let requestTime: Date
+    /// Whether a request waits for this exchange's answer (not for a background revalidation,
+    /// whose answer only goes to the store).
+    let forwardsToRequest: Bool
+    private(set) var state: State
+
+    init(rules: HTTPCacheRules, method: HTTPMethod, requestHeaders: HTTPHeaders, requestTime: Date, purpose: Purpose) {
+        self.rules = rules
+        self.method = method
+        self.requestHeaders = requestHeaders
+        self.requestTime = requestTime
+        if case .backgroundRevalidate = purpose { forwardsToRequest = false } else { forwardsToRequest = true }
+        state = .awaitingHead(purpose)
+    }
+
+    /// A response head arrived at `now`.
+    mutating func receiveHead(statusCode: Int, headers: HTTPHeaders, now: Date) -> [Action] {
+        guard case .awaitingHead(let purpose) = state else { return [] }
+        let stored: CacheEntryHead?
+        switch purpose {
+        case .fetch: stored = nil
+        case .revalidate(let head), .backgroundRevalidate(let head?): stored = head
+        case .backgroundRevalidate(nil): stored = nil
+        }
+        let waiting = forwardsToRequest
+        var actions: [Action] = []
+        if statusCode == 304, let stored, !rules.mayFreshen(stored, with: headers) {
+            state = waiting ? .awaitingCompletionToRefetch : .ended
+            return [.removeStored, .notify(.miss(reason: "the 304 names another representation than the stored one"))]
+        }
+        if statusCode == 304, let stored {
+            let freshened = rules.freshened(stored, with: headers, requestTime: requestTime, responseTime: now)
+            actions += [.updateStoredHead(freshened), .notify(.revalidated(notModified: true))]
+            guard waiting else {
+                state = .ended
+                return actions
+            }
+            state = .awaitingCompletionToServe(freshened, .revalidated)
+            return actions
+        }
+        if (500..<600).contains(statusCode), waiting, let stored, rules.mayServeStaleOnError(stored, now: now, requestHeaders: requestHeaders) {
+            state = .awaitingCompletionToServe(stored, .staleCache(.staleIfError))
+            return [.notify(.hit(.staleCache(.staleIfError)))]
+        }
+        if stored != nil { actions.append(.notify(.revalidated(notModified: false))) }
+        if waiting { actions.append(.forward(.head(statusCode: statusCode))) }
+        if method == .get, let refusal = rules.refusalToStore(method: method, requestHeaders: requestHeaders,
+                                                              statusCode: statusCode, responseHeaders: headers) {
+            actions.append(.notify(.notStored(reason: refusal)))
+            // A stored response the server no longer lets anyone keep must not be served again.
+            if stored != nil { actions.append(.removeStored) }
+            state = waiting ? .passing : .ended
+        } else if method == .get {
+            let head = CacheEntryHead(statusCode: statusCode, headers: Self.storedHeaders(headers), requestTime: requestTime,
+                                      responseTime: now,
+                                      varyingRequestHeaders: rules.varyingRequestHeaders(requestHeaders: requestHeaders,
+                                                                                         responseHeaders: headers),
+                                      requestHadAuthorization: requestHeaders.contains("Authorization"))
+            actions.append(.startStoring(head))
+            state = .storing
+        } else {
+            state = waiting ? .passing : .ended
+        }
+        return actions
+    }
+
+    /// Body bytes arrived.
+    mutating func receiveBody(_ data: Data) -> [Action] {
+        switch state {
+        case .storing:
+            return forwardsToRequest ? [.forward(.body(data.count)), .storeBody(data)] : [.storeBody(data)]
+        case .passing:
+            return [.forward(.body(data.count))]
+        case .awaitingHead, .awaitingCompletionToServe, .awaitingCompletionToRefetch, .ended:
+            return []
+        }
+    }
+
+    /// The exchange ended, failed with `error` unless it succeeded.
+    mutating func complete(failed: Bool, metrics: TransferMetrics?, now: Date) -> [Action] {
+        defer { state = .ended }
+        switch state {
+        case .awaitingHead(let purpose):
+            // Failed before a head: a stored response may stand in for the error (stale-if-error).
+            if failed, case .revalidate(let stored) = purpose, rules.mayServeStaleOnError(stored, now: now, requestHeaders: requestHeaders) {
+                return [.notify(.hit(.staleCache(.staleIfError))), .serveStored(stored, .staleCache(.staleIfError), metrics: metrics)]
+            }
+            if case .backgroundRevalidate = purpose { return [] }
+            return [.forward(.completed(failed: failed, source: .network))]
+        case .storing:
+            let ending: [Action] = failed ? [.discardStored] : [.commitStored]
+            return forwardsToRequest ? ending + [.forward(.completed(failed: failed, source: .network))] : ending
+        case .passing:
+            return [.forward(.completed(failed: failed, source: .network))]
+        case .awaitingCompletionToRefetch:
+            return [.refetch]
+        case .awaitingCompletionToServe(let head, let source):
+            // Even when the exchange failed after its head (a 304's connection dropping, say), the
+            // stored body is intact and the head already says what the server said.
+            return [.serveStored(head, source, metrics: metrics)]
+        case .ended:
+            return []
+        }
+    }
+
+    /// Response headers as stored: those describing the wire form (the body is kept decoded) and
+    /// those that must not be replayed are dropped.
+    static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
+        var kept = headers
+        for name in droppedHeaders { kept.remove(name: name) }
+        return kept
+    }
+
+    /// Headers never stored with a response.
+    static let droppedHeaders = ["Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection",
+                                 "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade"]
+}
