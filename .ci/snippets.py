@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compiles every ```swift block of Courier's documentation, and runs the runnable ones.
 
-Documents: README.md, docs/**/*.md and Sources/*/*.docc/**/*.md. Each document becomes one
+Documents: README.md, CONTRIBUTING.md, docs/**/*.md and Sources/*/*.docc/**/*.md. Each document becomes one
 test target (its own module) of a scratch SwiftPM package in .build-snippets/ (gitignored) that
 depends on this checkout's Courier and CourierTestServer by path. A compile error is reported at
 the document's own file:line (the generated code carries #sourceLocation directives).
@@ -87,7 +87,7 @@ class Document:
 
 
 def documents():
-    paths = ["README.md"]
+    paths = ["README.md", "CONTRIBUTING.md"]
     for base in ["docs"]:
         for directory, _, files in os.walk(os.path.join(ROOT, base)):
             paths += [os.path.relpath(os.path.join(directory, f), ROOT) for f in files if f.endswith(".md")]
@@ -312,6 +312,7 @@ def run(command, timeout):
 
 
 def main():
+    sys.stdout.reconfigure(line_buffering=True)
     compile_only = "--compile-only" in sys.argv
     docs = [parse(p) for p in documents()]
     docs = [d for d in docs if d.blocks]
@@ -338,6 +339,8 @@ def main():
     write(os.path.join(SCRATCH, "Sources", "SnippetHarness", "SnippetHarness.swift"), HARNESS)
     write(os.path.join(SCRATCH, "Package.swift"), package_manifest(identity, modules))
 
+    print(f"snippets: {sum(len(d.blocks) for d in docs)} Swift blocks in {len(docs)} documents; building .build-snippets "
+          f"(Courier and CourierTestServer by path, one test target per document)")
     status, output, seconds = run(["swift", "build", "--build-tests"], 1800)
     errors = [l for l in output.splitlines() if re.search(r":\d+:\d+: error:", l)]
     deprecated = [l for l in output.splitlines() if re.search(r":\d+:\d+: warning: .*deprecated", l)]
