@@ -29,7 +29,12 @@ mkdir -p "$out"
 # The debug build's module files are what the symbol graphs are extracted from (an up-to-date
 # build makes this a no-op: .ci/run has built everything in the step before).
 for module in "${modules[@]}"; do
-  swift build --target "$module" 2>&1 | tail -n 1 >&2
+  if ! log=$(swift build --target "$module" 2>&1); then
+    printf '%s\n' "$log" >&2
+    echo "docs: swift build --target $module failed" >&2
+    exit 1
+  fi
+  printf '%s\n' "$log" | tail -n 1 >&2
 done
 
 bin=.build/debug
