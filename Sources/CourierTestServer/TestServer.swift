@@ -130,7 +130,7 @@ public final class TestServer: Sendable {
     ///
     /// The report is not discardable: a test that scripted a response it never used, or sent a
     /// request nothing was scripted for, should fail. Check it with ``ShutdownReport/problems``
-    /// (or ``ShutdownReport/problems(unconsumedResponses:unexpectedRequests:)`` when a leftover is
+    /// (or ``ShutdownReport/problems(unconsumedResponses:unexpectedRequests:webSocketViolations:)`` when a leftover is
     /// intended), or write `_ = server.shutdown()` where it truly does not matter.
     public func shutdown() -> ShutdownReport {
         core.shutdown()

@@ -26,7 +26,7 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
 
     /// Creates a method from its token; tokens are case-sensitive, so pass them upper-cased.
     ///
-    /// A method must be an RFC 9110 token (letters, digits and ``!#$%&'*+-.^_`|~``); a request
+    /// A method must be an RFC 9110 token (letters, digits, `!#$%&'*+-.^_|~` and the backtick); a request
     /// with any other method (empty, with spaces or line breaks) fails with
     /// ``CourierError/Kind/invalidRequest`` before anything is sent.
     public init(rawValue: String) { self.rawValue = rawValue }

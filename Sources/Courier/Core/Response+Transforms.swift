@@ -14,7 +14,7 @@ extension DataResponse {
     /// let count = response.tryMap { text in try Int(text, format: .number) }   // DataResponse<Int, CourierError>
     /// ```
     /// With a ``CourierError`` failure (the responses Courier makes) the result stays typed: see
-    /// ``tryMap(_:)-(Success)->NewSuccess`` in the `CourierError` extension. Otherwise the failure becomes `any Error`.
+    /// ``tryMap(_:)->DataResponse<NewSuccess,CourierError>`` in the `CourierError` extension. Otherwise the failure becomes `any Error`.
     public func tryMap<NewSuccess: Sendable>(_ transform: (Success) throws -> NewSuccess) -> DataResponse<NewSuccess, any Error> {
         replacing(result.tryMapped(transform))
     }

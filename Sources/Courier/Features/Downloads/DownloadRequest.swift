@@ -36,12 +36,18 @@ extension Session {
     /// Downloads `url` to `destination`.
     ///
     /// - Parameters:
+    ///   - url: The URL, or a path resolved against the session's base URL.
+    ///   - method: The HTTP method (GET by default).
+    ///   - parameters: Query parameters added to the URL.
+    ///   - headers: Headers added to the session's default headers for this download.
     ///   - destination: `.temporary`, `.file(url, options:)`, `.directory(url)` or `.custom`.
     ///   - resumable: Keep partial bytes in the session's ``DownloadStore`` so that a later download
     ///     of the same URL continues where this one stopped (after a cancel, a failure or a crash).
     ///   - failsOnErrorStatus: A non-2xx status fails the download instead of saving the error body.
     ///   - integrity: A length and/or SHA-256 the file must have; a mismatch is a `.resumeFailed`
     ///     error and the file is not delivered.
+    ///   - timeout: The timeout in seconds (the session's when `nil`).
+    ///   - interceptor: Adapters and retriers that run after the session's.
     public func download(_ url: any URLConvertible, method: HTTPMethod = .get, parameters: [String: String]? = nil,
                          headers: HTTPHeaders? = nil, to destination: DownloadDestination = .temporary,
                          resumable: Bool = false, failsOnErrorStatus: Bool = true, integrity: DownloadIntegrity? = nil,

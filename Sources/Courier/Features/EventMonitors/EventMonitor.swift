@@ -51,22 +51,39 @@ public protocol EventMonitor: Sendable {
 extension EventMonitor {
     /// Does nothing.
     public func requestDidCreate(_ request: any Request) {}
+    /// Does nothing.
     public func requestDidResume(_ request: any Request) {}
+    /// Does nothing.
     public func requestDidSuspend(_ request: any Request) {}
+    /// Does nothing.
     public func requestDidCancel(_ request: any Request) {}
+    /// Does nothing.
     public func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int) {}
+    /// Does nothing.
     public func request(_ request: any Request, didFailToPrepareWith error: CourierError) {}
+    /// Does nothing.
     public func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders) {}
+    /// Does nothing.
     public func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) {}
+    /// Does nothing.
     public func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {}
+    /// Does nothing.
     public func request(_ request: any Request, didUpdateDownloadProgress progress: TransferProgress) {}
+    /// Does nothing.
     public func request(_ request: any Request, didUpdateUploadProgress progress: TransferProgress) {}
+    /// Does nothing.
     public func request(_ request: any Request, didCompleteExchangeWith metrics: TransferMetrics, error: CourierError?) {}
+    /// Does nothing.
     public func request(_ request: any Request, didFailValidationWith error: CourierError) {}
+    /// Does nothing.
     public func request(_ request: any Request, willRetryAfter delay: Duration, dueTo error: CourierError) {}
+    /// Does nothing.
     public func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?, error: CourierError?) {}
+    /// Does nothing.
     public func request(_ request: any Request, didSerialize result: Result<any Sendable, CourierError>, using serializer: String) {}
+    /// Does nothing.
     public func request(_ request: any Request, didUseCache event: HTTPCacheEvent) {}
+    /// Does nothing.
     public func session(_ session: Session, didNotice notice: SessionNotice) {}
 }
 

@@ -14,12 +14,18 @@ extension Session {
     /// ```
     ///
     /// - Parameters:
+    ///   - url: The URL, or a path resolved against the session's base URL.
+    ///   - method: The HTTP method (GET by default).
+    ///   - headers: Headers added to the session's default headers and the event-stream ones.
+    ///   - timeout: The timeout in seconds (the session's when `nil`).
+    ///   - interceptor: Adapters and retriers that run after the session's.
     ///   - maximumEventSize: The most bytes one event may hold (8 MiB by default); a longer one
     ///     ends the stream with `.responseTooLarge`.
     ///   - reconnection: When the stream reconnects (``EventStreamReconnection/automatic`` by
     ///     default; ``EventStreamReconnection/never`` for one connection only).
     ///   - lastEventID: The id of the last event already seen, sent as `Last-Event-ID` from the
     ///     first connection on: to resume a stream an earlier run of the app was reading.
+    ///   - requestModifier: A closure that changes each connection's `URLRequest` before it is adapted.
     public func eventStream(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
                             timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
                             maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize,

@@ -4,7 +4,7 @@ import Foundation
 /// A WebSocket connection (RFC 6455), opened by ``Session/webSocket(_:protocols:headers:configuration:)``.
 ///
 /// It starts connecting at once, over the session's transport, with its TLS settings, proxy,
-/// default headers and adapters. Send with ``send(_:)-swift.method``, read ``messages``, and close
+/// default headers and adapters. Send with ``send(_:)-(WebSocketMessage)``, read ``messages``, and close
 /// with ``close(code:reason:)``:
 ///
 /// ```swift

@@ -25,7 +25,7 @@ public struct WebSocketConfiguration: Sendable, Hashable {
     /// the socket (the server then stops sending: backpressure). One message is always accepted
     /// whatever its size. Default 4 MiB.
     public var receiveBufferSize: Int = 4 << 20
-    /// How many bytes may wait to be written before ``WebSocket/send(_:)-swift.method`` suspends. Default 4 MiB.
+    /// How many bytes may wait to be written before ``WebSocket/send(_:)-(WebSocketMessage)`` suspends. Default 4 MiB.
     public var sendBufferSize: Int = 4 << 20
     /// The longest the response head of the opening handshake may be, in bytes. Default 64 KiB.
     public var maximumHandshakeResponseSize: Int = 64 << 10
