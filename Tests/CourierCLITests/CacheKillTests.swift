@@ -104,7 +104,7 @@ struct CacheKillTests {
         if stored {
             let again = try await runCLI(["-v", "--cache", cacheDirectory.path, finalURL.absoluteString], timeout: .seconds(120))
             #expect(again.stdout == final.stdout)
-            #expect(again.stderrText.contains("* cache: cache"), "\(again.stderrText.suffix(2000))")
+            #expect(again.stderrText.contains("* cache: hit"), "\(again.stderrText.suffix(2000))")
             #expect(server.recordedRequests.filter { $0.path == finalPath }.count == 1, "the second run asked nothing")
         }
         print("[cache kill -9]\n  " + log.joined(separator: "\n  "))

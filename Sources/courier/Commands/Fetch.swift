@@ -137,12 +137,22 @@ struct FetchCommand {
     }
 
     /// Prints the `-v` metrics line: the transfer metrics and the process's peak RSS; with
-    /// `--cache`, a line before it saying where the response came from (`* cache: network`,
-    /// `* cache: cache`, `* cache: revalidated`, `* cache: stale cache (reason)`).
+    /// `--cache`, a line before it saying what the cache did (`* cache: miss (network)`,
+    /// `* cache: hit`, `* cache: revalidated (304)`, `* cache: hit, stale (reason)`).
     func reportMetrics(_ metrics: TransferMetrics?) {
         guard options.verbose else { return }
-        if options.cacheDirectory != nil, let metrics { console.message("* cache: \(metrics.source)") }
+        if options.cacheDirectory != nil, let metrics { console.message("* cache: \(Self.cacheOutcome(metrics.source))") }
         console.message("* metrics: \(metrics?.description ?? "none (no exchange took place)") \(PeakMemory.summary)")
+    }
+
+    /// What `-v` says the cache did for a response from `source`.
+    static func cacheOutcome(_ source: ResponseSource) -> String {
+        switch source {
+        case .network: "miss (network)"
+        case .cache: "hit"
+        case .revalidated: "revalidated (304)"
+        case .staleCache(let reason): "hit, stale (\(reason))"
+        }
     }
 
     /// The exit status and message for a request that failed with `error`.

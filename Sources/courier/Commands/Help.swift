@@ -82,8 +82,8 @@ enum Help {
         a fresh stored response is served without a request, a stale one is revalidated with
         If-None-Match / If-Modified-Since, and cacheable responses are stored for the next run.
         Entries are written crash-safely, so a run killed midway never leaves a torn entry.
-        With -v, a '* cache: ...' line says where the response came from: network, cache,
-        revalidated, or stale cache (with the reason).
+        With -v, a '* cache: ...' line says what the cache did: 'miss (network)', 'hit',
+        'revalidated (304)', or 'hit, stale (reason)'.
 
         Heads: -v prints the request head as sent ('> GET /path HTTP/1.1', Host, Accept,
         User-Agent and every other header) and the response head ('< HTTP/1.1 200 OK'...) to

@@ -66,6 +66,10 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     // MARK: TransportEventSink
 
     func receive(_ event: TransportEvent) {
+        if case .uploadProgress = event {
+            downstream?.receive(event)
+            return
+        }
         let now = now()
         let (actions, writer) = state.withLock { state -> ([HTTPCacheExchangeMachine.Action], ResponseCacheWriter?) in
             let actions: [HTTPCacheExchangeMachine.Action]
