@@ -126,17 +126,6 @@ final class Console: Sendable {
 
     /// Writes every byte of `buffer` to `descriptor`, retrying after `EINTR` and short writes.
     static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
-        guard var pointer = buffer.baseAddress else { return true }
-        var remaining = buffer.count
-        while remaining > 0 {
-            let written = write(descriptor, pointer, remaining)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            remaining -= written
-            pointer += written
-        }
-        return true
+        DescriptorIO.writeAll(descriptor, buffer)
     }
 }

@@ -33,20 +33,7 @@ enum CacheFileIO {
 
     /// Writes all of `data` at the descriptor's current position.
     static func writeAll(_ descriptor: Int32, _ data: Data) -> Bool {
-        data.withUnsafeBytes { buffer -> Bool in
-            guard var pointer = buffer.baseAddress else { return true }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = write(descriptor, pointer, remaining)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                remaining -= written
-                pointer += written
-            }
-            return true
-        }
+        data.withUnsafeBytes { DescriptorIO.writeAll(descriptor, $0) }
     }
 
     /// Up to `count` bytes at `offset` (fewer only at the end of the file); `nil` on an error.
