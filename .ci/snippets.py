@@ -172,14 +172,23 @@ def is_declarations_only(lines):
 
 
 def test_functions(lines):
-    names, after_test = [], False
+    """The @Test functions a block declares, as swift test names them: `name`, or `Type/name`
+    inside a type declared at the block's top level."""
+    names, after_test, depth, enclosing = [], False, 0, None
     for line in lines:
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', line).split("//")[0]
+        declared = re.match(r"^\s*(@\w+(\([^)]*\))?\s+)*(struct|class|enum|actor|extension)\s+(\w+)", code)
+        if depth == 0 and declared:
+            enclosing = declared.group(4)
         if re.match(r"^\s*@Test\b", line):
             after_test = True
-        m = re.match(r"^\s*(@\w+(\([^)]*\))?\s+)*func\s+(\w+)", line)
+        m = re.search(r"\bfunc\s+(\w+)", code)
         if after_test and m:
-            names.append(m.group(3))
+            names.append(f"{enclosing}/{m.group(1)}" if depth > 0 and enclosing else m.group(1))
             after_test = False
+        depth += code.count("{") - code.count("}")
+        if depth == 0:
+            enclosing = None
     return names
 
 

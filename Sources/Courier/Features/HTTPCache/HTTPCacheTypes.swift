@@ -39,9 +39,19 @@ public enum HTTPCachePolicy: Sendable, Hashable {
     case revalidate
     /// Serve any stored response, however stale, without asking; go to the network only when
     /// nothing is stored.
+    ///
+    /// A stored response that forbids being served unvalidated is still revalidated with the
+    /// server: one with a response `no-cache`, or a stale one with `must-revalidate` (in a
+    /// ``HTTPCacheMode/shared`` cache also `proxy-revalidate` or `s-maxage`), as RFC 9111
+    /// §5.2.2.2 requires in all circumstances.
     case returnCacheElseLoad
     /// Serve any stored response, however stale, and never go to the network: with nothing
     /// stored, the answer is a `504 Gateway Timeout` made by Courier (RFC 9111 §5.2.1.7).
+    ///
+    /// A stored response that forbids being served unvalidated is not served either, and the
+    /// answer is the `504`: one with a response `no-cache`, or a stale one with `must-revalidate`
+    /// (in a ``HTTPCacheMode/shared`` cache also `proxy-revalidate` or `s-maxage`), as RFC 9111
+    /// §5.2.2.2 requires in all circumstances.
     case onlyIfCached
 }
 
