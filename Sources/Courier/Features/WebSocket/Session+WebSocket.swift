@@ -29,9 +29,15 @@ extension Session {
         Task { [self] in
             do {
                 let request = try await webSocketHandshake(to: resolved.get(), protocols: protocols, headers: headers,
-                                                           offersCompression: configuration.offersCompression)
+                                                           offersCompression: configuration.offersCompression && !socket.usesMessageEngine)
+                if let transport = transport as? any WebSocketTaskTransport {
+                    // URLSession runs the protocol itself (URLSessionWebSocketTask).
+                    let taskRequest = WebSocketTaskTranslation.taskRequest(for: request, timeout: self.configuration.requestTimeout)
+                    socket.open(taskRequest, through: transport, timeout: timeout)
+                    return
+                }
                 guard let transport = transport as? any RawConnectionTransport else {
-                    throw CourierError(.invalidConfiguration, "WebSockets need the curl transport; this session uses \(transportName).")
+                    throw CourierError(.invalidConfiguration, "WebSockets need the curl or URLSession transport; this session uses \(transportName).")
                 }
                 socket.open(request, through: transport, timeout: timeout)
             } catch {

@@ -46,6 +46,9 @@ public final class WebSocket: Sendable {
 
     /// The session it belongs to, kept alive while the socket is: its transport carries the connection.
     let session: Session
+    /// Whether the transport runs the protocol itself (URLSession's `URLSessionWebSocketTask`,
+    /// through a ``WebSocketMessageEngine``) rather than Courier over a raw connection.
+    let usesMessageEngine: Bool
 
     // Guards the whole connection state (phase, protocol, buffers, waiters); I/O on the
     // connection happens under it too, which serialises every call into the transport.
@@ -53,6 +56,7 @@ public final class WebSocket: Sendable {
 
     init(session: Session, url: URL, protocols: [String], configuration: WebSocketConfiguration) {
         self.session = session
+        usesMessageEngine = session.transport is any WebSocketTaskTransport
         core = Locked(WebSocketCore(url: url))
         self.url = url
         self.protocols = protocols
@@ -112,6 +116,7 @@ public final class WebSocket: Sendable {
     /// try await socket.send(.binary(frame))
     /// ```
     public func send(_ message: WebSocketMessage) async throws {
+        if usesMessageEngine { return try await sendThroughEngine(message) }
         let full = try withCore { core throws(CourierError) -> Bool? in
             switch core.phase.state {
             case .connecting: return nil
