@@ -20,8 +20,8 @@ protocol WebSocketTaskTransport: Transport {
 protocol WebSocketTaskObserver: AnyObject, Sendable {
     /// The server accepted the opening handshake, choosing `subprotocol` (nil or empty: none).
     func webSocketTaskDidOpen(subprotocol: String?)
-    /// The server's close frame arrived.
-    func webSocketTaskDidReceiveClose(code: URLSessionWebSocketTask.CloseCode, reason: Data?)
+    /// The server's close frame arrived, with this code (the task's `CloseCode` raw value) and reason.
+    func webSocketTaskDidReceiveClose(code: Int, reason: Data?)
     /// The task ended: `error` nil after a close, else why.
     func webSocketTaskDidComplete(error: (any Error)?)
 }

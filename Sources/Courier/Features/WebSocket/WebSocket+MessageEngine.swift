@@ -12,13 +12,7 @@ extension WebSocket: WebSocketTaskObserver {
 
     /// Creates the task through `transport` and starts it. Called once, by the session.
     func open(_ request: URLRequest, through transport: any WebSocketTaskTransport, timeout: Duration) {
-        let proceed = withCore { core -> Bool in
-            guard core.phase == .preparing else { return false }
-            apply(.connecting, &core)
-            schedule(after: timeout, &core) { socket, core in socket.apply(.openingTimedOut(timeout), &core) }
-            return true
-        }
-        guard proceed else { return }
+        guard beginOpening(timeout: timeout) else { return }
         let engine: URLSessionWebSocketEngine
         do {
             engine = try URLSessionWebSocketEngine(task: transport.makeWebSocketTask(request, observer: self), transport: transport,
@@ -27,6 +21,29 @@ extension WebSocket: WebSocketTaskObserver {
             failToOpen(error)
             return
         }
+        start(engine)
+    }
+
+    /// Starts `engine`, which reports to this socket as its ``WebSocketTaskObserver`` (tests drive
+    /// the socket over engines of their own this way).
+    func open(engine: any WebSocketMessageEngine, timeout: Duration) {
+        guard beginOpening(timeout: timeout) else {
+            engine.abort()
+            return
+        }
+        start(engine)
+    }
+
+    private func beginOpening(timeout: Duration) -> Bool {
+        withCore { core -> Bool in
+            guard core.phase == .preparing else { return false }
+            apply(.connecting, &core)
+            schedule(after: timeout, &core) { socket, core in socket.apply(.openingTimedOut(timeout), &core) }
+            return true
+        }
+    }
+
+    private func start(_ engine: any WebSocketMessageEngine) {
         withCore { core in
             guard core.phase == .connecting else {
                 core.later { engine.abort() }
@@ -52,7 +69,7 @@ extension WebSocket: WebSocketTaskObserver {
         }
     }
 
-    func webSocketTaskDidReceiveClose(code: URLSessionWebSocketTask.CloseCode, reason: Data?) {
+    func webSocketTaskDidReceiveClose(code: Int, reason: Data?) {
         withCore { core in
             guard let frame = WebSocketTaskTranslation.closeFrame(code: code, reason: reason), !core.isClosed else { return }
             core.serverClose = frame

@@ -76,6 +76,6 @@ final class URLSessionWebSocketEngine: WebSocketMessageEngine {
     }
 
     var serverClose: WebSocketCloseFrame? {
-        WebSocketTaskTranslation.closeFrame(code: task.closeCode, reason: task.closeReason)
+        WebSocketTaskTranslation.closeFrame(code: task.closeCode.rawValue, reason: task.closeReason)
     }
 }

@@ -46,10 +46,10 @@ enum WebSocketTaskTranslation {
         reason.isEmpty ? nil : Data(reason.utf8)
     }
 
-    /// The close frame a task reports (its `closeCode` and `closeReason`); nil while it has none
-    /// (`.invalid`). Bytes of a reason that are not UTF-8 are replaced.
-    static func closeFrame(code: URLSessionWebSocketTask.CloseCode, reason: Data?) -> WebSocketCloseFrame? {
-        guard code != .invalid, let raw = UInt16(exactly: code.rawValue) else { return nil }
+    /// The close frame a task reports (its `closeCode`'s raw value and `closeReason`); nil while
+    /// it has none (0, `.invalid`). Bytes of a reason that are not UTF-8 are replaced.
+    static func closeFrame(code: Int, reason: Data?) -> WebSocketCloseFrame? {
+        guard code != URLSessionWebSocketTask.CloseCode.invalid.rawValue, let raw = UInt16(exactly: code) else { return nil }
         return WebSocketCloseFrame(code: WebSocketCloseCode(raw), reason: reason.map { String(decoding: $0, as: UTF8.self) } ?? "")
     }
 

@@ -51,7 +51,7 @@ extension URLSessionDelegateRouter: URLSessionWebSocketDelegate {
 
     func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
                     reason: Data?) {
-        observer(of: webSocketTask)?.webSocketTaskDidReceiveClose(code: closeCode, reason: reason)
+        observer(of: webSocketTask)?.webSocketTaskDidReceiveClose(code: closeCode.rawValue, reason: reason)
     }
 
     /// The end of a WebSocket task, from `urlSession(_:task:didCompleteWithError:)`.
