@@ -48,7 +48,6 @@ import CourierLocking
             let adapter = CountingAdapter(count: adapted)
             let session = makeSession(.urlSession, server: server, headers: ["X-Session": "s"], interceptor: adapter)
             let socket = session.webSocket(server.url("/ws"), protocols: ["chat"], headers: ["Authorization": "Bearer t"])
-            let states = Self.states(of: socket)
             let error = await #expect(throws: CourierError.self) { try await socket.connect() }
             #expect(error?.kind == .invalidConfiguration)
             #expect(error?.message.contains("use the curl transport") == true, "\(String(describing: error))")
@@ -68,7 +67,6 @@ import CourierLocking
             #expect(socket.closeStatus == nil, "it never opened")
             #expect(socket.subprotocol == nil)
             #expect(adapted.withLock { $0 } == 1, "the handshake went through the interceptor")
-            #expect(await eventually { states.withLock { $0 } == [.closed] })
             #expect(server.requestCount == 0, "FoundationNetworking refuses before connecting")
         }
     }
@@ -212,7 +210,7 @@ import CourierLocking
         }
     }
 
-    @Test func loopbackAsksForMessagesOnlyWhileTheInboxHasRoom() async throws {
+    @Test(.timeLimit(.minutes(1))) func loopbackAsksForMessagesOnlyWhileTheInboxHasRoom() async throws {
         try await withServer { server in
             let size = 64 << 10
             server.route("/ws") { _ in
