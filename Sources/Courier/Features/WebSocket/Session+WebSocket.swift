@@ -18,8 +18,10 @@ extension Session {
     /// for try await message in socket.messages { try handle(message.decode(Price.self)) }
     /// ```
     ///
-    /// WebSockets need the curl transport (the default on Linux); on a URLSession transport the
-    /// connection fails with `.invalidConfiguration`.
+    /// On the curl transport (the default on Linux) Courier runs RFC 6455 itself. On a URLSession
+    /// transport (every session on Apple platforms) Foundation's `URLSessionWebSocketTask` runs it
+    /// behind the same API (see ``WebSocket`` for what differs); on Linux that task cannot open
+    /// WebSockets, and the connection fails with `.invalidConfiguration` naming the curl transport.
     public func webSocket(_ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
                           configuration: WebSocketConfiguration = WebSocketConfiguration()) -> WebSocket {
         let resolved = Result { () throws -> URL in try resolve(Self.httpEquivalent(of: url.asURL())) }
