@@ -169,8 +169,10 @@ struct WebSocketConformanceTests {
         }
     }
 
-    /// The URLSession transport has no WebSockets: a clear `.invalidConfiguration`, no connection.
-    @Test func theURLSessionTransportRefusesWithAClearError() async throws {
+    /// FoundationNetworking's URLSessionWebSocketTask has no WebSockets here (libcurl without
+    /// them): a clear `.invalidConfiguration`, no connection. (Apple platforms: `WebSocketURLSessionTests`.)
+    @Test(.enabled(if: WebSocketTaskTranslation.isFoundationNetworking))
+    func theURLSessionTransportRefusesWithAClearError() async throws {
         try await withServer { server in
             let session = makeSession(.urlSession, server: server)
             let socket = session.webSocket(server.url("/ws"))

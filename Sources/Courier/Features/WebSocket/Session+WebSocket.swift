@@ -18,8 +18,10 @@ extension Session {
     /// for try await message in socket.messages { try handle(message.decode(Price.self)) }
     /// ```
     ///
-    /// WebSockets need the curl transport (the default on Linux); on a URLSession transport the
-    /// connection fails with `.invalidConfiguration`.
+    /// On the curl transport (the default on Linux) Courier runs RFC 6455 itself. On a URLSession
+    /// transport (every session on Apple platforms) Foundation's `URLSessionWebSocketTask` runs it
+    /// behind the same API (see ``WebSocket`` for what differs); on Linux that task cannot open
+    /// WebSockets, and the connection fails with `.invalidConfiguration` naming the curl transport.
     public func webSocket(_ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
                           configuration: WebSocketConfiguration = WebSocketConfiguration()) -> WebSocket {
         let resolved = Result { () throws -> URL in try resolve(Self.httpEquivalent(of: url.asURL())) }
@@ -29,9 +31,15 @@ extension Session {
         Task { [self] in
             do {
                 let request = try await webSocketHandshake(to: resolved.get(), protocols: protocols, headers: headers,
-                                                           offersCompression: configuration.offersCompression)
+                                                           offersCompression: configuration.offersCompression && !socket.usesMessageEngine)
+                if let transport = transport as? any WebSocketTaskTransport {
+                    // URLSession runs the protocol itself (URLSessionWebSocketTask).
+                    let taskRequest = WebSocketTaskTranslation.taskRequest(for: request, timeout: self.configuration.requestTimeout)
+                    socket.open(taskRequest, through: transport, timeout: timeout)
+                    return
+                }
                 guard let transport = transport as? any RawConnectionTransport else {
-                    throw CourierError(.invalidConfiguration, "WebSockets need the curl transport; this session uses \(transportName).")
+                    throw CourierError(.invalidConfiguration, "WebSockets need the curl or URLSession transport; this session uses \(transportName).")
                 }
                 socket.open(request, through: transport, timeout: timeout)
             } catch {

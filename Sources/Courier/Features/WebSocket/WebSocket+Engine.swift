@@ -22,6 +22,10 @@ extension WebSocket {
                 startKeepAlive(&core)
             case .sendClose(let code, let reason):
                 core.closeRequested = true
+                if let engine = core.engine {
+                    closeEngine(engine, code: code, reason: reason, &core)
+                    continue
+                }
                 if core.readingPaused {
                     // The server's close frame must be read, whether the consumer reads or not.
                     core.readingPaused = false
@@ -51,6 +55,7 @@ extension WebSocket {
         for timer in core.timers.values { timer.cancel() }
         core.timers.removeAll()
         let notOpen = notOpenError(core)
+        releaseEngine(failing: notOpen, &core)
         let (openWaiters, sendWaiters, pings, closeWaiters, messageWaiter) =
             (core.openWaiters, core.sendWaiters, core.pings, core.closeWaiters, core.messageWaiter)
         core.openWaiters.removeAll()
@@ -144,6 +149,7 @@ extension WebSocket {
 
     /// Sends a ping; `waiter` (nil for keep-alive) hears the round trip.
     func sendPing(_ payload: Data, waiter: CheckedContinuation<Duration, any Error>?, _ core: inout WebSocketCore) {
+        if usesMessageEngine { return sendEnginePing(waiter: waiter, &core) }
         guard core.isOpen, core.client != nil else {
             let error = notOpenError(core)
             core.later { waiter?.resume(throwing: error) }
@@ -169,7 +175,7 @@ extension WebSocket {
 
     /// Fails the connection when the ping with `payload` is still unanswered after the ping timeout;
     /// while reading is paused for the consumer the wait starts again.
-    private func schedulePingTimeout(for payload: Data, _ core: inout WebSocketCore) {
+    func schedulePingTimeout(for payload: Data, _ core: inout WebSocketCore) {
         let timeout = configuration.pingTimeout
         schedule(after: timeout, &core) { socket, core in
             guard core.pings.contains(where: { $0.payload == payload }) else { return }
@@ -285,6 +291,7 @@ extension WebSocket {
             updateWatch(&core)
             // TLS may hold decrypted bytes the socket no longer signals: read now.
             readAvailable(&core)
+            receiveFromEngine(&core)
         }
         return message
     }

@@ -125,7 +125,7 @@ extension WebSocket {
         }
     }
 
-    private func deliver(_ message: WebSocketMessage, _ core: inout WebSocketCore) {
+    func deliver(_ message: WebSocketMessage, _ core: inout WebSocketCore) {
         // After the application's close(), messages still come until the server's close frame
         // (§7.1.2) and are delivered while they fit the receive buffer; past it they are
         // discarded rather than reads paused, so that the close handshake can finish.
@@ -205,6 +205,7 @@ extension WebSocket {
     /// Drops the connection once the close timeout passes; the protocol then says how it ended.
     func scheduleCloseTimeout(_ core: inout WebSocketCore) {
         schedule(after: configuration.closeTimeout, &core) { socket, core in
+            if socket.usesMessageEngine { return socket.closeTimedOutOverEngine(&core) }
             core.connection?.close()
             core.connection = nil
             if let actions = core.client?.handle(.connectionClosed) { socket.perform(actions, &core) }

@@ -24,6 +24,15 @@ import Foundation
 /// Every failure is a ``CourierError``: `.webSocketHandshakeFailed` (with the server's answer),
 /// `.webSocketClosed` (the server's close code and reason), `.webSocketProtocolViolation`,
 /// `.connectionLost`, `.timedOut`, `.cancelled`, and the transport's own kinds.
+///
+/// On the curl transport (the default on Linux) Courier speaks RFC 6455 itself. On a URLSession
+/// transport (every session on Apple platforms) Foundation's `URLSessionWebSocketTask` does,
+/// behind this same API, with these differences: URLSession decides compression (``isCompressed``
+/// stays false), the payload of pings, and its own buffering (reads stop once
+/// ``WebSocketConfiguration/receiveBufferSize`` bytes of messages wait, but URLSession buffers
+/// beyond that; `send` returns once URLSession wrote the message); a refusal's
+/// ``CourierError/webSocketHandshakeResponse`` has no body; on Linux the task cannot open
+/// WebSockets at all and every socket fails with `.invalidConfiguration`.
 public final class WebSocket: Sendable {
     /// Where the connection is in its life.
     public enum State: Sendable, Hashable {
@@ -46,6 +55,9 @@ public final class WebSocket: Sendable {
 
     /// The session it belongs to, kept alive while the socket is: its transport carries the connection.
     let session: Session
+    /// Whether the transport runs the protocol itself (URLSession's `URLSessionWebSocketTask`,
+    /// through a ``WebSocketMessageEngine``) rather than Courier over a raw connection.
+    let usesMessageEngine: Bool
 
     // Guards the whole connection state (phase, protocol, buffers, waiters); I/O on the
     // connection happens under it too, which serialises every call into the transport.
@@ -53,6 +65,7 @@ public final class WebSocket: Sendable {
 
     init(session: Session, url: URL, protocols: [String], configuration: WebSocketConfiguration) {
         self.session = session
+        usesMessageEngine = session.transport is any WebSocketTaskTransport
         core = Locked(WebSocketCore(url: url))
         self.url = url
         self.protocols = protocols
@@ -71,7 +84,7 @@ public final class WebSocket: Sendable {
     public var subprotocol: String? { withCore { $0.subprotocol } }
 
     /// Whether permessage-deflate is in use (offered by ``WebSocketConfiguration/offersCompression``
-    /// and accepted by the server).
+    /// and accepted by the server). Always false on a URLSession transport, which does not say.
     public var isCompressed: Bool { withCore { $0.isCompressed } }
 
     /// How the connection was closed, once it is: the close frame's code and reason, 1006
@@ -106,12 +119,14 @@ public final class WebSocket: Sendable {
     }
 
     /// Sends a message; suspends while more than ``WebSocketConfiguration/sendBufferSize`` bytes
-    /// wait to be written, and until the connection is open.
+    /// wait to be written, and until the connection is open. On a URLSession transport, returns
+    /// once `URLSessionWebSocketTask` wrote it.
     ///
     /// ```swift
     /// try await socket.send(.binary(frame))
     /// ```
     public func send(_ message: WebSocketMessage) async throws {
+        if usesMessageEngine { return try await sendThroughEngine(message) }
         let full = try withCore { core throws(CourierError) -> Bool? in
             switch core.phase.state {
             case .connecting: return nil
@@ -155,7 +170,8 @@ public final class WebSocket: Sendable {
 
     /// Sends a ping and returns the time until its pong arrived. An empty `payload` (the default)
     /// is replaced by a counter, so each pong is matched to its ping. Fails the connection with
-    /// `.timedOut` when no pong comes within ``WebSocketConfiguration/pingTimeout``.
+    /// `.timedOut` when no pong comes within ``WebSocketConfiguration/pingTimeout``. On a
+    /// URLSession transport `payload` is not sent: `URLSessionWebSocketTask` chooses its own.
     @discardableResult
     public func ping(_ payload: Data = Data()) async throws -> Duration {
         try await connect()

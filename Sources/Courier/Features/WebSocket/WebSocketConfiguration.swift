@@ -9,9 +9,11 @@
 public struct WebSocketConfiguration: Sendable, Hashable {
     /// The largest message accepted, in bytes (compressed messages: once inflated). A larger one
     /// fails the connection with close code 1009 and `.webSocketProtocolViolation`. Default 16 MiB.
+    /// On a URLSession transport it is `URLSessionWebSocketTask.maximumMessageSize`.
     public var maximumMessageSize: Int = 16 << 20
     /// Whether to offer permessage-deflate (RFC 7692); used only when the server agrees. Default on,
-    /// as browsers do; off where the payloads are already compressed.
+    /// as browsers do; off where the payloads are already compressed. Not used on a URLSession
+    /// transport, where URLSession decides.
     public var offersCompression: Bool = true
     /// How often to send a keep-alive ping while the connection is open; nil (the default) for none.
     public var pingInterval: Duration? = nil
@@ -23,11 +25,14 @@ public struct WebSocketConfiguration: Sendable, Hashable {
     public var closeTimeout: Duration = .seconds(5)
     /// How many bytes of received messages may wait for the consumer before Courier stops reading
     /// the socket (the server then stops sending: backpressure). One message is always accepted
-    /// whatever its size. Default 4 MiB.
+    /// whatever its size. Default 4 MiB. On a URLSession transport Courier stops asking
+    /// `URLSessionWebSocketTask` for messages instead; URLSession's own buffer comes on top.
     public var receiveBufferSize: Int = 4 << 20
     /// How many bytes may wait to be written before ``WebSocket/send(_:)-(WebSocketMessage)`` suspends. Default 4 MiB.
+    /// Unused on a URLSession transport, where each send waits until its message was written.
     public var sendBufferSize: Int = 4 << 20
     /// The longest the response head of the opening handshake may be, in bytes. Default 64 KiB.
+    /// Unused on a URLSession transport, which reads the head itself.
     public var maximumHandshakeResponseSize: Int = 64 << 10
 
     /// The defaults above.

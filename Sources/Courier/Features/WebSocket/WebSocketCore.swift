@@ -60,6 +60,18 @@ struct WebSocketCore: Sendable {
     /// Where each read lands.
     var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
 
+    // Over a ``WebSocketMessageEngine`` (a URLSession transport) instead of a connection:
+    /// The engine, from its creation to the end.
+    var engine: (any WebSocketMessageEngine)?
+    /// A message was asked of the engine and has not come.
+    var engineReceiving = false
+    /// Sends the engine has not finished, by number.
+    var engineSends: [Int: CheckedContinuation<Void, any Error>] = [:]
+    var nextEngineSend = 0
+    /// The close frame the application sent, and the server's once it arrived.
+    var sentClose: WebSocketCloseFrame?
+    var serverClose: WebSocketCloseFrame?
+
     init(url: URL) {
         lifecycle = WebSocketLifecycle(url: url)
     }

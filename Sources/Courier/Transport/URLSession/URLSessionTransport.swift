@@ -17,7 +17,7 @@ import CourierLocking
     let router: URLSessionDelegateRouter
     let delegateQueue: OperationQueue
     /// Set by ``shutdown()``; guards task creation against the invalidated session.
-    private let isShutDown = Locked(false)
+    let isShutDown = Locked(false)
 
     /// Creates the transport with its own URLSession, configured for Courier's needs.
     public init(configuration: TransportConfiguration, sessionConfiguration: URLSessionConfiguration) {
@@ -102,6 +102,8 @@ import CourierLocking
 /// The one delegate of a transport's URLSession: routes each callback to its transfer.
 final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Locked([Int: URLSessionTransfer]())
+    /// The WebSocket tasks' observers, held weakly (see `URLSessionTransport+WebSocket.swift`).
+    let webSocketObservers = Locked([Int: WeakWebSocketTaskObserver]())
 
     func register(_ transfer: URLSessionTransfer, for taskIdentifier: Int) {
         transfers.withLock { $0[taskIdentifier] = transfer }
@@ -150,6 +152,10 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let webSocketTask = task as? URLSessionWebSocketTask {
+            webSocketTaskDidComplete(webSocketTask, error: error)
+            return
+        }
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.taskDidComplete(task, error: error)
     }

@@ -1,0 +1,62 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension URLSessionTransport: WebSocketTaskTransport {
+    func makeWebSocketTask(_ request: URLRequest, observer: any WebSocketTaskObserver) throws(CourierError) -> URLSessionWebSocketTask {
+        // As in `startTask`: FoundationNetworking traps on a task made from an invalidated session,
+        // so the check and the creation happen under the lock `shutdown()` takes first.
+        let task = isShutDown.withLock { isShutDown -> URLSessionWebSocketTask? in
+            guard !isShutDown else { return nil }
+            let task = session.webSocketTask(with: request)
+            router.webSocketObservers.withLock { $0[task.taskIdentifier] = WeakWebSocketTaskObserver(observer) }
+            return task
+        }
+        guard let task else { throw CourierError(.sessionInvalidated, "The session's transport shut down.", url: request.url) }
+        return task
+    }
+
+    func cancelWebSocketTask(_ task: URLSessionWebSocketTask, with close: (code: URLSessionWebSocketTask.CloseCode, reason: Data?)?) {
+        // On the delegate queue and only while it runs, as `cancelTask` does for FoundationNetworking.
+        let cancelIfRunning: @Sendable () -> Void = {
+            guard task.state == .running || task.state == .suspended else { return }
+            if let close { task.cancel(with: close.code, reason: close.reason) } else { task.cancel() }
+        }
+        if OperationQueue.current === delegateQueue {
+            cancelIfRunning()
+        } else {
+            delegateQueue.addOperation(cancelIfRunning)
+        }
+    }
+}
+
+/// A WebSocket task's observer, held weakly: the socket it belongs to ends the task when it goes.
+struct WeakWebSocketTaskObserver: Sendable {
+    weak var observer: (any WebSocketTaskObserver)?
+
+    init(_ observer: any WebSocketTaskObserver) {
+        self.observer = observer
+    }
+}
+
+extension URLSessionDelegateRouter: URLSessionWebSocketDelegate {
+    private func observer(of task: URLSessionTask) -> (any WebSocketTaskObserver)? {
+        webSocketObservers.withLock { $0[task.taskIdentifier]?.observer }
+    }
+
+    func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?) {
+        observer(of: webSocketTask)?.webSocketTaskDidOpen(subprotocol: `protocol`)
+    }
+
+    func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
+                    reason: Data?) {
+        observer(of: webSocketTask)?.webSocketTaskDidReceiveClose(code: closeCode.rawValue, reason: reason)
+    }
+
+    /// The end of a WebSocket task, from `urlSession(_:task:didCompleteWithError:)`.
+    func webSocketTaskDidComplete(_ task: URLSessionWebSocketTask, error: (any Error)?) {
+        let entry = webSocketObservers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        entry?.observer?.webSocketTaskDidComplete(error: error)
+    }
+}
