@@ -48,6 +48,21 @@ import CourierLocking
         }
     }
 
+    @Test func theHandshakeCarriesTheSessionsCookiesUnlessACookieHeaderIsGiven() async throws {
+        try await withServer { server async throws in
+            server.enqueue(MockResponse(status: 403))
+            server.enqueue(MockResponse(status: 403))
+            let storage = HTTPCookieStorage.makeIsolated()
+            let cookie = try #require(HTTPCookie(properties: [.name: "session", .value: "abc", .domain: server.baseURL.host ?? "127.0.0.1",
+                                                              .path: "/", .originURL: server.baseURL]))
+            storage.setCookie(cookie)
+            let session = try Self.curlSession(server) { $0.cookies = .storage(storage) }
+            await #expect(throws: CourierError.self) { try await session.webSocket("live").connect() }
+            await #expect(throws: CourierError.self) { try await session.webSocket("live", headers: ["Cookie": "mine=1"]).connect() }
+            #expect(server.recordedRequests.map { $0.headers["Cookie"] } == ["session=abc", "mine=1"])
+        }
+    }
+
     @Test func aRefusedHandshakeFailsWithTheStatusHeadersAndBody() async throws {
         try await withServer { server async throws in
             server.enqueue(MockResponse(status: 401).header("WWW-Authenticate", "Bearer").body(.text("token expired")))

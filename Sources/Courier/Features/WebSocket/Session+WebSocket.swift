@@ -66,6 +66,12 @@ extension Session {
             }
         }
         guard let adaptedURL = request.url else { throw CourierError(.invalidURL, "The adapted WebSocket request has no URL.", url: url) }
+        // The session's cookies go with the handshake, as with its HTTP requests (a Cookie header
+        // set by the caller or an adapter wins). `adaptedURL` is http(s), which the store keys on.
+        if let storage = configuration.cookies.storage, !request.headers.contains("Cookie"),
+           let cookies = storage.cookies(for: adaptedURL), !cookies.isEmpty {
+            HTTPCookie.requestHeaderFields(with: cookies).forEach { request.setValue($0.value, forHTTPHeaderField: $0.key) }
+        }
         do {
             return try WebSocketHandshakeRequest(url: adaptedURL, protocols: protocols, headers: request.headers,
                                                  offersCompression: offersCompression && WebSocketInflater.isAvailable)
