@@ -471,6 +471,11 @@ CACHE_WHAT = ("nginx serves 1,000 distinct files of 10,240 bytes: 500 under a lo
               "holds. Passes 2–10 req/s: the 9,000 requests after the first pass began, ÷ their time.")
 
 
+def num(x):
+    """A count: "1,000", or "—"."""
+    return "—" if x is None else f"{int(round(x)):,}"
+
+
 def cache_table(results, wl):
     rows = Rows(results, wl)
     rows.clients = [c for c in CACHE_ORDER if c in rows.by] + [c for c in rows.by if c not in CACHE_ORDER]
@@ -486,29 +491,29 @@ def cache_table(results, wl):
         v = rows.m(c, "rps")
         rss = rows.m(c, "peak_rss_kb")
         cpu = med([((r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)) * 1e6 / r["n"] for r in ok if r.get("n")])
-        fresh_later = ", ".join(str(sum((r.get("fresh_later_statuses") or {}).values())) for r in ok) or "—"
+        fresh_later = ", ".join(num(sum((r.get("fresh_later_statuses") or {}).values())) for r in ok) or "—"
         reval_200 = med([(r.get("revalidate_later_statuses") or {}).get("200", 0) for r in ok])
         reval_304 = med([(r.get("revalidate_later_statuses") or {}).get("304", 0) for r in ok])
         later_bytes = med([(r.get("fresh_later_bytes_sent") or 0) + (r.get("revalidate_later_bytes_sent") or 0) for r in ok])
         sources = "—"
         if c.startswith("courier"):
             names = ("network", "cache", "revalidated", "stale")
-            sources = " / ".join(f"{name} {fmt(rows.m(c, 'src_' + name) or 0)}" for name in names
+            sources = " / ".join(f"{name} {num(rows.m(c, 'src_' + name) or 0)}" for name in names
                                  if any(r.get("src_" + name) for r in ok)) or "—"
         elif c == "urlsession+cache":
             stored = med([r.get("urlcache_stored") for r in ok])
             disk = med([r.get("urlcache_disk_bytes") for r in ok])
-            sources = (f"URLCache holds {fmt(stored)} of the 1,000 URLs after the run"
+            sources = (f"URLCache holds {num(stored)} of the 1,000 URLs after the run"
                        + (f" ({fmt(disk / 2 ** 20, 1)} MiB on disk by its count)" if disk is not None else "")) if stored is not None else "—"
         files, size = rows.m(c, "store_files"), rows.m(c, "store_bytes")
-        store = f"{fmt(files)} files, {fmt(size / 2 ** 20, 1)} MiB" if files else "none"
+        store = f"{num(files)} files, {fmt(size / 2 ** 20, 1)} MiB" if files else "none"
         failed, errs = rows.errors(c)
         out.append("| " + " | ".join([
             CACHE_LABELS.get(c, LABELS.get(c, c)), f"**{fmt(v)}**" if c.startswith("courier") else fmt(v),
             ratio(v, base["courier-curl"]), ratio(v, base["urlsession+cache"]), ratio(v, base["ahc"]),
             fmt(rows.m(c, "later_rps")),
-            f"{fmt(rows.m(c, 'server_200'))} / {fmt(rows.m(c, 'server_304'))}", fresh_later,
-            f"{fmt(reval_200)} / {fmt(reval_304)}",
+            f"{num(rows.m(c, 'server_200'))} / {num(rows.m(c, 'server_304'))}", fresh_later,
+            f"{num(reval_200)} / {num(reval_304)}",
             fmt((rows.m(c, "server_bytes_sent") or 0) / 2 ** 20, 2), fmt((later_bytes or 0) / 2 ** 20, 2),
             sources, store, fmt(rss / 1024 if rss else None, 1), fmt(cpu),
             ", ".join(fmt(r.get("rps")) for r in ok), rows.loads(c),
@@ -530,7 +535,7 @@ def cache_targets(results, workloads, met):
             later_bytes = [x.get("fresh_later_bytes_sent") or 0 for x in runs]
             out.append((f"M ({flight}): bytes re-fetched for fresh entries after the first pass = 0 (Courier, cache on; "
                         "requests nginx saw for fresh URLs after pass 1)",
-                        ", ".join(map(str, later)) + " requests, " + ", ".join(map(str, later_bytes)) + " bytes per run",
+                        ", ".join(map(str, later)) + " requests; " + ", ".join(map(str, later_bytes)) + " bytes (per run)",
                         met(all(x == 0 for x in later) and all(b == 0 for b in later_bytes))))
         on, off = r.m("courier-curl+cache", "rps"), r.m("courier-curl", "rps")
         u, a = r.m("urlsession+cache", "rps"), r.m("ahc", "rps")
