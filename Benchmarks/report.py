@@ -5,7 +5,7 @@ import sys
 
 ORDER = ["openssl-s_time", "wrk", "curl", "urlsession", "ahc", "ahc+eventsource", "courier-curl", "courier-urlsession", "transport-curl",
          "transport-urlsession", "courier-curl+dedupe", "courier-urlsession+dedupe", "courier-curl+onlyca",
-         "courier-curl+typed", "wskit", "wskit+async"]
+         "courier-curl+typed", "wskit", "wskit+async", "urlsession+cache", "courier-curl+cache"]
 LABELS = {
     "wrk": "wrk 4.1 (anchor; 5 s loop)",
     "curl": "curl CLI (one process)",
@@ -33,7 +33,16 @@ SSE_LABELS = {"curl": "curl CLI `-N` (raw bytes, no parsing: the ceiling)",
 # The HTTPS workloads run the plain ones' code (run.py, BenchSupport): what each is, and its warm-up.
 KIND = {"h1seq": "seq", "h1conc": "conc", "h2conc32": "conc", "h2conc256": "conc", "tlscold": "cold"}
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
-WORKLOAD_ORDER = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS) + ["sse"] + list(WS_WORKLOADS)
+# Workload M's rows: the HTTP cache on and off (issue 22).
+CACHE_WORKLOADS = ("httpcache", "httpcache1")
+CACHE_LABELS = {"ahc": "AsyncHTTPClient (no cache: network-only reference)",
+                "urlsession": "URLSession, no cache",
+                "urlsession+cache": "URLSession with `URLCache` (64 MiB memory, 256 MiB disk), `.useProtocolCachePolicy`",
+                "courier-curl": "**Courier**, curl transport, HTTP cache off",
+                "courier-curl+cache": "**Courier**, curl transport, HTTP cache on (64 MiB memory + disk)"}
+CACHE_ORDER = ["ahc", "urlsession", "urlsession+cache", "courier-curl", "courier-curl+cache"]
+WORKLOAD_ORDER = (["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS) + ["sse"]
+                  + list(WS_WORKLOADS) + list(CACHE_WORKLOADS))
 
 
 def kind(wl):
@@ -64,7 +73,16 @@ def titles(params):
         "sse": f"K. Event stream: {n('sse') if 'sse' in params else '1,000,000'} Server-Sent Events (100 bytes of JSON "
                "data each) from one static text/event-stream file",
         **{wl: ws_title(wl, params.get(wl)) for wl in WS_WORKLOADS},
+        **{wl: cache_title(params.get(wl)) for wl in CACHE_WORKLOADS},
     }
+
+
+def cache_title(p):
+    if not p:
+        return "M. HTTP cache"
+    flight = "one at a time" if p["c"] == 1 else f"{p['c']} in flight"
+    return (f"M. HTTP cache: {p['n']:,} GETs over 1,000 distinct 10 KiB files (half fresh, half revalidated), "
+            f"{flight}")
 
 
 def ws_size(size):
@@ -436,6 +454,100 @@ def ws_targets(results, workloads, met):
     return out
 
 
+CACHE_WHAT = ("nginx serves 1,000 distinct files of 10,240 bytes: 500 under a location with `expires 1h` "
+              "(`Cache-Control: max-age=3600` and `Expires`, with nginx's `ETag` and `Last-Modified`: fresh for the "
+              "whole run) and 500 under one with `add_header Cache-Control no-cache` (storable, but every reuse must "
+              "be revalidated: `If-None-Match`, answered `304 Not Modified`). Each client makes 10,000 GETs: 10 passes "
+              "over the 1,000 URLs in one fixed shuffled order (the same for every client and pass), the next URL "
+              "taken from a shared counter by each of the workers (8, or 1), with a new, empty cache directory for "
+              "every run and no warm-up (the first pass fills the cache, and is timed with the rest). Every body is "
+              "checked (10,240 bytes, first line naming its file); a wrong one is an error. Each request carries "
+              "`X-Bench-Pass: N`, and both locations log `$status $bytes_sent` and that header to their own access "
+              "log, so run.py counts what reached nginx in each run, and what after the first pass. \"MiB over the "
+              "wire\" is nginx's `$bytes_sent` (headers and bodies). Courier counts its responses by "
+              "`response.source`; the cache's store is a `ResponseCache(memoryCapacity: 64 MiB, diskDirectory:)` "
+              "(cache off: the same session code with `httpCache = .disabled`). URLSession cannot tell where a "
+              "response came from: nginx's log does, and after the run the client counts the URLs its `URLCache` "
+              "holds. Passes 2–10 req/s: the 9,000 requests after the first pass began, ÷ their time.")
+
+
+def num(x):
+    """A count: "1,000", or "—"."""
+    return "—" if x is None else f"{int(round(x)):,}"
+
+
+def cache_table(results, wl):
+    rows = Rows(results, wl)
+    rows.clients = [c for c in CACHE_ORDER if c in rows.by] + [c for c in rows.by if c not in CACHE_ORDER]
+    base = {b: rows.m(b, "rps") for b in ("courier-curl", "urlsession+cache", "ahc")}
+    head = ["client", "median req/s", "÷ Courier cache off", "÷ URLSession + URLCache", "÷ AHC", "passes 2–10 req/s",
+            "requests nginx saw: 200 / 304 (median)", "fresh URLs requested after pass 1 (per run)",
+            "revalidated URLs after pass 1: 200 / 304 (median)", "MiB over the wire (nginx)", "… after pass 1",
+            "responses by source (Courier, median)", "cache on disk after the run", "peak RSS MiB", "CPU µs/req",
+            "runs req/s", "load1", "errors"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in rows.clients:
+        ok = rows.ok(c)
+        v = rows.m(c, "rps")
+        rss = rows.m(c, "peak_rss_kb")
+        cpu = med([((r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)) * 1e6 / r["n"] for r in ok if r.get("n")])
+        fresh_later = ", ".join(num(sum((r.get("fresh_later_statuses") or {}).values())) for r in ok) or "—"
+        reval_200 = med([(r.get("revalidate_later_statuses") or {}).get("200", 0) for r in ok])
+        reval_304 = med([(r.get("revalidate_later_statuses") or {}).get("304", 0) for r in ok])
+        later_bytes = med([(r.get("fresh_later_bytes_sent") or 0) + (r.get("revalidate_later_bytes_sent") or 0) for r in ok])
+        sources = "—"
+        if c.startswith("courier"):
+            names = ("network", "cache", "revalidated", "stale")
+            sources = " / ".join(f"{name} {num(rows.m(c, 'src_' + name) or 0)}" for name in names
+                                 if any(r.get("src_" + name) for r in ok)) or "—"
+        elif c == "urlsession+cache":
+            stored = med([r.get("urlcache_stored") for r in ok])
+            disk = med([r.get("urlcache_disk_bytes") for r in ok])
+            sources = (f"URLCache holds {num(stored)} of the 1,000 URLs after the run"
+                       + (f" ({fmt(disk / 2 ** 20, 1)} MiB on disk by its count)" if disk is not None else "")) if stored is not None else "—"
+        files, size = rows.m(c, "store_files"), rows.m(c, "store_bytes")
+        store = f"{num(files)} files, {fmt(size / 2 ** 20, 1)} MiB" if files else "none"
+        failed, errs = rows.errors(c)
+        out.append("| " + " | ".join([
+            CACHE_LABELS.get(c, LABELS.get(c, c)), f"**{fmt(v)}**" if c.startswith("courier") else fmt(v),
+            ratio(v, base["courier-curl"]), ratio(v, base["urlsession+cache"]), ratio(v, base["ahc"]),
+            fmt(rows.m(c, "later_rps")),
+            f"{num(rows.m(c, 'server_200'))} / {num(rows.m(c, 'server_304'))}", fresh_later,
+            f"{num(reval_200)} / {num(reval_304)}",
+            fmt((rows.m(c, "server_bytes_sent") or 0) / 2 ** 20, 2), fmt((later_bytes or 0) / 2 ** 20, 2),
+            sources, store, fmt(rss / 1024 if rss else None, 1), fmt(cpu),
+            ", ".join(fmt(r.get("rps")) for r in ok), rows.loads(c),
+            f"{errs}" + (f" ({failed} runs failed)" if failed else "")]) + " |")
+    return "\n".join(out), rows
+
+
+def cache_targets(results, workloads, met):
+    """Issue 22's targets, from M's rows of this run."""
+    out = []
+    for wl in CACHE_WORKLOADS:
+        if wl not in workloads:
+            continue
+        r = Rows(results, wl)
+        flight = "one at a time" if wl == "httpcache1" else "8 in flight"
+        runs = r.ok("courier-curl+cache")
+        if runs:
+            later = [sum((x.get("fresh_later_statuses") or {}).values()) for x in runs]
+            later_bytes = [x.get("fresh_later_bytes_sent") or 0 for x in runs]
+            out.append((f"M ({flight}): bytes re-fetched for fresh entries after the first pass = 0 (Courier, cache on; "
+                        "requests nginx saw for fresh URLs after pass 1)",
+                        ", ".join(map(str, later)) + " requests; " + ", ".join(map(str, later_bytes)) + " bytes (per run)",
+                        met(all(x == 0 for x in later) and all(b == 0 for b in later_bytes))))
+        on, off = r.m("courier-curl+cache", "rps"), r.m("courier-curl", "rps")
+        u, a = r.m("urlsession+cache", "rps"), r.m("ahc", "rps")
+        if on and off:
+            out.append((f"M ({flight}): cache on ≥ 3× the requests/s of cache off (Courier, curl transport)",
+                        f"{on / off:.2f}×", met(on / off >= 3.0)))
+        if on and (u or a):
+            out.append((f"M ({flight}) (not a target): Courier cache on ÷ URLSession with URLCache, ÷ AsyncHTTPClient",
+                        f"{on / u:.2f}×, {on / a:.2f}×" if u and a else (f"{on / u:.2f}×, —" if u else f"—, {on / a:.2f}×"), "—"))
+    return out
+
+
 def overhead_table(results):
     out = ["| workload | transport | Courier API req/s | transport directly req/s | API ÷ direct | overhead | added µs/request | per-round API ÷ direct |",
            "|---|---|---|---|---|---|---|---|"]
@@ -573,7 +685,7 @@ def render(info, results, workloads):
              f"Raw results: `{info['raw']}` (not committed).")
     if info.get("quick"):
         L.append("")
-        L.append("**QUICK=1 run: A, B, D, H, I and L made a tenth of their usual requests (L: messages); a smoke test, not a measurement.**")
+        L.append("**QUICK=1 run: A, B, D, H, I and L made a tenth of their usual requests (L: messages), M two passes; a smoke test, not a measurement.**")
     L.append("")
     L.append("## How to read this")
     L.append("")
@@ -665,6 +777,7 @@ def render(info, results, workloads):
     tls_targets = https_targets(results, workloads, met)
     event_targets = sse_targets(results, met) if "sse" in workloads else []
     ws_goals = ws_targets(results, workloads, met)
+    cache_goals = cache_targets(results, workloads, met)
     if targets:
         L.append("## Targets (issue 9; ratios from this run)")
         L.append("")
@@ -697,7 +810,15 @@ def render(info, results, workloads):
         for t in ws_goals:
             L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
         L.append("")
-    if any("missed" in t[2] for t in targets + tls_targets + event_targets + ws_goals):
+    if cache_goals:
+        L.append("## Targets for the HTTP cache (issue 22; ratios from this run)")
+        L.append("")
+        L.append("| target | measured | |")
+        L.append("|---|---|---|")
+        for t in cache_goals:
+            L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
+        L.append("")
+    if any("missed" in t[2] for t in targets + tls_targets + event_targets + ws_goals + cache_goals):
         L.append("Where the time goes for the missed targets (perf profiles, with the fixes suggested for the "
                  "library and what they gained in a scratch experiment): `Benchmarks/PROFILES.md`.")
         L.append("")
@@ -825,6 +946,17 @@ def render(info, results, workloads):
                 L.append(f"### {TITLES[wl]}")
                 L.append("")
                 L.append(ws_table(results, wl)[0])
+                L.append("")
+    if any(wl in workloads for wl in CACHE_WORKLOADS):
+        L.append("## M. HTTP cache")
+        L.append("")
+        L.append(CACHE_WHAT)
+        L.append("")
+        for wl in CACHE_WORKLOADS:
+            if wl in workloads:
+                L.append(f"### {TITLES[wl]}")
+                L.append("")
+                L.append(cache_table(results, wl)[0])
                 L.append("")
     return "\n".join(L) + "\n"
 

@@ -10,10 +10,12 @@ Benchmarks/results/raw-<timestamp>.jsonl.
 
 Knobs (environment):
   ROUNDS=3            rounds per workload (medians are over rounds)
-  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
+  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L,M letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
                       G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
                       K=sse (1,000,000 Server-Sent Events from one static text/event-stream file)
                       L=wssmall,wslarge,wspipe,wsslow (WebSocket echo against bench-ws-server)
+                      M=httpcache,httpcache1 (10 passes over 1,000 10 KiB files, half fresh, half
+                      revalidated; HTTP cache on vs off, 8 and 1 in flight)
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
@@ -24,7 +26,7 @@ Knobs (environment):
   OUT=BENCHMARKS.md   report path (relative to the repository root)
   NO_REPORT=1         do not (re)write the report; results still go to results/
   SETTLE=1            seconds to sleep (after `sync`) before each run
-  QUICK=1             a tenth of the requests in A, B, D, H, I and L (smoke test; the report says so)
+  QUICK=1             a tenth of the requests in A, B, D, H, I and L, 2 passes in M (smoke test; the report says so)
   WS_PORT=PORT+3      bench-ws-server's port (workload L)
 """
 import datetime
@@ -66,9 +68,10 @@ RESUME_RATE = "32m"  # nginx limit_rate on /throttled/: 32 MiB/s, so the 64 MiB 
 
 LETTERS = {"A": ["seq"], "B": ["conc"], "C": ["dlmem", "dldisk"], "D": ["json"], "E": [],
            "F": ["dedupe"], "G": ["resume"], "H": ["h1seq", "h1conc"], "I": ["h2conc32", "h2conc256"],
-           "J": ["tlscold"], "K": ["sse"], "L": ["wssmall", "wslarge", "wspipe", "wsslow"]}
+           "J": ["tlscold"], "K": ["sse"], "L": ["wssmall", "wslarge", "wspipe", "wsslow"],
+           "M": ["httpcache", "httpcache1"]}
 ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume", "h1seq", "h1conc", "h2conc32", "h2conc256",
-       "tlscold", "sse", "wssmall", "wslarge", "wspipe", "wsslow"]
+       "tlscold", "sse", "wssmall", "wslarge", "wspipe", "wsslow", "httpcache", "httpcache1"]
 # The HTTPS workloads: A and B over HTTPS/HTTP/1.1 (H), B over HTTP/2 (I), 32 cold connections (J).
 # "base" picks the server (h1: `ssl` only; h2: `ssl http2`), "http" the version the clients ask for.
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
@@ -95,7 +98,22 @@ PARAMS = {
     "wslarge": dict(path="/echo", n=1000, c=1, size=MIB, warmup=10, base="ws"),
     "wspipe": dict(path="/echo", n=100000, c=16, size=100, warmup=1000, base="ws"),
     "wsslow": dict(path=f"/flood?count=500&size={MIB}", n=500, c=1, size=MIB, warmup=0, base="ws"),
+    # Workload M (issue 22): n GETs in passes over CACHE_FILES files (the same order every pass), c in flight.
+    "httpcache": dict(path="/cachebench/", n=10000, c=8),
+    "httpcache1": dict(path="/cachebench/", n=10000, c=1),
 }
+CACHE_WORKLOADS = ("httpcache", "httpcache1")
+# Workload M's files: CACHE_FILES distinct files of CACHE_FILE_BYTES in WWW/cachebench/, the first half under
+# fresh/ (nginx `expires 1h`: max-age, ETag, Last-Modified), the other half under revalidate/ (`Cache-Control:
+# no-cache`: every reuse is a conditional request, answered 304); each location logs `$status $bytes_sent`
+# and the request's X-Bench-Pass header to its own access log. The clients read the order from CACHE_ORDER.
+CACHE_FILES = 1000
+CACHE_FILE_BYTES = 10240
+CACHE_DIR = os.path.join(WWW, "cachebench")
+CACHE_ORDER = os.path.join(WORK, "cachebench-order.txt")
+CACHE_LOGS = {"fresh": os.path.join(WORK, "logs", "cache-fresh.log"),
+              "revalidate": os.path.join(WORK, "logs", "cache-revalidate.log")}
+CACHE_STORE = os.path.join(WORK, "httpcache-store")
 WS_WORKLOADS = ("wssmall", "wslarge", "wspipe", "wsslow")
 WS_PORT = int(os.environ.get("WS_PORT", str(PORT + 3)))
 BASES["ws"] = f"ws://127.0.0.1:{WS_PORT}"
@@ -124,6 +142,8 @@ QUICK = os.environ.get("QUICK") == "1"
 if QUICK:
     for _wl in ("seq", "conc", "json", "h1seq", "h1conc", "h2conc32", "h2conc256", "wssmall", "wslarge", "wspipe"):
         PARAMS[_wl]["n"] //= 10
+    for _wl in CACHE_WORKLOADS:
+        PARAMS[_wl]["n"] = 2 * CACHE_FILES
 
 
 def url_of(wl):
@@ -204,11 +224,39 @@ def make_files(workloads=ALL):
             if os.path.getsize(path) != PARAMS["sse"]["bytes"]:
                 sys.exit(f"{path} is not {PARAMS['sse']['bytes']} bytes")
         big.append(("events.sse", PARAMS["sse"]["bytes"]))
+    if set(CACHE_WORKLOADS) & set(workloads):
+        make_cache_files()
     # Read everything once so that it is in the page cache.
     for name, _ in big:
         with open(os.path.join(WWW, name), "rb") as f:
             while f.read(8 * MIB):
                 pass
+
+
+def cache_paths():
+    """Workload M's paths, relative to /cachebench/: fresh/0000.bin … fresh/0499.bin, revalidate/0500.bin …"""
+    half = CACHE_FILES // 2
+    return [("fresh/" if i < half else "revalidate/") + "%04d.bin" % i for i in range(CACHE_FILES)]
+
+
+def make_cache_files():
+    """Workload M's files (kept between runs): each CACHE_FILE_BYTES long, its first line naming it (the clients
+    check it), then bytes that differ from file to file; and the order of the passes, a fixed shuffle."""
+    import random
+    for path in cache_paths():
+        full = os.path.join(CACHE_DIR, path)
+        if os.path.exists(full) and os.path.getsize(full) == CACHE_FILE_BYTES:
+            continue
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        head = f"courier cachebench {path}\n".encode()
+        seed = int(path[-8:-4])
+        body = head + bytes((seed * 31 + k * 7) % 251 for k in range(CACHE_FILE_BYTES - len(head)))
+        with open(full, "wb") as f:
+            f.write(body)
+    order = cache_paths()
+    random.Random(22).shuffle(order)
+    with open(CACHE_ORDER, "w") as f:
+        f.write("\n".join(order) + "\n")
 
 
 def make_certs():
@@ -264,6 +312,8 @@ http {{
     types {{ application/json json; application/octet-stream bin; }}
     default_type application/octet-stream;
     log_format bench '$msec $connection $status $bytes_sent $body_bytes_sent "$http_range" $request_uri';
+    # Workload M: what reached the server and what it sent, with the client's pass number (X-Bench-Pass).
+    log_format cachebench '$status $bytes_sent "$http_x_bench_pass" $request_uri';
     # HTTPS (workloads H, I, J): every request logged with its connection's serial number, so that
     # run.py counts the connections of each run (distinct $connection values since the run began).
     log_format tlsbench '$msec $connection $server_port $server_protocol $ssl_protocol '
@@ -292,6 +342,16 @@ http {{
         # Workload K: the event stream, a static file served as text/event-stream.
         location ~ \\.sse$ {{
             default_type text/event-stream;
+        }}
+        # Workload M: fresh for an hour (Expires and Cache-Control: max-age=3600, with nginx's ETag and
+        # Last-Modified), and revalidated at every reuse (no-cache: If-None-Match, answered 304).
+        location /cachebench/fresh/ {{
+            expires 1h;
+            access_log {work}/logs/cache-fresh.log cachebench;
+        }}
+        location /cachebench/revalidate/ {{
+            add_header Cache-Control no-cache;
+            access_log {work}/logs/cache-revalidate.log cachebench;
         }}
     }}
     # HTTPS, HTTP/2 by ALPN (HTTP/1.1 for a client that offers only that).
@@ -479,6 +539,9 @@ def swift_cmd(binary, client, wl, extra=()):
         cmd += ["--expect-bytes", str(RESUME_BYTES)]
     if wl in WS_WORKLOADS:
         cmd += ["--size", str(p["size"]), "--warmup", str(p["warmup"])]
+    if wl in CACHE_WORKLOADS:
+        cmd[cmd.index("--store") + 1] = CACHE_STORE  # emptied before every run
+        cmd += ["--urls", CACHE_ORDER]
     return cmd + list(extra)
 
 
@@ -609,6 +672,15 @@ def clients_for(wl):
             add("wskit+async", swift_cmd("bench-wskit", "wskit+async", wl), parse_swift)
         add("courier-curl", swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
         return only(cs)
+    if wl in CACHE_WORKLOADS:
+        # M: Courier (curl transport) with the HTTP cache on and off, URLSession with URLCache on and off,
+        # AsyncHTTPClient (no cache: the network-only reference).
+        add("ahc", swift_cmd("bench-ahc", "ahc", wl), parse_swift)
+        add("urlsession", swift_cmd("bench-urlsession", "urlsession", wl), parse_swift)
+        add("urlsession+cache", swift_cmd("bench-urlsession", "urlsession+cache", wl), parse_swift)
+        add("courier-curl", swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
+        add("courier-curl+cache", swift_cmd("bench-courier", "courier-curl+cache", wl), parse_swift)
+        return only(cs)
     if wl == "sse":
         # K: the curl CLI's raw bytes (the ceiling), AsyncHTTPClient's streamed body through
         # mattt/EventSource's parser, Courier's events() and its typed decoding (curl transport).
@@ -705,8 +777,58 @@ def process_cpu_ms(pid):
         return None
 
 
+def cache_log_since(offsets):
+    """What nginx saw of one workload-M run, per location: requests by status, bytes sent ($bytes_sent,
+    headers included), and the same for requests sent after the client's first pass (X-Bench-Pass > 1)."""
+    time.sleep(0.2)  # nginx writes a request's line when it ends
+    out = {}
+    for name, path in CACHE_LOGS.items():
+        statuses, later_statuses = {}, {}
+        sent = later_sent = 0
+        if os.path.exists(path):
+            with open(path) as f:
+                f.seek(offsets[name])
+                for line in f:
+                    m = re.match(r'(\d+) (\d+) "([^"]*)" (\S+)', line)
+                    if not m:
+                        continue
+                    status, nbytes = m.group(1), int(m.group(2))
+                    statuses[status] = statuses.get(status, 0) + 1
+                    sent += nbytes
+                    if m.group(3) not in ("", "-", "1"):
+                        later_statuses[status] = later_statuses.get(status, 0) + 1
+                        later_sent += nbytes
+        out[f"{name}_statuses"] = statuses
+        out[f"{name}_bytes_sent"] = sent
+        out[f"{name}_later_statuses"] = later_statuses
+        out[f"{name}_later_bytes_sent"] = later_sent
+    out["server_requests"] = sum(sum(out[f"{n}_statuses"].values()) for n in CACHE_LOGS)
+    out["server_bytes_sent"] = sum(out[f"{n}_bytes_sent"] for n in CACHE_LOGS)
+    for status in ("200", "304"):
+        out[f"server_{status}"] = sum(out[f"{n}_statuses"].get(status, 0) for n in CACHE_LOGS)
+    return out
+
+
+def dir_usage(path):
+    """Files and bytes under a directory (the cache's disk store after a run)."""
+    files = size = 0
+    for root, _, names in os.walk(path):
+        for name in names:
+            try:
+                size += os.path.getsize(os.path.join(root, name))
+                files += 1
+            except OSError:
+                pass
+    return files, size
+
+
 def run_one(nginx, cid, cmd, parser, wl):
     offset = log_offset()
+    cache_offsets = {name: log_offset(path) for name, path in CACHE_LOGS.items()}
+    if wl in CACHE_WORKLOADS:
+        # A fresh, empty cache directory for every run.
+        shutil.rmtree(CACHE_STORE, ignore_errors=True)
+        os.makedirs(CACHE_STORE, exist_ok=True)
     tls_offset = log_offset(TLS_LOG)
     server_cpu = process_cpu_ms(nginx.worker)
     ws_cpu = process_cpu_ms(WS_SERVER.proc.pid) if WS_SERVER.proc else None
@@ -735,6 +857,9 @@ def run_one(nginx, cid, cmd, parser, wl):
             r["identical"] = ok
             if not ok:
                 r["errors"] = r.get("errors", 0) + 1
+    if wl in CACHE_WORKLOADS:
+        r.update(cache_log_since(cache_offsets))
+        r["store_files"], r["store_bytes"] = dir_usage(CACHE_STORE)
     if wl in TLS_WORKLOADS:
         r.update(tls_log_since(tls_offset))
         after = process_cpu_ms(nginx.worker)
@@ -793,7 +918,7 @@ def machine():
 def main():
     started = time.monotonic()
     start_wall = datetime.datetime.now().astimezone()
-    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K,L").split(",")
+    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K,L,M").split(",")
     workloads = []
     for w in wanted:
         for name in LETTERS.get(w.strip().upper(), [w.strip()]):
@@ -839,8 +964,8 @@ def main():
                         raw.flush()
                         brief = {k2: (round(r[k2], 1) if isinstance(r.get(k2), float) else r.get(k2))
                                  for k2 in ("rps", "mbps", "events", "messages", "p50_us", "cold_ms", "cold_cpu_ms", "ms_per_handshake",
-                                            "peak_rss_kb", "errors", "server_requests", "connections", "protocol",
-                                            "failed")
+                                            "peak_rss_kb", "errors", "server_requests", "server_200", "server_304",
+                                            "connections", "protocol", "failed")
                                  if k2 in r}
                         say(f"[{wl} r{rnd + 1} load {load:.2f}] {cid}: {brief}")
     finally:

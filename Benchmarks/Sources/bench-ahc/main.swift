@@ -204,6 +204,26 @@ func coldOnly() async -> Report {
     return report
 }
 
+/// Workload M: every URL of the list, in passes; AsyncHTTPClient has no cache, so this is the
+/// network-only reference (every request a full 200).
+func httpCache() async -> Report {
+    let list = CacheBenchList(args)
+    return await runCacheWorkload(args, list) { index, pass in
+        var request = HTTPClientRequest(url: list.urls[index].absoluteString)
+        request.headers.add(name: "X-Bench-Pass", value: String(pass))
+        do {
+            let response = try await client.execute(request, timeout: .seconds(600))
+            guard response.status == .ok else { return CacheFetch(ok: false) }
+            let body = try await response.body.collect(upTo: maximumBody)
+            let prefix = body.getBytes(at: body.readerIndex, length: min(body.readableBytes, list.prefixes[index].count)) ?? []
+            return CacheFetch(ok: list.check(count: body.readableBytes, prefix: prefix, index))
+        } catch {
+            log("\(error)")
+            return CacheFetch(ok: false)
+        }
+    }
+}
+
 var report: Report
 switch args.kind {
 case "cold": report = await coldOnly()
@@ -214,6 +234,7 @@ case "dlmem": report = await toMemory()
 case "dldisk": report = await toDisk()
 case "dedupe": report = await identical()
 case "resume": report = await resume()
+case "httpcache": report = await httpCache()
 default: fail("unknown workload \(args.workload)")
 }
 report.emit()

@@ -16,6 +16,7 @@ import FoundationNetworking
 // Workload K (`sse`): `eventStream(url, reconnection: .never)` read through `events()` (courier-curl), or
 // through `decodingEvents(of: Tick.self)` (courier-curl+typed), counting the events.
 // Workload L (`wssmall`, `wslarge`, `wspipe`, `wsslow`): `session.webSocket(url)` (WebSocketWorkloads.swift).
+// Workload M (`httpcache`, `httpcache1`): the HTTP cache on (`+cache`) or off (HTTPCacheWorkload.swift).
 // HTTPS workloads (--cacert): `tls.trustRoots = .system(adding: [CA])` (the system store plus the
 // benchmark's CA, the realistic set-up), or `.only([CA])` for the `+onlyca` client; `httpVersion` from
 // --http (auto → .automatic, 1.1 → .http1_1, 2 → .http2).
@@ -433,7 +434,7 @@ if direct {
     default:
         // The cold phase starts before the session exists: making it is part of it.
         let cold = ColdPhase()
-        let session = makeSession()
+        let session = args.kind == "httpcache" ? makeHTTPCacheSession() : makeSession()
         switch args.kind {
         case "cold": report = await coldOnlyAPI(session, cold: cold)
         case "seq": report = await sequentialAPI(session, cold: cold)
@@ -443,6 +444,7 @@ if direct {
         case "dedupe": report = await identicalAPI(session)
         case "sse": report = await eventStreamAPI(session)
         case "wssmall", "wslarge", "wspipe", "wsslow": report = await webSocketAPI(session)
+        case "httpcache": report = await httpCacheAPI(session)
         default: fail("unknown workload \(args.workload)")
         }
         report.notes["transport"] = session.transportName

@@ -8,8 +8,13 @@ import FoundationNetworking
 // `data(for:)` and `download(for:)`. Configured like Courier's URLSession transport configures
 // it: ephemeral, no URL cache, no cookies, connections per host = concurrency (at least 6).
 // The resume workload uses a download task with a delegate, the only way to ask for resume data.
+// Workload M (`httpcache`, `httpcache1`): `urlsession` as above (no cache), and `urlsession+cache` with a
+// `URLCache` (64 MiB memory, 256 MiB disk in --store) and `.useProtocolCachePolicy`, as an app would turn it on.
 
 let args = Arguments()
+let urlCacheOn = args.kind == "httpcache" && args.client.hasSuffix("+cache")
+let urlCache: URLCache? = urlCacheOn
+    ? URLCache(memoryCapacity: 64 << 20, diskCapacity: 256 << 20, diskPath: args.store) : nil
 
 func makeConfiguration() -> URLSessionConfiguration {
     let config = URLSessionConfiguration.ephemeral
@@ -21,6 +26,10 @@ func makeConfiguration() -> URLSessionConfiguration {
     config.httpCookieStorage = nil
     config.timeoutIntervalForRequest = 600
     config.timeoutIntervalForResource = 600
+    if let urlCache {
+        config.urlCache = urlCache
+        config.requestCachePolicy = .useProtocolCachePolicy
+    }
     return config
 }
 
@@ -196,6 +205,33 @@ func resume() async -> Report {
     return report
 }
 
+/// Workload M: every URL of the list, in passes; with `+cache` the requests use the protocol's cache
+/// policy and URLCache decides. URLSession cannot say where a response came from: nginx's log does.
+/// After the timed run, how many of the list's URLs the URLCache holds (`urlcache_stored`).
+func httpCache() async -> Report {
+    let list = CacheBenchList(args)
+    let policy: URLRequest.CachePolicy = urlCacheOn ? .useProtocolCachePolicy : .reloadIgnoringLocalCacheData
+    var report = await runCacheWorkload(args, list) { index, pass in
+        var request = URLRequest(url: list.urls[index])
+        request.cachePolicy = policy
+        request.setValue(String(pass), forHTTPHeaderField: "X-Bench-Pass")
+        do {
+            let (data, response) = try await session.data(for: request)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else { return CacheFetch(ok: false) }
+            return CacheFetch(ok: list.check(data, index))
+        } catch {
+            log("\(error)")
+            return CacheFetch(ok: false)
+        }
+    }
+    if let urlCache {
+        report.extra["urlcache_stored"] = Double(list.urls.filter { urlCache.cachedResponse(for: URLRequest(url: $0)) != nil }.count)
+        report.extra["urlcache_memory_bytes"] = Double(urlCache.currentMemoryUsage)
+        report.extra["urlcache_disk_bytes"] = Double(urlCache.currentDiskUsage)
+    }
+    return report
+}
+
 var report: Report
 switch args.workload {
 case "seq": report = await sequential()
@@ -205,6 +241,7 @@ case "dlmem": report = await toMemory()
 case "dldisk": report = await toDisk()
 case "dedupe": report = await identical()
 case "resume": report = await resume()
+case "httpcache", "httpcache1": report = await httpCache()
 default: fail("unknown workload \(args.workload)")
 }
 report.emit()

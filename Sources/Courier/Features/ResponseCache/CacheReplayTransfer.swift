@@ -82,8 +82,12 @@ final class CacheReplayTransfer: TransportTransfer {
     }
 
     func acknowledge(_ bytes: Int) {
-        state.withLock { $0.unacknowledged = max(0, $0.unacknowledged - bytes) }
-        queue.async { self.pump() }
+        let finished = state.withLock { state -> Bool in
+            state.unacknowledged = max(0, state.unacknowledged - bytes)
+            return state.finished
+        }
+        // A finished replay (every body delivered at once from memory) has nothing left to pump.
+        if !finished { queue.async { self.pump() } }
     }
 
     /// Returns once every pump scheduled so far has run (tests use it to observe a paused replay).

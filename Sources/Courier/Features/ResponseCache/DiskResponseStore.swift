@@ -195,7 +195,12 @@ struct DiskResponseStore: Sendable {
         metadata.requestHadAuthorization = replaced.requestHadAuthorization
         guard let file = CacheEntryFormat.encodeHead(metadata, inlineBody: current.inlineBody),
               writeAtomically(file, to: headURL) else { return nil }
-        return read(key, touchingAt: now)
+        // A body file must be opened (and checked) as a read does; an inline body is already in
+        // hand, and reading back the head just written would only decode it again.
+        guard metadata.bodyFile == nil else { return read(key, touchingAt: now) }
+        CacheFileIO.setModified(headURL, to: now)
+        return StoredEntry(key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
+                           version: metadata.version, body: .data(current.inlineBody))
     }
 
     // MARK: Removing
