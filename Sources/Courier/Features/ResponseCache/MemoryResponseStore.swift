@@ -9,6 +9,8 @@ struct MemoryResponseStore {
     private struct Node {
         var entry: StoredEntry
         var cost: Int
+        /// When the disk copy was last marked used (or written), `nil` if never by this cache.
+        var diskMarkedAt: Date?
         /// The next more recently used key.
         var newer: ResponseCacheKey?
         /// The next less recently used key.
@@ -57,13 +59,13 @@ struct MemoryResponseStore {
     /// Stores `entry` as the most recently used, evicting the least recently used entries until
     /// the total fits. An entry that alone exceeds the capacity, or whose body is not in memory,
     /// is not kept (and any earlier entry for its key is dropped).
-    mutating func insert(_ entry: StoredEntry) {
+    mutating func insert(_ entry: StoredEntry, markedOnDiskAt: Date? = nil) {
         let key = entry.key
         remove(key)
         let cost = Self.cost(of: entry)
         guard cost <= capacity, case .data = entry.body else { return }
         while totalCost + cost > capacity, let victim = oldest { remove(victim) }
-        nodes[key] = Node(entry: entry, cost: cost, newer: nil, older: newest)
+        nodes[key] = Node(entry: entry, cost: cost, diskMarkedAt: markedOnDiskAt, newer: nil, older: newest)
         if let previous = newest { nodes[previous]?.newer = key }
         newest = key
         if oldest == nil { oldest = key }
@@ -80,6 +82,33 @@ struct MemoryResponseStore {
     /// Removes every entry `shouldRemove` selects.
     mutating func removeAll(where shouldRemove: (StoredEntry) -> Bool) {
         for (key, node) in nodes where shouldRemove(node.entry) { remove(key) }
+    }
+
+    /// Whether the disk copy of `key` should be marked used at `now`: not when this cache marked
+    /// or wrote it less than `interval` ago (the disk's recency is coarse, and a hit should not
+    /// cost a system call each time). Records `now` when it answers `true`.
+    mutating func shouldMarkDiskUse(of key: ResponseCacheKey, at now: Date, interval: TimeInterval) -> Bool {
+        guard let node = nodes[key] else { return false }
+        if let marked = node.diskMarkedAt, now.timeIntervalSince(marked) < interval, now >= marked { return false }
+        nodes[key]?.diskMarkedAt = now
+        return true
+    }
+
+    /// Replaces the head of the entry for `key` when the new head differs from the stored one only
+    /// in when it was received (`Date`, `Age`, `Expires` and the request and response times), as
+    /// most `304`s do; `nil` (and nothing changed) otherwise or when `key` is not held.
+    mutating func updateHeadIfOnlyTimesChanged(of key: ResponseCacheKey, to head: CacheEntryHead) -> StoredEntry? {
+        guard let node = nodes[key], Self.withoutTimes(node.entry.head) == Self.withoutTimes(head) else { return nil }
+        return updateHead(of: key, to: head)
+    }
+
+    /// `head` with what only says when it was received left out.
+    private static func withoutTimes(_ head: CacheEntryHead) -> CacheEntryHead {
+        var head = head
+        for name in ["Date", "Age", "Expires"] { head.headers.remove(name: name) }
+        head.requestTime = .distantPast
+        head.responseTime = .distantPast
+        return head
     }
 
     /// Replaces the head of the entry for `key`, if any, keeping its place and body.

@@ -15,14 +15,22 @@ extension ResponseCache {
     /// then kept in memory too); marks it used, for both tiers' least-recently-used order.
     func entry(for key: ResponseCacheKey) -> StoredEntry? {
         let now = now()
-        if let inMemory = withMemory({ $0.value(for: key) }) {
-            disk?.touch(key, at: now)
+        let hasDisk = disk != nil
+        if let (inMemory, marksDisk) = withMemory({ memory -> (StoredEntry, Bool)? in
+            guard let entry = memory.value(for: key) else { return nil }
+            return (entry, hasDisk && memory.shouldMarkDiskUse(of: key, at: now, interval: Self.diskUseMarkInterval))
+        }) {
+            if marksDisk { disk?.touch(key, at: now) }
             return inMemory
         }
         guard let onDisk = disk?.read(key, touchingAt: now) else { return nil }
-        if case .data = onDisk.body { withMemory { $0.insert(onDisk) } }
+        if case .data = onDisk.body { withMemory { $0.insert(onDisk, markedOnDiskAt: now) } }
         return onDisk
     }
+
+    /// How often at most a hit in memory marks the disk copy used (its modification time, which
+    /// orders the disk's least-recently-used eviction across processes): once a minute.
+    static let diskUseMarkInterval: TimeInterval = 60
 
     /// A writer that stores a response for `key` as its body arrives; see ``ResponseCacheWriter``.
     func makeWriter(for key: ResponseCacheKey, head: CacheEntryHead, url: URL?, version: Int?) -> ResponseCacheWriter {
@@ -34,6 +42,11 @@ extension ResponseCache {
     /// or `nil` when nothing is stored for `key`.
     @discardableResult
     func updateHead(for key: ResponseCacheKey, _ head: CacheEntryHead) -> StoredEntry? {
+        // Most 304s change only `Date` (and perhaps `Expires` or `Age`): memory takes the new head,
+        // and the disk copy is left as it is. Another process reading it sees the older times
+        // and revalidates once more, which costs a 304; rewriting the head file on every 304
+        // cost ten times the exchange itself (Benchmarks/PROFILES.md, workload M).
+        if let updated = withMemory({ $0.updateHeadIfOnlyTimesChanged(of: key, to: head) }) { return updated }
         if let disk, let updated = disk.updateHead(of: key, to: head, now: now()) {
             withMemory { memory in
                 if case .data = updated.body { memory.insert(updated) } else { memory.remove(key) }
@@ -61,7 +74,8 @@ extension ResponseCache {
                 disk.remove(entry.key)
             }
         }
-        withMemory { $0.insert(published) }   // a file body is not kept (and drops an older copy)
+        let now = now()
+        withMemory { $0.insert(published, markedOnDiskAt: disk == nil ? nil : now) }   // a file body is not kept (and drops an older copy)
         return published
     }
 
