@@ -89,9 +89,11 @@ struct EncodedBodyReader {
             }
             let isFinal = reader.position >= reader.count
             let length = UInt16(raw.count)
-            pending = [isFinal ? 0x01 : 0x00,
-                       UInt8(length & 0xFF), UInt8(length >> 8),
-                       UInt8(~length & 0xFF), UInt8(~length >> 8)]
+            pending = [
+                isFinal ? 0x01 : 0x00,
+                UInt8(length & 0xFF), UInt8(length >> 8),
+                UInt8(~length & 0xFF), UInt8(~length >> 8),
+            ]
             pending.append(contentsOf: raw)
             if isFinal { phase = .trailer }
         case .trailer:

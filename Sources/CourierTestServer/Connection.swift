@@ -33,9 +33,10 @@ struct Connection {
         self.core = core
         self.fd = fd
         self.index = index
-        self.reader = RequestReader(fd: fd,
-                                    maxHeadBytes: core.configuration.maxRequestHeadBytes,
-                                    recordLimit: core.configuration.maxRecordedBodyBytes)
+        self.reader = RequestReader(
+            fd: fd,
+            maxHeadBytes: core.configuration.maxRequestHeadBytes,
+            recordLimit: core.configuration.maxRecordedBodyBytes)
     }
 
     /// Runs the connection to completion, then closes and deregisters the socket.
@@ -72,8 +73,9 @@ struct Connection {
                 return (.close, lastSequence)
             case .truncated(let partial):
                 let (head, _) = RequestHeadParser.parse(partial)
-                recordFailure(head: head, exchangeIndex: exchangeIndex,
-                              error: "connection closed before the request head was complete (\(partial.count) bytes)")
+                recordFailure(
+                    head: head, exchangeIndex: exchangeIndex,
+                    error: "connection closed before the request head was complete (\(partial.count) bytes)")
                 return (.close, lastSequence)
             case .tooLarge:
                 let error = "request head larger than \(core.configuration.maxRequestHeadBytes) bytes"
@@ -186,9 +188,10 @@ struct Connection {
 
     private func record(head: RequestHead, body: RequestReader.BodyResult, exchangeIndex: Int, error: String?) -> RecordedRequest {
         core.record { sequence in
-            RecordedRequest(head: head, error: error, body: body.body, bodySize: body.size,
-                            chunkSizes: body.chunkSizes, trailers: body.trailers,
-                            connectionIndex: index, exchangeIndex: exchangeIndex, sequenceNumber: sequence)
+            RecordedRequest(
+                head: head, error: error, body: body.body, bodySize: body.size,
+                chunkSizes: body.chunkSizes, trailers: body.trailers,
+                connectionIndex: index, exchangeIndex: exchangeIndex, sequenceNumber: sequence)
         }
     }
 

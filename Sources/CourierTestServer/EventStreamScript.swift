@@ -93,10 +93,12 @@ public struct EventStreamScript: Sendable {
             if event.delay > .zero { paces.append(.init(offset: Int64(body.count), delay: event.delay)) }
             body.append(contentsOf: event.wireText.utf8)
         }
-        var response = MockResponse(status: 200, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-cache"],
-                                    body: .data(body))
-            .chunked(chunkSize: 64 << 10)
-            .withBehavior { $0.paces = paces }
+        var response = MockResponse(
+            status: 200, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-cache"],
+            body: .data(body)
+        )
+        .chunked(chunkSize: 64 << 10)
+        .withBehavior { $0.paces = paces }
         // At the body's last byte, before the chunked body's last chunk: the client sees no clean end.
         let end = EffectPoint.responseBody(afterBytes: Int64(body.count))
         if dropped || ending == .reset {

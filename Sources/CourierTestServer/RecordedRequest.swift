@@ -42,9 +42,11 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
     /// ``TestServer/waitForClientDisconnect(path:count:timeout:)`` see later changes.
     public internal(set) var clientDisconnected: Bool = false
 
-    init(head: RequestHead?, error: String?, body: Data = Data(), bodySize: Int64 = 0,
-         chunkSizes: [Int]? = nil, trailers: RecordedHeaders = [:],
-         connectionIndex: Int, exchangeIndex: Int, sequenceNumber: Int) {
+    init(
+        head: RequestHead?, error: String?, body: Data = Data(), bodySize: Int64 = 0,
+        chunkSizes: [Int]? = nil, trailers: RecordedHeaders = [:],
+        connectionIndex: Int, exchangeIndex: Int, sequenceNumber: Int
+    ) {
         let target = head?.target ?? ""
         let parts = RecordedRequest.split(target: target)
         self.method = head?.method ?? ""
@@ -86,7 +88,8 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
         var rest = Substring(target)
         if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
         if !rest.hasPrefix("/"), let schemeEnd = rest.range(of: "://"),
-           rest[..<schemeEnd.lowerBound].allSatisfy({ $0.isLetter }) {
+            rest[..<schemeEnd.lowerBound].allSatisfy({ $0.isLetter })
+        {
             let authorityAndPath = rest[schemeEnd.upperBound...]
             if let slash = authorityAndPath.firstIndex(where: { $0 == "/" || $0 == "?" }) {
                 let remainder = authorityAndPath[slash...]

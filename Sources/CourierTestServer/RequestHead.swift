@@ -57,9 +57,10 @@ enum RequestHeadParser {
         }
         let version = parts[2].utf8
         guard version.count == 8, parts[2].hasPrefix("HTTP/"),
-              let major = version.dropFirst(5).first, isDigit(major),
-              version.dropFirst(6).first == UInt8(ascii: "."),
-              let minor = version.dropFirst(7).first, isDigit(minor) else {
+            let major = version.dropFirst(5).first, isDigit(major),
+            version.dropFirst(6).first == UInt8(ascii: "."),
+            let minor = version.dropFirst(7).first, isDigit(minor)
+        else {
             return (head, RequestParseError(status: 400, message: "invalid HTTP version \(parts[2].debugDescription)"))
         }
         guard major == UInt8(ascii: "1") else {
@@ -107,7 +108,8 @@ enum RequestHeadParser {
             .map { $0.trimmingOWS }
         guard let firstLength = lengths.first else { return .success(.none) }
         guard lengths.allSatisfy({ $0 == firstLength }), !firstLength.isEmpty,
-              firstLength.utf8.allSatisfy(isDigit), let length = Int64(firstLength) else {
+            firstLength.utf8.allSatisfy(isDigit), let length = Int64(firstLength)
+        else {
             return .failure(RequestParseError(status: 400, message: "invalid Content-Length \(lengths.joined(separator: ", ").debugDescription)"))
         }
         return .success(length == 0 ? .none : .contentLength(length))
@@ -124,14 +126,15 @@ enum RequestHeadParser {
     }
 
     private static func isToken(_ text: Substring) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            default:
-                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
             }
-        }
     }
 }
 
@@ -141,7 +144,8 @@ extension StringProtocol {
         let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         let text = self[...]
         guard let first = text.firstIndex(where: { !isOWS($0) }),
-              let last = text.lastIndex(where: { !isOWS($0) }) else { return Substring() }
+            let last = text.lastIndex(where: { !isOWS($0) })
+        else { return Substring() }
         return Substring(text[first...last])
     }
 }

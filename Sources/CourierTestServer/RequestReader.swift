@@ -79,7 +79,8 @@ struct RequestReader {
         while true {
             // Tolerate empty lines before the request line (RFC 9112 §2.2).
             while scanned == 0, available > 0,
-                  storage[start] == UInt8(ascii: "\r") || storage[start] == UInt8(ascii: "\n") {
+                storage[start] == UInt8(ascii: "\r") || storage[start] == UInt8(ascii: "\n")
+            {
                 start += 1
             }
             var index = start + scanned
@@ -165,7 +166,8 @@ struct RequestReader {
             let text = RequestHeadParser.decode(line)
             let sizeText = (text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").trimmingOWS
             guard !sizeText.isEmpty, sizeText.count <= 15, let size = Int(sizeText, radix: 16), size >= 0,
-                  sizeText.allSatisfy(\.isHexDigit) else {
+                sizeText.allSatisfy(\.isHexDigit)
+            else {
                 result.error = RequestParseError(status: 400, message: "invalid chunk size line \(text.debugDescription)")
                 return
             }

@@ -67,7 +67,8 @@ extension Resource {
         let trimmed = String(value.trimmingOWS)
         if trimmed.hasPrefix("\"") || trimmed.hasPrefix("W/") {
             guard let etag, let current = EntityTag.parseList(etag).tags.first, !current.weak,
-                  let given = EntityTag.parseList(trimmed).tags.first, !given.weak else { return false }
+                let given = EntityTag.parseList(trimmed).tags.first, !given.weak
+            else { return false }
             return given.opaque == current.opaque
         }
         guard let date = HTTPDate.parse(trimmed), let lastModified else { return false }

@@ -27,22 +27,29 @@ public struct Resource: Sendable {
     var transforms: [@Sendable (RecordedRequest, MockResponse) -> MockResponse] = []
 
     /// A resource holding `data` in memory.
-    public init(data: Data, etag: String? = nil, lastModified: Date? = nil,
-                contentType: String = "application/octet-stream", ignoresRange: Bool = false) {
+    public init(
+        data: Data, etag: String? = nil, lastModified: Date? = nil,
+        contentType: String = "application/octet-stream", ignoresRange: Bool = false
+    ) {
         self.init(body: .data(data), etag: etag, lastModified: lastModified, contentType: contentType, ignoresRange: ignoresRange)
     }
 
     /// A resource of `count` ``PatternBody`` bytes for `seed`, generated while sending (never
     /// held in memory).
-    public init(pattern count: Int64, seed: UInt64, etag: String? = nil, lastModified: Date? = nil,
-                contentType: String = "application/octet-stream", ignoresRange: Bool = false) {
-        self.init(body: .pattern(count: count, seed: seed), etag: etag, lastModified: lastModified,
-                  contentType: contentType, ignoresRange: ignoresRange)
+    public init(
+        pattern count: Int64, seed: UInt64, etag: String? = nil, lastModified: Date? = nil,
+        contentType: String = "application/octet-stream", ignoresRange: Bool = false
+    ) {
+        self.init(
+            body: .pattern(count: count, seed: seed), etag: etag, lastModified: lastModified,
+            contentType: contentType, ignoresRange: ignoresRange)
     }
 
     /// A resource with any body.
-    public init(body: MockResponse.Body, etag: String? = nil, lastModified: Date? = nil,
-                contentType: String = "application/octet-stream", ignoresRange: Bool = false) {
+    public init(
+        body: MockResponse.Body, etag: String? = nil, lastModified: Date? = nil,
+        contentType: String = "application/octet-stream", ignoresRange: Bool = false
+    ) {
         self.body = body
         self.etag = etag
         self.lastModified = lastModified

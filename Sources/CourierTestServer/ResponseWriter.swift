@@ -89,7 +89,8 @@ struct ResponseWriter {
         switch response.behavior.framing {
         case .contentLength:
             // 1xx and 204 never carry Content-Length (RFC 9110 §8.6); an empty 304 needs none.
-            let omitted = response.behavior.omitsContentLength || headers.contains("Content-Length")
+            let omitted =
+                response.behavior.omitsContentLength || headers.contains("Content-Length")
                 || (noBodyStatus && response.status != 304) || (response.status == 304 && length == 0)
             if !omitted { head += "Content-Length: \(length)\r\n" }
         case .chunked:

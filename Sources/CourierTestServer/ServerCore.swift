@@ -163,9 +163,11 @@ final class ServerCore: Sendable {
         // Only now is every WebSocket session over, so every violation is recorded.
         let (handshakes, sessions) = state.withLock { ($0.webSocketHandshakeViolations, $0.webSockets) }
         var report = begun.report
-        report.webSocketViolations = handshakes + sessions.flatMap { session in
-            session.violations.map { "\(session.request.path): \($0)" }
-        }
+        report.webSocketViolations =
+            handshakes
+            + sessions.flatMap { session in
+                session.violations.map { "\(session.request.path): \($0)" }
+            }
         state.withLock { $0.report = report }
         return report
     }

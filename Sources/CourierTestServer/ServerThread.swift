@@ -30,11 +30,13 @@ struct ServerThread: Sendable {
         pthread_attr_setstacksize(&attributes, 2 << 20)
         #if canImport(Glibc)
         var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { context in
-            guard let context else { return nil }
-            ServerThread.run(context)
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, &attributes,
+            { context in
+                guard let context else { return nil }
+                ServerThread.run(context)
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<Payload>.fromOpaque(context).release()
             return nil
@@ -44,10 +46,12 @@ struct ServerThread: Sendable {
         return ServerThread(handle: UInt(thread))
         #else
         var thread: pthread_t?
-        let result = pthread_create(&thread, &attributes, { context in
-            ServerThread.run(context)
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, &attributes,
+            { context in
+                ServerThread.run(context)
+                return nil
+            }, context)
         guard result == 0, let thread else {
             Unmanaged<Payload>.fromOpaque(context).release()
             return nil

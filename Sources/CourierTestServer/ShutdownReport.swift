@@ -42,21 +42,26 @@ public struct ShutdownReport: Sendable, CustomStringConvertible {
     ///
     /// `webSocketViolations` is the exact number of WebSocket protocol violations expected (for a
     /// test whose client misbehaves on purpose).
-    public func problems(unconsumedResponses expectedUnconsumed: Int = 0,
-                         unexpectedRequests expectedUnexpected: Int = 0,
-                         webSocketViolations expectedViolations: Int = 0) -> [String] {
+    public func problems(
+        unconsumedResponses expectedUnconsumed: Int = 0,
+        unexpectedRequests expectedUnexpected: Int = 0,
+        webSocketViolations expectedViolations: Int = 0
+    ) -> [String] {
         var problems: [String] = []
         if unconsumedResponses.count != expectedUnconsumed {
-            problems.append("\(unconsumedResponses.count) unconsumed responses (expected \(expectedUnconsumed)): "
-                + unconsumedResponses.map(\.description).joined(separator: "; "))
+            problems.append(
+                "\(unconsumedResponses.count) unconsumed responses (expected \(expectedUnconsumed)): "
+                    + unconsumedResponses.map(\.description).joined(separator: "; "))
         }
         if unexpectedRequests.count != expectedUnexpected {
-            problems.append("\(unexpectedRequests.count) unexpected requests (expected \(expectedUnexpected)): "
-                + unexpectedRequests.map(\.requestLine).joined(separator: "; "))
+            problems.append(
+                "\(unexpectedRequests.count) unexpected requests (expected \(expectedUnexpected)): "
+                    + unexpectedRequests.map(\.requestLine).joined(separator: "; "))
         }
         if webSocketViolations.count != expectedViolations {
-            problems.append("\(webSocketViolations.count) WebSocket protocol violations (expected \(expectedViolations)): "
-                + webSocketViolations.joined(separator: "; "))
+            problems.append(
+                "\(webSocketViolations.count) WebSocket protocol violations (expected \(expectedViolations)): "
+                    + webSocketViolations.joined(separator: "; "))
         }
         return problems
     }

@@ -91,8 +91,10 @@ extension TestServer {
     /// kernel goes unnoticed.
     /// - Throws: ``TestServerError/timeout``, ``TestServerError/shutdown``, or `CancellationError`.
     @discardableResult
-    public func waitForClientDisconnect(path: String? = nil, count: Int = 1,
-                                        timeout: Duration = .seconds(30)) async throws -> [RecordedRequest] {
+    public func waitForClientDisconnect(
+        path: String? = nil, count: Int = 1,
+        timeout: Duration = .seconds(30)
+    ) async throws -> [RecordedRequest] {
         let slot = WaitSlot<[RecordedRequest]>()
         let ready: Result<[RecordedRequest]?, TestServerError> = core.state.withLock { state in
             let matches = state.disconnected(path: path)

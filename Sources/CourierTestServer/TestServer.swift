@@ -84,8 +84,10 @@ public final class TestServer: Sendable {
 
     /// Answers requests for exactly `path` (no query) with `handler`, which runs on a server
     /// thread; routes are checked before the dispatcher and the queue, the latest first.
-    public func route(_ path: String, method: RouteMethod = .any,
-                      _ handler: @escaping @Sendable (RecordedRequest) -> MockResponse) {
+    public func route(
+        _ path: String, method: RouteMethod = .any,
+        _ handler: @escaping @Sendable (RecordedRequest) -> MockResponse
+    ) {
         core.state.withLock { $0.addRoute(path: path, method: method, handler: .closure(handler)) }
     }
 
@@ -98,10 +100,11 @@ public final class TestServer: Sendable {
     /// file changed on the server; its per-request counters start again.
     public func replace(_ resource: Resource, at path: String) {
         core.state.withLock { state in
-            let method = state.routes.last { route in
-                guard route.path == path, case .resource = route.handler else { return false }
-                return true
-            }?.method ?? .any
+            let method =
+                state.routes.last { route in
+                    guard route.path == path, case .resource = route.handler else { return false }
+                    return true
+                }?.method ?? .any
             state.routes.removeAll { route in
                 guard route.path == path, case .resource = route.handler else { return false }
                 return true

@@ -73,8 +73,10 @@ extension WebSocketScript {
         public var declaredLength: UInt64?
 
         /// A frame; by default a final, unmasked frame with the reserved bits clear.
-        public init(opcode: Opcode, payload: Data = Data(), fin: Bool = true, rsv1: Bool = false, rsv2: Bool = false,
-                    rsv3: Bool = false, maskingKey: UInt32? = nil, declaredLength: UInt64? = nil) {
+        public init(
+            opcode: Opcode, payload: Data = Data(), fin: Bool = true, rsv1: Bool = false, rsv2: Bool = false,
+            rsv3: Bool = false, maskingKey: UInt32? = nil, declaredLength: UInt64? = nil
+        ) {
             self.opcode = opcode
             self.payload = payload
             self.fin = fin
@@ -128,8 +130,10 @@ extension WebSocketScript {
             }
             var body = [UInt8](payload)
             if let maskingKey {
-                let key = (UInt8(maskingKey >> 24), UInt8(truncatingIfNeeded: maskingKey >> 16),
-                           UInt8(truncatingIfNeeded: maskingKey >> 8), UInt8(truncatingIfNeeded: maskingKey))
+                let key = (
+                    UInt8(maskingKey >> 24), UInt8(truncatingIfNeeded: maskingKey >> 16),
+                    UInt8(truncatingIfNeeded: maskingKey >> 8), UInt8(truncatingIfNeeded: maskingKey)
+                )
                 bytes += [key.0, key.1, key.2, key.3]
                 body.withUnsafeMutableBytes { WebSocketWire.mask($0, key: key) }
             }

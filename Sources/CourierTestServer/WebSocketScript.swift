@@ -104,8 +104,10 @@ public struct WebSocketScript: Sendable, Equatable {
     public var maximumMessageSize: Int
 
     /// A script; the server accepts the handshake and runs `steps`.
-    public init(_ steps: [Step] = [], subprotocol: SubprotocolChoice = .none, extraHeaders: HeaderFields = [:],
-                acceptValueOverride: String? = nil, answersPings: Bool = true, maximumMessageSize: Int = 16 << 20) {
+    public init(
+        _ steps: [Step] = [], subprotocol: SubprotocolChoice = .none, extraHeaders: HeaderFields = [:],
+        acceptValueOverride: String? = nil, answersPings: Bool = true, maximumMessageSize: Int = 16 << 20
+    ) {
         self.steps = steps
         self.subprotocol = subprotocol
         self.extraHeaders = extraHeaders

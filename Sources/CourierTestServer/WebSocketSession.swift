@@ -124,8 +124,9 @@ struct WebSocketSession {
         var offset = payload.startIndex
         while offset < payload.endIndex, outcome == nil {
             let end = min(offset + fragmentSize, payload.endIndex)
-            let frame = WebSocketScript.Frame(opcode: offset == payload.startIndex ? opcode : .continuation,
-                                              payload: payload[offset..<end], fin: end == payload.endIndex)
+            let frame = WebSocketScript.Frame(
+                opcode: offset == payload.startIndex ? opcode : .continuation,
+                payload: payload[offset..<end], fin: end == payload.endIndex)
             write(frame.wireBytes)
             offset = end
         }
@@ -203,8 +204,10 @@ struct WebSocketSession {
             }
             let messageSoFar = header.opcode == .continuation ? (partial?.payload.count ?? 0) : 0
             if header.length > UInt64(script.maximumMessageSize - messageSoFar) {
-                fail(1009, "a \(header.length)-byte frame makes a message larger than the server's limit of "
-                    + "\(script.maximumMessageSize) bytes (RFC 6455 §7.4.1, 1009)")
+                fail(
+                    1009,
+                    "a \(header.length)-byte frame makes a message larger than the server's limit of "
+                        + "\(script.maximumMessageSize) bytes (RFC 6455 §7.4.1, 1009)")
                 return
             }
             let length = Int(header.length)
@@ -247,15 +250,17 @@ struct WebSocketSession {
             key = (buffer[start + size], buffer[start + size + 1], buffer[start + size + 2], buffer[start + size + 3])
             size += 4
         }
-        return Header(fin: first & 0x80 != 0, rsv: (first & 0x40 != 0, first & 0x20 != 0, first & 0x10 != 0),
-                      opcode: Opcode(rawValue: first & 0x0F), maskingKey: key, length: length, size: size)
+        return Header(
+            fin: first & 0x80 != 0, rsv: (first & 0x40 != 0, first & 0x20 != 0, first & 0x10 != 0),
+            opcode: Opcode(rawValue: first & 0x0F), maskingKey: key, length: length, size: size)
     }
 
     private mutating func handle(_ header: Header, payload: [UInt8]) {
         let key = header.maskingKey.map { UInt32($0.0) << 24 | UInt32($0.1) << 16 | UInt32($0.2) << 8 | UInt32($0.3) }
-        recording.record(WebSocketRecording.Frame(
-            opcode: header.opcode, fin: header.fin, rsv1: header.rsv.0, rsv2: header.rsv.1, rsv3: header.rsv.2,
-            maskingKey: key, payload: Data(payload.prefix(recordLimit)), payloadLength: payload.count))
+        recording.record(
+            WebSocketRecording.Frame(
+                opcode: header.opcode, fin: header.fin, rsv1: header.rsv.0, rsv2: header.rsv.1, rsv3: header.rsv.2,
+                maskingKey: key, payload: Data(payload.prefix(recordLimit)), payloadLength: payload.count))
         guard header.maskingKey != nil else {
             return fail(1002, "an unmasked \(header.opcode) frame from the client (RFC 6455 §5.1)")
         }
@@ -356,7 +361,8 @@ struct WebSocketSession {
     static func close(from payload: Data) -> WebSocketRecording.Close {
         guard payload.count >= 2 else { return WebSocketRecording.Close(code: nil) }
         let bytes = [UInt8](payload)
-        return WebSocketRecording.Close(code: UInt16(bytes[0]) << 8 | UInt16(bytes[1]),
-                                        reason: String(decoding: bytes[2...], as: UTF8.self))
+        return WebSocketRecording.Close(
+            code: UInt16(bytes[0]) << 8 | UInt16(bytes[1]),
+            reason: String(decoding: bytes[2...], as: UTF8.self))
     }
 }

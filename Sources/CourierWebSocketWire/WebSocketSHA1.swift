@@ -26,7 +26,8 @@ package enum WebSocketSHA1 {
         for blockStart in stride(from: 0, to: message.count, by: 64) {
             for index in 0..<16 {
                 let offset = blockStart + index * 4
-                w[index] = UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16
+                w[index] =
+                    UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16
                     | UInt32(message[offset + 2]) << 8 | UInt32(message[offset + 3])
             }
             for index in 16..<80 { w[index] = rotateLeft(w[index - 3] ^ w[index - 8] ^ w[index - 14] ^ w[index - 16], 1) }
@@ -48,8 +49,10 @@ package enum WebSocketSHA1 {
         var digest: [UInt8] = []
         digest.reserveCapacity(digestByteCount)
         for word in [h.0, h.1, h.2, h.3, h.4] {
-            digest += [UInt8(truncatingIfNeeded: word >> 24), UInt8(truncatingIfNeeded: word >> 16),
-                       UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word)]
+            digest += [
+                UInt8(truncatingIfNeeded: word >> 24), UInt8(truncatingIfNeeded: word >> 16),
+                UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word),
+            ]
         }
         return digest
     }

@@ -23,10 +23,11 @@ struct BackpressureTests {
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
         let reading = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
-        let child = try ChildProcess(executable: executable.path,
-                                     arguments: ["-v", "--transport", "curl", server.url("/big").absoluteString],
-                                     stdout: .descriptor(ends[1]), stderr: .file(stderrURL.path))
-        close(ends[1]) // the child has its own copy; reading ends at its exit
+        let child = try ChildProcess(
+            executable: executable.path,
+            arguments: ["-v", "--transport", "curl", server.url("/big").absoluteString],
+            stdout: .descriptor(ends[1]), stderr: .file(stderrURL.path))
+        close(ends[1])  // the child has its own copy; reading ends at its exit
 
         // The slow consumer, on its own thread so it never blocks the test's cooperative pool.
         let (verified, total) = await withCheckedContinuation { (continuation: CheckedContinuation<(Bool, Int64), Never>) in

@@ -18,8 +18,9 @@ struct CacheKillTests {
     static let size: Int64 = 16 << 20
 
     static func cacheable(seed: UInt64) -> MockResponse {
-        MockResponse(headers: ["Cache-Control": "max-age=600", "ETag": "\"cache-\(seed)\"", "Content-Type": "application/octet-stream"],
-                     body: .pattern(count: size, seed: seed))
+        MockResponse(
+            headers: ["Cache-Control": "max-age=600", "ETag": "\"cache-\(seed)\"", "Content-Type": "application/octet-stream"],
+            body: .pattern(count: size, seed: seed))
     }
 
     /// What a new cache on `directory` holds for `url`: nothing, or all of the body. Then a scan
@@ -73,8 +74,9 @@ struct CacheKillTests {
         #expect(midResult.signalled && midResult.status == SIGKILL, "\(midResult)")
         gate.open()
         try await server.waitForClientDisconnect(path: midPath, timeout: .seconds(10))
-        #expect(!Self.expectNoPartialEntry(in: cacheDirectory, url: midURL, seed: 1, "mid-body"),
-                "a body cut in half is never stored")
+        #expect(
+            !Self.expectNoPartialEntry(in: cacheDirectory, url: midURL, seed: 1, "mid-body"),
+            "a body cut in half is never stored")
 
         // 2. Killed right after the server sent the last byte: the client may be finishing the
         // body, committing the entry, or done. Several runs land at different moments.

@@ -27,14 +27,16 @@ import Testing
         let directory = try parse(["--capath", "/ca/hashed"])
         #expect(directory.tlsConfiguration(host: "h").trustRoots == .only([], directory: URL(fileURLWithPath: "/ca/hashed", isDirectory: true)))
         let both = try parse(["--capath=/ca/hashed", "--cacert=/ca/a.pem"])
-        #expect(both.tlsConfiguration(host: "h").trustRoots
+        #expect(
+            both.tlsConfiguration(host: "h").trustRoots
                 == .only([URL(fileURLWithPath: "/ca/a.pem")], directory: URL(fileURLWithPath: "/ca/hashed", isDirectory: true)))
     }
 
     @Test func clientCertificates() throws {
         let separate = try parse(["--cert", "c.pem", "--key", "k.pem", "--pass", "secret"])
         #expect(separate.clientCertificate == .init(type: .pem, certificate: "c.pem", key: "k.pem", password: "secret"))
-        #expect(separate.tlsConfiguration(host: "h").clientCertificate
+        #expect(
+            separate.tlsConfiguration(host: "h").clientCertificate
                 == .pem(certificate: URL(fileURLWithPath: "c.pem"), privateKey: URL(fileURLWithPath: "k.pem"), password: "secret"))
         let combined = try parse(["-E", "both.pem:pw:with:colons"])
         #expect(combined.clientCertificate == .init(type: .pem, certificate: "both.pem", key: nil, password: "pw:with:colons"))
@@ -47,17 +49,18 @@ import Testing
         #expect(try parse(["--cert-type", "pem", "--cert", "c.pem"]).clientCertificate?.type == .pem)
     }
 
-    @Test(arguments: [
-        ("plain.pem", "plain.pem", nil),
-        ("c.pem:secret", "c.pem", "secret"),
-        ("c.pem:", "c.pem", ""),
-        ("c.pem:a:b", "c.pem", "a:b"),
-        (#"dir\:x/c.pem:pw"#, "dir:x/c.pem", "pw"),
-        (#"back\\slash.pem"#, #"back\slash.pem"#, nil),
-        (#"keep\n.pem"#, #"keep\n.pem"#, nil),
-        (#"trailing\"#, #"trailing\"#, nil),
-        (#"c.pem:p\:w"#, "c.pem", #"p\:w"#),
-    ] as [(String, String, String?)])
+    @Test(
+        arguments: [
+            ("plain.pem", "plain.pem", nil),
+            ("c.pem:secret", "c.pem", "secret"),
+            ("c.pem:", "c.pem", ""),
+            ("c.pem:a:b", "c.pem", "a:b"),
+            (#"dir\:x/c.pem:pw"#, "dir:x/c.pem", "pw"),
+            (#"back\\slash.pem"#, #"back\slash.pem"#, nil),
+            (#"keep\n.pem"#, #"keep\n.pem"#, nil),
+            (#"trailing\"#, #"trailing\"#, nil),
+            (#"c.pem:p\:w"#, "c.pem", #"p\:w"#),
+        ] as [(String, String, String?)])
     func certificateArgumentSplitsLikeCurl(text: String, path: String, password: String?) {
         #expect(CertificateArgument.parse(text) == CertificateArgument(path: path, password: password))
     }
@@ -186,9 +189,11 @@ import Testing
 
     @Test func helpListsEveryOptionWithCurlsSpelling() {
         let help = Help.fetch
-        for name in ["--cacert FILE", "--capath DIR", "-E, --cert FILE[:PASSWORD]", "--cert-type PEM|P12", "--key FILE",
-                     "--pass PASSWORD", "--pinnedpubkey HASHES", "-k, --insecure", "--tlsv1.2", "--tlsv1.3", "--http1.1",
-                     "--http2 ", "--http2-prior-knowledge"] {
+        for name in [
+            "--cacert FILE", "--capath DIR", "-E, --cert FILE[:PASSWORD]", "--cert-type PEM|P12", "--key FILE",
+            "--pass PASSWORD", "--pinnedpubkey HASHES", "-k, --insecure", "--tlsv1.2", "--tlsv1.3", "--http1.1",
+            "--http2 ", "--http2-prior-knowledge",
+        ] {
             #expect(help.contains(name), "\(name)")
         }
         #expect(help.contains("replaces the system store, unlike curl on Debian"))

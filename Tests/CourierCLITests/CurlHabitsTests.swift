@@ -123,8 +123,10 @@ import Glibc
         let server = try TestServer()
         defer { expectClean(server.shutdown()) }
         server.route("/users") { request in .echo(request) }
-        let result = try await runCLI(["POST", server.url("/users").absoluteString, "nick=ada", "level:=7", #"tags:=["a","b"]"#,
-                                       "dry==1", "X-Trace:42"])
+        let result = try await runCLI([
+            "POST", server.url("/users").absoluteString, "nick=ada", "level:=7", #"tags:=["a","b"]"#,
+            "dry==1", "X-Trace:42",
+        ])
         #expect(result.status == 0, "\(result)")
         let request = try await server.takeRequest()
         #expect(request.method == "POST")
@@ -163,7 +165,9 @@ import Glibc
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         for (umask, expected) in [("022", 0o644), ("027", 0o640), ("077", 0o600)] {
             let output = directory.path("f-\(umask).bin")
-            let command = "umask \(umask); exec " + [executable.path, "-o", output.path, server.url("/f.bin").absoluteString]
+            let command =
+                "umask \(umask); exec "
+                + [executable.path, "-o", output.path, server.url("/f.bin").absoluteString]
                 .map(shellQuoted).joined(separator: " ")
             let result = try await CLIProcess(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", command]).finish()
             #expect(result.status == 0, "\(result)")
@@ -172,7 +176,9 @@ import Glibc
         }
         let uploaded = directory.path("u.bin")
         server.route("/u", method: .post) { _ in .text("echo") }
-        let command = "umask 022; exec " + [executable.path, "-d", "x", "-o", uploaded.path, server.url("/u").absoluteString]
+        let command =
+            "umask 022; exec "
+            + [executable.path, "-d", "x", "-o", uploaded.path, server.url("/u").absoluteString]
             .map(shellQuoted).joined(separator: " ")
         let result = try await CLIProcess(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", command]).finish()
         #expect(result.status == 0, "\(result)")

@@ -50,8 +50,9 @@ import Glibc
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         let output = directory.path("bar.bin")
         let command = [executable.path, "-o", output.path, server.url("/bar.bin").absoluteString].map(shellQuoted).joined(separator: " ")
-        let script = try CLIProcess(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                                    environment: ["TERM": "xterm"])
+        let script = try CLIProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
+            environment: ["TERM": "xterm"])
         let result = try await script.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         #expect(try PatternFile.firstMismatch(output, count: size, seed: 23) == nil)
@@ -61,8 +62,9 @@ import Glibc
         let afterLastReturn = String(lastLine.split(separator: "\r", omittingEmptySubsequences: false).last ?? "")
         #expect(afterLastReturn.hasPrefix("100% 8.0 MiB (8388608 bytes) in "), "final line: \(afterLastReturn.debugDescription)")
         #expect(afterLastReturn.contains("average"))
-        #expect(afterLastReturn.allSatisfy { $0.isASCII && ($0 == " " || !$0.isWhitespace) && $0 != "\u{1B}" },
-                "nothing but the text after the last carriage return: \(afterLastReturn.debugDescription)")
+        #expect(
+            afterLastReturn.allSatisfy { $0.isASCII && ($0 == " " || !$0.isWhitespace) && $0 != "\u{1B}" },
+            "nothing but the text after the last carriage return: \(afterLastReturn.debugDescription)")
         #expect(afterLastReturn.last != " ")
         let redraws = lastLine.split(separator: "\r").map(String.init).filter { $0.contains("%") && $0.contains("ETA") }
         #expect(redraws.count >= 2, "the bar was redrawn in place: \(lastLine.debugDescription)")
@@ -75,8 +77,9 @@ import Glibc
         server.route("/user") { _ in .json(#"{"nick":"ada","level":7}"#) }
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         let command = [executable.path, server.url("/user").absoluteString].map(shellQuoted).joined(separator: " ")
-        let script = try CLIProcess(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                                    environment: ["TERM": "xterm", "NO_COLOR": ""])
+        let script = try CLIProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
+            environment: ["TERM": "xterm", "NO_COLOR": ""])
         let coloured = try await script.finish(timeout: .seconds(30))
         #expect(coloured.status == 0, "\(coloured)")
         let screen = coloured.stdoutText.replacingOccurrences(of: "\r\n", with: "\n")
@@ -142,8 +145,9 @@ extension DownloadTests {
         server.route("/user") { _ in .json(#"{"nick":"ada"}"#) }
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         let command = [executable.path, server.url("/user").absoluteString].map(shellQuoted).joined(separator: " ")
-        let script = try CLIProcess(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                                    environment: ["TERM": "xterm", "NO_COLOR": "1"])
+        let script = try CLIProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
+            environment: ["TERM": "xterm", "NO_COLOR": "1"])
         let plain = try await script.finish(timeout: .seconds(30))
         #expect(plain.status == 0, "\(plain)")
         #expect(plain.stdoutText.replacingOccurrences(of: "\r\n", with: "\n") == "{\n  \"nick\": \"ada\"\n}\n")

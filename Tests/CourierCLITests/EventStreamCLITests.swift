@@ -26,11 +26,12 @@ import Glibc
 
         """
 
-    static let script = EventStreamScript(events: [
-        .init(id: "1", data: "tick 1", retry: 50),
-        .init(id: "2", event: "update", data: #"{"count":2}"#),
-        .init(id: "3", data: "tick 3"),
-    ], dropAfter: 2)
+    static let script = EventStreamScript(
+        events: [
+            .init(id: "1", data: "tick 1", retry: 50),
+            .init(id: "2", event: "update", data: #"{"count":2}"#),
+            .init(id: "3", data: "tick 3"),
+        ], dropAfter: 2)
 
     @Test func eventsPrintOneBlockEachAndTheStreamReconnectsFromTheLastID() async throws {
         let server = try TestServer()

@@ -63,19 +63,27 @@ import Testing
 
     /// Problems found before the request keep curl's codes and its `courier: (N) message` form, without a usage hint.
     @Test(arguments: [
-        (["--cacert", "/nonexistent/courier-ca.pem", "https://127.0.0.1:1/"], Int32(77),
-         "courier: (77) --cacert: cannot read /nonexistent/courier-ca.pem: no such file"),
-        (["--capath", "/nonexistent/courier-ca-dir", "https://127.0.0.1:1/"], 77,
-         "courier: (77) --capath: /nonexistent/courier-ca-dir: no such directory"),
-        (["--cert", "/nonexistent/client.pem:pw", "https://127.0.0.1:1/"], 58,
-         "courier: (58) --cert: cannot read /nonexistent/client.pem: no such file"),
+        (
+            ["--cacert", "/nonexistent/courier-ca.pem", "https://127.0.0.1:1/"], Int32(77),
+            "courier: (77) --cacert: cannot read /nonexistent/courier-ca.pem: no such file"
+        ),
+        (
+            ["--capath", "/nonexistent/courier-ca-dir", "https://127.0.0.1:1/"], 77,
+            "courier: (77) --capath: /nonexistent/courier-ca-dir: no such directory"
+        ),
+        (
+            ["--cert", "/nonexistent/client.pem:pw", "https://127.0.0.1:1/"], 58,
+            "courier: (58) --cert: cannot read /nonexistent/client.pem: no such file"
+        ),
         (["ftp://example.com/file"], 1, #"courier: (1) Protocol "ftp" not supported"#),
         (["htp://example.com/file"], 1, #"courier: (1) Protocol "htp" not supported"#),
         (["htps:/example.com/file"], 1, #"courier: (1) Protocol "htps" not supported"#),
         (["http://"], 3, "courier: (3) URL rejected: 'http://' is not a valid URL"),
         (["-O", "http://127.0.0.1:1/"], 23, "courier: (23) Remote file name has no length"),
-        (["-H", "@/nonexistent/courier-headers", "http://127.0.0.1:1/"], 26,
-         "courier: (26) Failed to read the header file /nonexistent/courier-headers: cannot read /nonexistent/courier-headers: no such file"),
+        (
+            ["-H", "@/nonexistent/courier-headers", "http://127.0.0.1:1/"], 26,
+            "courier: (26) Failed to read the header file /nonexistent/courier-headers: cannot read /nonexistent/courier-headers: no such file"
+        ),
     ])
     func problemsBeforeTheRequestUseCurlsCodes(arguments: [String], status: Int32, message: String) async throws {
         let result = try await runCLI(arguments)
@@ -91,7 +99,8 @@ import Testing
         let port = try ClosedPort()
         let result = try await runCLI(["--transport", transport, "http://127.0.0.1:\(port.port)/x"])
         #expect(result.status == 7, "\(result)")
-        #expect(result.stderrText == "courier: (7) Failed to connect to 127.0.0.1 port \(port.port): "
+        #expect(
+            result.stderrText == "courier: (7) Failed to connect to 127.0.0.1 port \(port.port): "
                 + "the connection was refused or the host is unreachable\n", "\(result)")
         let verbose = try await runCLI(["-v", "--transport", transport, "http://127.0.0.1:\(port.port)/x"])
         #expect(verbose.status == 7, "\(verbose)")
@@ -186,8 +195,9 @@ import Testing
 
     @Test func helpAndReadmeDocumentEveryExitCode() async throws {
         let result = try await runCLI(["--help"])
-        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../README.md").standardized, encoding: .utf8)
+        let readme = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../README.md").standardized, encoding: .utf8)
         for code in ExitCode.allCases.map(\.rawValue) {
             #expect(result.stdoutText.contains("\n  \(code) "), "exit code \(code) is in --help")
             #expect(readme.contains("\n| \(code) | "), "exit code \(code) is in README's table")

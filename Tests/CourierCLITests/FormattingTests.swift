@@ -77,19 +77,20 @@ import Testing
     @Test func jsonKeepsOrderAndSpellingAndIndents() throws {
         let input = Data(#"{"b":1.50,"a":[true,null,{}],"big":12345678901234567890,"s":"x\"y"}"#.utf8)
         let formatted = try #require(JSONColouring.format(input))
-        #expect(formatted == """
-        {
-          "b": 1.50,
-          "a": [
-            true,
-            null,
-            {}
-          ],
-          "big": 12345678901234567890,
-          "s": "x\\"y"
-        }
+        #expect(
+            formatted == """
+                {
+                  "b": 1.50,
+                  "a": [
+                    true,
+                    null,
+                    {}
+                  ],
+                  "big": 12345678901234567890,
+                  "s": "x\\"y"
+                }
 
-        """)
+                """)
     }
 
     @Test func jsonColours() throws {

@@ -58,21 +58,25 @@ struct KillResumeTests {
             let delay = Int.random(in: 50...400)
             let cap = previous.part + budget
             let (wrote, capped) = await onOwnThread { () -> (Bool, Bool) in
-                let wrote = poll(timeout: .seconds(120)) { StoreFiles.partSize(in: store) > before || !process.isRunning }
+                let wrote =
+                    poll(timeout: .seconds(120)) { StoreFiles.partSize(in: store) > before || !process.isRunning }
                     && process.isRunning
                 guard wrote else { return (false, false) }
                 let capped = poll(timeout: .milliseconds(delay)) { StoreFiles.partSize(in: store) >= cap }
                 process.send(SIGKILL)
                 return (true, capped)
             }
-            try #require(wrote, """
+            try #require(
+                wrote,
+                """
                 run \(kill) wrote nothing while it ran (up to 120 s); store: \(StoreFiles.names(in: store)); \
                 server saw \(server.recordedRequests.filter { $0.path == path }.count) request(s), sent \(server.bytesSent(path: path)) bytes
                 \(process.snapshot())
                 """)
             let result = try await process.finish(timeout: .seconds(20))
-            try #require(result.signalled && result.status == SIGKILL,
-                         "run \(kill) was not killed mid-transfer (throttle too fast?): \(result)")
+            try #require(
+                result.signalled && result.status == SIGKILL,
+                "run \(kill) was not killed mid-transfer (throttle too fast?): \(result)")
             try await server.waitForClientDisconnect(path: path, count: kill, timeout: .seconds(10))
             let sent = server.bytesSent(path: path)
             let part = StoreFiles.partSize(in: store)
@@ -80,8 +84,9 @@ struct KillResumeTests {
             let lost = (sent - previous.sent) - (part - previous.part)
             inFlight += lost
             partSizes.append(part)
-            log.append("kill \(kill) at +\(delay) ms\(capped ? " (share reached first)" : ""): \(part) bytes on disk, "
-                + "server sent \(sent), in flight \(lost)")
+            log.append(
+                "kill \(kill) at +\(delay) ms\(capped ? " (share reached first)" : ""): \(part) bytes on disk, "
+                    + "server sent \(sent), in flight \(lost)")
             previous = (sent, part)
         }
 
@@ -92,8 +97,9 @@ struct KillResumeTests {
         #expect(StoreFiles.names(in: store).isEmpty, "no partial, journal or lock file is left, even after kills: \(StoreFiles.names(in: store))")
         let total = server.bytesSent(path: path)
         let bound = Self.size + Self.size / 100 + inFlight
-        log.append("final run: resumed \(previous.part); server sent \(total) in all; bound \(bound) "
-            + "(size \(Self.size) + 1% + in flight \(inFlight)); \(TestTiming.seconds(ContinuousClock.now - started))")
+        log.append(
+            "final run: resumed \(previous.part); server sent \(total) in all; bound \(bound) "
+                + "(size \(Self.size) + 1% + in flight \(inFlight)); \(TestTiming.seconds(ContinuousClock.now - started))")
         #expect(total <= bound, "\(log.joined(separator: "\n"))")
         let ranges = server.recordedRequests.filter { $0.path == path }.map { $0.headers["Range"] ?? "none" }
         #expect(ranges == ["none"] + partSizes.map { "bytes=\($0)-" }, "each resume asks for exactly the bytes on disk")

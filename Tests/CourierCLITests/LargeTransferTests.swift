@@ -42,7 +42,8 @@ struct LargeTransferTests {
             defer { expectClean(server.shutdown()); directory.remove() }
             server.route("/form", method: .post) { request in
                 guard let boundary = Multipart.boundary(of: request.headers["Content-Type"]),
-                      let parts = Multipart.parts(of: request.body, boundary: boundary), parts.count == 2 else {
+                    let parts = Multipart.parts(of: request.body, boundary: boundary), parts.count == 2
+                else {
                     return .text("not a two-part form of \(request.bodySize) bytes", status: 422)
                 }
                 guard parts[1].content.count == Int(Self.uploadSize) else { return .text("file part \(parts[1].content.count)", status: 422) }
@@ -51,8 +52,9 @@ struct LargeTransferTests {
                 }
                 return .text("verified \(parts[1].content.count) of \(request.bodySize)")
             }
-            let result = try await runCLI(["-v", "--fail", "-F", "note=large", "-F", "file=@\(file.path)", server.url("/form").absoluteString],
-                                          timeout: .seconds(300))
+            let result = try await runCLI(
+                ["-v", "--fail", "-F", "note=large", "-F", "file=@\(file.path)", server.url("/form").absoluteString],
+                timeout: .seconds(300))
             #expect(result.status == 0, "\(result)")
             #expect(result.stdoutText.hasPrefix("verified \(Self.uploadSize) of "))
             let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
@@ -74,8 +76,9 @@ struct LargeTransferTests {
         #expect(result.status == 0, "\(result)")
         #expect(try PatternFile.firstMismatch(output, count: Self.downloadSize, seed: 53) == nil, "byte-exact")
         let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
-        print("[large] -o 1 GiB: byte-exact; server sent \(server.bytesSent(path: "/huge.bin")); "
-            + "courier peak RSS \(peak) kB; \(TestTiming.seconds(elapsed))")
+        print(
+            "[large] -o 1 GiB: byte-exact; server sent \(server.bytesSent(path: "/huge.bin")); "
+                + "courier peak RSS \(peak) kB; \(TestTiming.seconds(elapsed))")
         #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB\n\(result.stderrText.suffix(3000))")
     }
 
@@ -99,7 +102,8 @@ enum LargeTests {
         return (environment["COURIER_LARGE_TESTS"] == "1" || environment["CI"] == "true") && !underThreadSanitizer
     }
 
-    static let skipMessage: Comment = "skipped: set COURIER_LARGE_TESTS=1 (or CI=true) to run the 256 MiB upload and 1 GiB download memory checks (never under ThreadSanitizer)"
+    static let skipMessage: Comment =
+        "skipped: set COURIER_LARGE_TESTS=1 (or CI=true) to run the 256 MiB upload and 1 GiB download memory checks (never under ThreadSanitizer)"
 
     /// Whether this process was built with `-sanitize=thread` (the TSan runtime is loaded).
     static var underThreadSanitizer: Bool {

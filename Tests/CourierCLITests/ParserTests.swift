@@ -37,8 +37,12 @@ import Testing
         #expect(try parse(["-d", "x=1", "http://h/"]).body == .data("x=1"))
         #expect(try parse(["--json", #"{"a":[1,2]}"#, "http://h/"]).body == .json(#"{"a":[1,2]}"#))
         let form = try parse(["-F", "a=1", "-F", "f=@p.png;type=image/png", "http://h/"]).body
-        #expect(form == .form([FormField(name: "a", value: .text("1")),
-                               FormField(name: "f", value: .file(path: "p.png", mimeType: "image/png"))]))
+        #expect(
+            form
+                == .form([
+                    FormField(name: "a", value: .text("1")),
+                    FormField(name: "f", value: .file(path: "p.png", mimeType: "image/png")),
+                ]))
     }
 
     @Test(arguments: [
@@ -133,7 +137,8 @@ import Testing
         #expect(try RequestItem.parse("empty=") == .field(name: "empty", value: ""))
         #expect(throws: UsageError.self) { try RequestItem.parse("plain") }
         #expect(throws: UsageError.self) { try RequestItem.parse("http://other/") }
-        #expect(RequestItem.jsonObject([.field(name: "s", value: "a\"b\n"), .rawField(name: "n", json: "1"), .field(name: "s", value: "c")])
+        #expect(
+            RequestItem.jsonObject([.field(name: "s", value: "a\"b\n"), .rawField(name: "n", json: "1"), .field(name: "s", value: "c")])
                 == #"{"s":"c","n":1}"#)
         #expect(RequestItem.quoted("a\"\\\n\u{1}") == #""a\"\\\n\u0001""#)
     }
@@ -147,8 +152,10 @@ import Testing
         values.contentType = "text/plain"
         values.httpVersion = WriteOut.curlVersion("HTTP/1.1")
         values.remoteAddress = "[::1]:8080"
-        let rendered = WriteOut("%{http_code} %{size_download} %{time_total} %{url_effective} %{content_type} %{num_redirects} "
-                                + "%{http_version} %{remote_ip} 100%% %{nope}\\n\\t").render(values)
+        let rendered = WriteOut(
+            "%{http_code} %{size_download} %{time_total} %{url_effective} %{content_type} %{num_redirects} "
+                + "%{http_version} %{remote_ip} 100%% %{nope}\\n\\t"
+        ).render(values)
         #expect(rendered.text == "204 12 0.500000 http://h/new text/plain 2 1.1 ::1 100% \n\t")
         #expect(rendered.unknown == ["nope"])
         #expect(WriteOut("%{http_code}").render(WriteOut.Values(urlEffective: "x")).text == "000")

@@ -94,8 +94,10 @@ import CourierTestSupport
         let file = directory.path("photo.bin")
         try PatternFile.write(file, count: size, seed: 12)
         server.route("/photos") { _ in .status(201) }
-        let result = try await runCLI(["-F", "title=Holiday at the sea", "-F", "photo=@\(file.path);type=image/x-test",
-                                       server.url("/photos").absoluteString])
+        let result = try await runCLI([
+            "-F", "title=Holiday at the sea", "-F", "photo=@\(file.path);type=image/x-test",
+            server.url("/photos").absoluteString,
+        ])
         #expect(result.status == 0, "\(result)")
         let request = try await server.takeRequest()
         #expect(request.method == "POST")

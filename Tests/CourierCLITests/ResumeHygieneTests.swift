@@ -74,8 +74,10 @@ import Glibc
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         let command = [executable.path, "-o", directory.path("bar.bin").path, server.url("/bar.bin").absoluteString]
             .map(shellQuoted).joined(separator: " ")
-        let download = try await CLIProcess(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                                            environment: ["TERM": "xterm"]).finish(timeout: .seconds(60))
+        let download = try await CLIProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
+            environment: ["TERM": "xterm"]
+        ).finish(timeout: .seconds(60))
         #expect(download.status == 0, "\(download)")
         let visible = Self.visibleLines(download.stdoutText)
         #expect(visible.filter { $0.contains("%") }.count == 1, "one bar: \(visible)")
@@ -83,14 +85,18 @@ import Glibc
 
         let silentCommand = [executable.path, "-s", "-o", directory.path("quiet.bin").path, server.url("/bar.bin").absoluteString]
             .map(shellQuoted).joined(separator: " ")
-        let silent = try await CLIProcess(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", silentCommand, "/dev/null"],
-                                          environment: ["TERM": "xterm"]).finish(timeout: .seconds(60))
+        let silent = try await CLIProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", silentCommand, "/dev/null"],
+            environment: ["TERM": "xterm"]
+        ).finish(timeout: .seconds(60))
         #expect(silent.status == 0, "\(silent)")
         #expect(!silent.stdoutText.contains("%"), "-s: no progress on a terminal either: \(silent.stdoutText.debugDescription)")
 
-        let demo = try await CLIProcess(executable: URL(fileURLWithPath: "/usr/bin/script"),
-                                        ["-qec", shellQuoted(executable.path) + " demo", "/dev/null"],
-                                        environment: ["TERM": "xterm"]).finish(timeout: .seconds(120))
+        let demo = try await CLIProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/script"),
+            ["-qec", shellQuoted(executable.path) + " demo", "/dev/null"],
+            environment: ["TERM": "xterm"]
+        ).finish(timeout: .seconds(120))
         #expect(demo.status == 0, "\(demo)")
         let demoScreen = Self.visibleLines(demo.stdoutText)
         #expect(demoScreen.filter { $0.contains("ETA") }.isEmpty, "no stale bar: \(demoScreen)")

@@ -32,8 +32,9 @@ import Glibc
         gate.open()
         let second = try await runCLI(arguments)
         #expect(second.status == 0, "\(second)")
-        #expect(second.stderrText.contains("nothing resumed: the server sent the whole file again, replacing the \(512 << 10) bytes on disk"),
-                "\(second.stderrText)")
+        #expect(
+            second.stderrText.contains("nothing resumed: the server sent the whole file again, replacing the \(512 << 10) bytes on disk"),
+            "\(second.stderrText)")
         #expect(try PatternFile.firstMismatch(output, count: size + 1000, seed: 32) == nil, "the new content, byte-exact")
         let last = try #require(server.recordedRequests.last)
         #expect(last.headers["Range"] == "bytes=\(512 << 10)-")

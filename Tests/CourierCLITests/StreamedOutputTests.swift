@@ -23,8 +23,9 @@ struct StreamedOutputTests {
         let started = ContinuousClock.now
         let peak = try await Self.peakRSS(server: server, path: "/big", viaTerminal: false)
         #expect(server.bytesSent(path: "/big") >= size)
-        print("[streamed-output] \(size) bytes to /dev/null: courier peak RSS \(peak) kB (baseline \(baseline) kB); "
-            + "\(TestTiming.seconds(ContinuousClock.now - started))")
+        print(
+            "[streamed-output] \(size) bytes to /dev/null: courier peak RSS \(peak) kB (baseline \(baseline) kB); "
+                + "\(TestTiming.seconds(ContinuousClock.now - started))")
         #expect(peak - baseline < Self.allowedGrowthKiB, "peak RSS \(peak) kB, baseline \(baseline) kB")
     }
 
@@ -58,8 +59,9 @@ struct StreamedOutputTests {
 
         let executable = try #require(CourierExecutable.url, Comment(rawValue: CourierExecutable.missingMessage))
         let command = [executable.path, server.url("/text").absoluteString].map(shellQuoted).joined(separator: " ")
-        let script = try CLIProcess(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                                    environment: ["TERM": "xterm"])
+        let script = try CLIProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
+            environment: ["TERM": "xterm"])
         let screen = try await script.finish(timeout: .seconds(30))
         #expect(screen.status == 0, "\(screen)")
         #expect(screen.stdoutText.replacingOccurrences(of: "\r\n", with: "\n") == text)
@@ -90,12 +92,14 @@ struct StreamedOutputTests {
         if viaTerminal {
             // courier's standard output is the terminal; its standard error goes to a file.
             let command = arguments.map(shellQuoted).joined(separator: " ") + " 2>" + shellQuoted(stderrPath)
-            child = try ChildProcess(executable: "/usr/bin/script", arguments: ["-qec", command, "/dev/null"],
-                                     environment: environment,
-                                     stdout: .file("/dev/null"), stderr: .null)
+            child = try ChildProcess(
+                executable: "/usr/bin/script", arguments: ["-qec", command, "/dev/null"],
+                environment: environment,
+                stdout: .file("/dev/null"), stderr: .null)
         } else {
-            child = try ChildProcess(executable: executable.path, arguments: Array(arguments.dropFirst()), environment: environment,
-                                     stdout: .file("/dev/null"), stderr: .file(stderrPath))
+            child = try ChildProcess(
+                executable: executable.path, arguments: Array(arguments.dropFirst()), environment: environment,
+                stdout: .file("/dev/null"), stderr: .file(stderrPath))
         }
         let exit = await child.wait(timeout: .seconds(300))
         let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""

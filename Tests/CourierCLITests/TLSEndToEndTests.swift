@@ -12,7 +12,8 @@ import Testing
 
     @Test func cacertAndCapathReachTheHTTPSServerThatIsUntrustedWithoutThem() async throws {
         guard let server = TLSServers.https, let ca = TLSServers.testCA, let directory = TLSServers.testCADirectory,
-              let other = TLSServers.otherCA else { return }
+            let other = TLSServers.otherCA
+        else { return }
         let url = server.appendingPathComponent("small.json")
         let untrusted = try await courier([], url)
         #expect(untrusted.status == 60, "\(untrusted)")
@@ -53,7 +54,8 @@ import Testing
 
     @Test func pinnedPublicKeyMustMatch() async throws {
         guard let server = TLSServers.https, let ca = TLSServers.testCA, let pin = TLSServers.serverPin,
-              let wrong = TLSServers.wrongPin, let selfSigned = TLSServers.selfSigned else { return }
+            let wrong = TLSServers.wrongPin, let selfSigned = TLSServers.selfSigned
+        else { return }
         let url = server.appendingPathComponent("small.json")
         let matching = try await courier(["--cacert", ca, "--pinnedpubkey", pin], url)
         #expect(matching.status == 0, "\(matching)")
@@ -112,8 +114,9 @@ import Testing
 
     @Test func clientCertificateOpensTheMutualTLSServer() async throws {
         guard let server = TLSServers.mutualTLS, let ca = TLSServers.testCA, let certificate = TLSServers.clientCertificate,
-              let key = TLSServers.clientKey, let combined = TLSServers.clientCombined, let p12 = TLSServers.clientP12,
-              let password = TLSServers.clientP12Password else { return }
+            let key = TLSServers.clientKey, let combined = TLSServers.clientCombined, let p12 = TLSServers.clientP12,
+            let password = TLSServers.clientP12Password
+        else { return }
         let accepted: [[String]] = [
             ["--cert", certificate, "--key", key],
             ["--cert", "\(certificate):unused-password", "--key", key],

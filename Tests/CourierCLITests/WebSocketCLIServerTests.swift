@@ -98,9 +98,10 @@ import Glibc
         defer { expectClean(server.shutdown()) }
         server.route("/hello") { _ in .webSocket(WebSocketScript([.send(.text(#"{"hello":"courier","n":1}"#)), .close(code: 1000)])) }
         let input = try InputPipe()
-        let process = try input.start(executable: URL(fileURLWithPath: "/usr/bin/script"),
-                                      ["-qec", "\(executable.path) \(Self.ws(server, "/hello"))", "/dev/null"],
-                                      environment: ["NO_COLOR": "1"])
+        let process = try input.start(
+            executable: URL(fileURLWithPath: "/usr/bin/script"),
+            ["-qec", "\(executable.path) \(Self.ws(server, "/hello"))", "/dev/null"],
+            environment: ["NO_COLOR": "1"])
         let result = try await process.finish(timeout: .seconds(30))
         #expect(result.status == 0, "\(result)")
         let printed = result.stdoutText.replacingOccurrences(of: "\r\n", with: "\n")
@@ -139,8 +140,10 @@ import Glibc
         defer { expectClean(server.shutdown()) }
         server.route("/chat") { _ in .webSocket(WebSocketScript([.close(code: 1000)], subprotocol: .ifOffered("chat"))) }
         let input = try InputPipe()
-        let result = try await input.start(["-v", "-H", "Authorization: Bearer secret", "--subprotocol", "superchat",
-                                            "--subprotocol", "chat", Self.ws(server, "/chat")]).finish(timeout: .seconds(30))
+        let result = try await input.start([
+            "-v", "-H", "Authorization: Bearer secret", "--subprotocol", "superchat",
+            "--subprotocol", "chat", Self.ws(server, "/chat"),
+        ]).finish(timeout: .seconds(30))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText.contains("* WebSocket open, subprotocol: chat\n"), "\(result)")
         let socket = try await server.takeWebSocket()

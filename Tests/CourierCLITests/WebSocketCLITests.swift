@@ -51,8 +51,10 @@ import Glibc
     @Test func subprotocolIsOfferedAndTheChoiceShownWithVerbose() async throws {
         guard let server = Self.server else { return }
         let input = try InputPipe()
-        let process = try input.start(["-v", "--subprotocol", "superchat", "--subprotocol", "chat",
-                                       server.appendingPathComponent("chat").absoluteString])
+        let process = try input.start([
+            "-v", "--subprotocol", "superchat", "--subprotocol", "chat",
+            server.appendingPathComponent("chat").absoluteString,
+        ])
         await type("hi", into: input, of: process, expecting: "hi\n")
         input.end()
         let result = try await process.finish(timeout: .seconds(30))
@@ -109,8 +111,10 @@ import Glibc
     }
 
     @Test func optionsAreParsedAndCheckedForAWebSocket() throws {
-        let options = try WebSocketOptions.parse(["-H", "Authorization: Bearer x", "--binary", "--subprotocol", "chat",
-                                                  "--no-compression", "--ping-interval", "2.5", "-k", "--http1.1", "wss://h:8443/live?x=1"])
+        let options = try WebSocketOptions.parse([
+            "-H", "Authorization: Bearer x", "--binary", "--subprotocol", "chat",
+            "--no-compression", "--ping-interval", "2.5", "-k", "--http1.1", "wss://h:8443/live?x=1",
+        ])
         #expect(options.url.absoluteString == "wss://h:8443/live?x=1")
         #expect(options.headers == [HeaderField(name: "Authorization", value: "Bearer x")])
         #expect(options.binary && !options.compression && options.connection.insecure)
@@ -123,7 +127,10 @@ import Glibc
 
     @Test(arguments: [
         (["-d", "x", "ws://h/"], "-d/--data does not apply to a WebSocket (ws:// or wss://): the messages to send are the lines of standard input"),
-        (["-o", "f", "ws://h/"], "-o/--output does not apply to a WebSocket (ws:// or wss://): messages are written to standard output (redirect it)"),
+        (
+            ["-o", "f", "ws://h/"],
+            "-o/--output does not apply to a WebSocket (ws:// or wss://): messages are written to standard output (redirect it)"
+        ),
         (["--http2", "wss://h/"], "--http2 does not apply to a WebSocket (ws:// or wss://): its handshake is HTTP/1.1"),
         (["GET", "ws://h/"], "'GET' before the WebSocket URL: a WebSocket has no METHOD (courier ws://HOST/PATH)"),
         (["ws://h/", "a=b"], "unexpected argument 'a=b' after the WebSocket URL (items and methods are for HTTP requests)"),

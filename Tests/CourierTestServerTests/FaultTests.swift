@@ -6,7 +6,9 @@ import CourierTestSupport
 extension CourierTestServerTests {
     @Suite struct Faults {
         /// Sends `GET /f` for `response` and reads whatever comes back, with a 300 ms read timeout.
-        static func exchange(_ response: MockResponse) throws -> (head: (status: Int, headers: HeaderFields)?, bodyBytes: [UInt8], end: RawClient.ReadEnd) {
+        static func exchange(_ response: MockResponse) throws -> (
+            head: (status: Int, headers: HeaderFields)?, bodyBytes: [UInt8], end: RawClient.ReadEnd
+        ) {
             let server = try TestServer()
             defer { expectClean(server.shutdown()) }
             server.enqueue(response)
@@ -96,8 +98,9 @@ extension CourierTestServerTests {
             let server = try TestServer()
             defer { expectClean(server.shutdown()) }
             let total = 200_000
-            server.enqueue(MockResponse(body: .pattern(count: Int64(total), seed: 2))
-                .throttle(bytes: bytesPerPeriod, every: .milliseconds(periodMilliseconds)))
+            server.enqueue(
+                MockResponse(body: .pattern(count: Int64(total), seed: 2))
+                    .throttle(bytes: bytesPerPeriod, every: .milliseconds(periodMilliseconds)))
             let client = try RawClient(port: server.port)
             try client.sendRequest("GET", "/slow")
             _ = try client.readHead()

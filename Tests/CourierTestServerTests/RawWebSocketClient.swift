@@ -30,15 +30,19 @@ extension RawClient {
     }
 
     /// Sends a handshake for `path` and reads the answer's head.
-    func webSocketHandshake(_ path: String = "/ws", key: String = exampleKey,
-                            headers: [String] = []) throws -> (status: Int, reason: String, headers: HeaderFields) {
+    func webSocketHandshake(
+        _ path: String = "/ws", key: String = exampleKey,
+        headers: [String] = []
+    ) throws -> (status: Int, reason: String, headers: HeaderFields) {
         try send(Self.handshake(path, key: key, headers: headers))
         return try readHead()
     }
 
     /// The bytes of a client frame (masked with `key` unless it is nil).
-    static func frame(_ opcode: UInt8, _ payload: [UInt8] = [], fin: Bool = true, rsv: UInt8 = 0,
-                      key: [UInt8]? = [0x37, 0xFA, 0x21, 0x3D], declaredLength: UInt64? = nil) -> [UInt8] {
+    static func frame(
+        _ opcode: UInt8, _ payload: [UInt8] = [], fin: Bool = true, rsv: UInt8 = 0,
+        key: [UInt8]? = [0x37, 0xFA, 0x21, 0x3D], declaredLength: UInt64? = nil
+    ) -> [UInt8] {
         var bytes: [UInt8] = [(fin ? 0x80 : 0) | (rsv << 4) | opcode]
         let maskBit: UInt8 = key == nil ? 0 : 0x80
         let length = declaredLength ?? UInt64(payload.count)
@@ -55,8 +59,10 @@ extension RawClient {
     }
 
     /// Sends one client frame.
-    func sendFrame(_ opcode: UInt8, _ payload: [UInt8] = [], fin: Bool = true, rsv: UInt8 = 0,
-                   key: [UInt8]? = [0x37, 0xFA, 0x21, 0x3D]) throws {
+    func sendFrame(
+        _ opcode: UInt8, _ payload: [UInt8] = [], fin: Bool = true, rsv: UInt8 = 0,
+        key: [UInt8]? = [0x37, 0xFA, 0x21, 0x3D]
+    ) throws {
         try send(Self.frame(opcode, payload, fin: fin, rsv: rsv, key: key))
     }
 

@@ -28,7 +28,8 @@ extension CourierTestServerTests {
                                 let size = 1 + (connection * 7919 + request * 104_729) % 40_000
                                 let response = try client.get("/c?seed=\(seed)&size=\(size)")
                                 if response.status != 200 || response.body.count != size
-                                    || !matchesPattern(response.body, offset: 0, seed: UInt64(seed)) {
+                                    || !matchesPattern(response.body, offset: 0, seed: UInt64(seed))
+                                {
                                     failures += 1
                                 }
                             }
@@ -94,8 +95,9 @@ extension CourierTestServerTests {
             #expect(descriptorsAfter - descriptorsBefore < 100, "descriptors \(descriptorsBefore) → \(descriptorsAfter)")
             // Slack: Dispatch and the Swift concurrency pool may start a worker on demand (at most
             // one per core) while the test runs; a leak here would show up as hundreds.
-            #expect(threadsAfter <= threadsBefore + ProcessInfo.processInfo.activeProcessorCount,
-                    "threads \(threadsBefore) → \(threadsAfter)")
+            #expect(
+                threadsAfter <= threadsBefore + ProcessInfo.processInfo.activeProcessorCount,
+                "threads \(threadsBefore) → \(threadsAfter)")
         }
         #endif
     }
@@ -124,11 +126,13 @@ enum ProcessResources {
     /// How many of this process's open TCP sockets have a local or remote port in `ports`.
     static func openTCPSockets(touching ports: Set<Int>) -> Int {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        let inodes = Set(descriptors.compactMap { fd -> String? in
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
-                  target.hasPrefix("socket:[") else { return nil }
-            return String(target.dropFirst(8).dropLast())
-        })
+        let inodes = Set(
+            descriptors.compactMap { fd -> String? in
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
+                    target.hasPrefix("socket:[")
+                else { return nil }
+                return String(target.dropFirst(8).dropLast())
+            })
         let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
         return table.split(separator: "\n").dropFirst().filter { line in
             let fields = line.split(separator: " ")

@@ -43,9 +43,12 @@ extension CourierTestServerTests {
         // MARK: Handshake
 
         @Test func handshakeAnswersTheRFCExampleKeyAndChoosesASubprotocol() async throws {
-            let (server, client) = try Self.open(WebSocketScript(subprotocol: .firstOffered),
-                                                 headers: ["Sec-WebSocket-Protocol: chat, superchat",
-                                                           "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits"])
+            let (server, client) = try Self.open(
+                WebSocketScript(subprotocol: .firstOffered),
+                headers: [
+                    "Sec-WebSocket-Protocol: chat, superchat",
+                    "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits",
+                ])
             defer { expectClean(server.shutdown()) }
             let recording = try await server.takeWebSocket()
             #expect(recording.request.headers["Sec-WebSocket-Key"] == RawClient.exampleKey)
@@ -60,14 +63,18 @@ extension CourierTestServerTests {
         @Test func handshakeHeadIsExact() throws {
             let server = try TestServer()
             defer { expectClean(server.shutdown()) }
-            server.enqueue(.webSocket(WebSocketScript([.end(.close)], subprotocol: .always("v2"),
-                                                      extraHeaders: ["Sec-WebSocket-Extensions": "x-never-offered"])))
+            server.enqueue(
+                .webSocket(
+                    WebSocketScript(
+                        [.end(.close)], subprotocol: .always("v2"),
+                        extraHeaders: ["Sec-WebSocket-Extensions": "x-never-offered"])))
             let client = try RawClient(port: server.port)
             try client.send(RawClient.handshake("/ws"))
             let (bytes, end) = client.readToEnd()
-            #expect(String(decoding: bytes, as: UTF8.self) == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                + "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-                + "Sec-WebSocket-Protocol: v2\r\nSec-WebSocket-Extensions: x-never-offered\r\n\r\n")
+            #expect(
+                String(decoding: bytes, as: UTF8.self) == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                    + "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+                    + "Sec-WebSocket-Protocol: v2\r\nSec-WebSocket-Extensions: x-never-offered\r\n\r\n")
             #expect(end == .eof)
         }
 
@@ -91,14 +98,22 @@ extension CourierTestServerTests {
 
         @Test(arguments: [
             ("GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: c2hvcnQ=\r\n"
-                + "Sec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                + "Sec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("POST /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nContent-Length: 0\r\n\r\n", 400),
-            ("GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n", 426),
+            (
+                "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: c2hvcnQ=\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n", 400
+            ),
+            (
+                "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n", 400
+            ),
+            (
+                "POST /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nContent-Length: 0\r\n\r\n", 400
+            ),
+            (
+                "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n", 426
+            ),
         ])
         func invalidHandshakesAreRefusedAndReported(request: String, status: Int) throws {
             let server = try TestServer()
@@ -138,8 +153,11 @@ extension CourierTestServerTests {
             #expect(try await recording.waitUntilFinished() == .closeHandshake)
             #expect(recording.messages == [.text("héllo"), .binary(Data([0, 1, 2])), .text("abcd")])
             #expect(recording.frames.map(\.opcode) == [.text, .binary, .text, .ping, .continuation, .pong, .close])
-            #expect(recording.frames.map(\.maskingKey) == [0x37FA_213D, 0x0909_0909, 0x37FA_213D, 0x37FA_213D, 0x37FA_213D,
-                                                           0x37FA_213D, 0x37FA_213D])
+            #expect(
+                recording.frames.map(\.maskingKey) == [
+                    0x37FA_213D, 0x0909_0909, 0x37FA_213D, 0x37FA_213D, 0x37FA_213D,
+                    0x37FA_213D, 0x37FA_213D,
+                ])
             #expect(recording.frames.map(\.fin) == [true, true, false, true, true, true, true])
             #expect(recording.pongs == [Data([7])])
             #expect(recording.clientClose == WebSocketRecording.Close(code: 1000, reason: "bye"))
@@ -175,8 +193,11 @@ extension CourierTestServerTests {
 
         @Test func receiveWaitsForMessagesBeforeTheNextStep() async throws {
             let gate = Gate()
-            let (server, client) = try Self.open(WebSocketScript([.receive(count: 2), .send(.text("got 2")), .wait(gate),
-                                                                  .send(.text("opened")), .delay(.milliseconds(20)), .end(.close)]))
+            let (server, client) = try Self.open(
+                WebSocketScript([
+                    .receive(count: 2), .send(.text("got 2")), .wait(gate),
+                    .send(.text("opened")), .delay(.milliseconds(20)), .end(.close),
+                ]))
             defer { expectClean(server.shutdown()) }
             try client.sendFrame(1, [0x61])
             try client.sendFrame(2, [0x62])
@@ -192,20 +213,23 @@ extension CourierTestServerTests {
 
         @Test func scriptedStepsEmitExactlyTheBytesAsked() throws {
             let big = Data((0..<65536).map { UInt8(truncatingIfNeeded: $0) })
-            let (server, client) = try Self.open(WebSocketScript([
-                .send(.text("hi")),
-                .send(.binary(Data(count: 126))),
-                .send(.binary(big)),
-                .send(.text("abcde"), fragmentSize: 2),
-                .ping(Data([1])),
-                .pong(Data()),
-                .frame(.init(opcode: .init(rawValue: 0x3), payload: Data([0xFF]), fin: false, rsv1: true, rsv2: true, rsv3: true,
-                             maskingKey: 0x0102_0304)),
-                .frame(.init(opcode: .binary, payload: Data([1]), declaredLength: 1 << 63)),
-                .frame(.close(code: 999, reason: "x")),
-                .raw(Data([0xDE, 0xAD])),
-                .end(.close),
-            ]))
+            let (server, client) = try Self.open(
+                WebSocketScript([
+                    .send(.text("hi")),
+                    .send(.binary(Data(count: 126))),
+                    .send(.binary(big)),
+                    .send(.text("abcde"), fragmentSize: 2),
+                    .ping(Data([1])),
+                    .pong(Data()),
+                    .frame(
+                        .init(
+                            opcode: .init(rawValue: 0x3), payload: Data([0xFF]), fin: false, rsv1: true, rsv2: true, rsv3: true,
+                            maskingKey: 0x0102_0304)),
+                    .frame(.init(opcode: .binary, payload: Data([1]), declaredLength: 1 << 63)),
+                    .frame(.close(code: 999, reason: "x")),
+                    .raw(Data([0xDE, 0xAD])),
+                    .end(.close),
+                ]))
             defer { expectClean(server.shutdown()) }
             var expected: [UInt8] = [0x81, 0x02, 0x68, 0x69]
             expected += [0x82, 0x7E, 0x00, 0x7E] + [UInt8](repeating: 0, count: 126)
@@ -250,8 +274,11 @@ extension CourierTestServerTests {
             ("close reason invalid UTF-8", RawClient.frame(8, [0x03, 0xE8, 0xFF]), 1007),
             ("64-bit length MSB", RawClient.frame(2, [], declaredLength: 1 << 63), 1002),
             ("message over the limit", RawClient.frame(2, [UInt8](repeating: 0, count: 17)), 1009),
-            ("fragments over the limit", RawClient.frame(2, [UInt8](repeating: 0, count: 9), fin: false)
-                + RawClient.frame(0, [UInt8](repeating: 0, count: 9)), 1009),
+            (
+                "fragments over the limit",
+                RawClient.frame(2, [UInt8](repeating: 0, count: 9), fin: false)
+                    + RawClient.frame(0, [UInt8](repeating: 0, count: 9)), 1009
+            ),
             ("frame header over the limit", RawClient.frame(2, [], declaredLength: 1 << 40), 1009),
         ])
         func aClientViolationFailsTheConnection(name: String, bytes: [UInt8], code: UInt16) async throws {

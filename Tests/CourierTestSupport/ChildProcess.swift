@@ -45,12 +45,15 @@ public final class ChildProcess: Sendable {
     private let exit = ExitSignal()
 
     /// Starts `executable` with `arguments`; `environment` replaces the parent's when given.
-    public init(executable: String, arguments: [String], environment: [String: String]? = nil,
-                currentDirectory: String? = nil, stdin: Stream = .null, stdout: Stream = .null,
-                stderr: Stream = .null) throws {
+    public init(
+        executable: String, arguments: [String], environment: [String: String]? = nil,
+        currentDirectory: String? = nil, stdin: Stream = .null, stdout: Stream = .null,
+        stderr: Stream = .null
+    ) throws {
         commandLine = ([executable] + arguments).joined(separator: " ")
-        pid = try Spawn.start(executable: executable, arguments: arguments, environment: environment,
-                              currentDirectory: currentDirectory, streams: [stdin, stdout, stderr])
+        pid = try Spawn.start(
+            executable: executable, arguments: arguments, environment: environment,
+            currentDirectory: currentDirectory, streams: [stdin, stdout, stderr])
         let exit = exit
         let pid = pid
         let reaper = Thread {
@@ -98,8 +101,10 @@ public final class ChildProcess: Sendable {
 
 /// The `posix_spawn` call and its file actions.
 private enum Spawn {
-    static func start(executable: String, arguments: [String], environment: [String: String]?,
-                      currentDirectory: String?, streams: [ChildProcess.Stream]) throws -> pid_t {
+    static func start(
+        executable: String, arguments: [String], environment: [String: String]?,
+        currentDirectory: String?, streams: [ChildProcess.Stream]
+    ) throws -> pid_t {
         #if canImport(Glibc)
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
@@ -116,8 +121,9 @@ private enum Spawn {
             let target = Int32(target)
             switch stream {
             case .null:
-                try check(posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0),
-                          "addopen /dev/null")
+                try check(
+                    posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0),
+                    "addopen /dev/null")
             case .file(let path):
                 let flags = target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC
                 try check(posix_spawn_file_actions_addopen(&actions, target, path, flags, 0o644), "addopen \(path)")

@@ -17,10 +17,14 @@ import XCTest
 /// let server = try TestServer()
 /// defer { expectClean(server.shutdown()) }
 /// ```
-public func expectClean(_ report: ShutdownReport, unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
-                        webSocketViolations: Int = 0, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
-    for problem in report.problems(unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests,
-                                   webSocketViolations: webSocketViolations) {
+public func expectClean(
+    _ report: ShutdownReport, unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
+    webSocketViolations: Int = 0, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    for problem in report.problems(
+        unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests,
+        webSocketViolations: webSocketViolations)
+    {
         let context = comment.map { " (\($0.rawValue))" } ?? ""
         Issue.record(Comment(rawValue: "test server shutdown: \(problem)\(context)"), sourceLocation: sourceLocation)
     }
@@ -30,8 +34,10 @@ public func expectClean(_ report: ShutdownReport, unconsumedResponses: Int = 0, 
 /// The XCTest form of ``expectClean(_:unconsumedResponses:unexpectedRequests:webSocketViolations:_:sourceLocation:)``:
 /// fails the current XCTest test once for each problem in `report`, with the same meaning of
 /// clean and the same exact leftover counts.
-public func XCTAssertClean(_ report: ShutdownReport, unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
-                           _ message: @autoclosure () -> String = "", file: StaticString = #filePath, line: UInt = #line) {
+public func XCTAssertClean(
+    _ report: ShutdownReport, unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
+    _ message: @autoclosure () -> String = "", file: StaticString = #filePath, line: UInt = #line
+) {
     for problem in report.problems(unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests) {
         let context = message()
         XCTFail("test server shutdown: \(problem)\(context.isEmpty ? "" : " (\(context))")", file: file, line: line)

@@ -50,7 +50,8 @@ enum AcceptLanguage {
             return nil
         }
         guard parts.count == 2, let region = parts.last, !region.isEmpty,
-              region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+        else {
             return parts.count == 1 ? language.lowercased() : nil
         }
         return "\(language.lowercased())-\(region.uppercased())"

@@ -114,8 +114,10 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         let url: URL?
         let validationFailure: ValidationFailure?
 
-        init(kind: Kind, message: String, responseCode: Int?, underlyingError: (any Error)?, url: URL?,
-             validationFailure: ValidationFailure?) {
+        init(
+            kind: Kind, message: String, responseCode: Int?, underlyingError: (any Error)?, url: URL?,
+            validationFailure: ValidationFailure?
+        ) {
             self.kind = kind
             self.message = message
             self.responseCode = responseCode
@@ -147,16 +149,20 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
 
     /// Creates an error.
     public init(_ kind: Kind, _ message: String, responseCode: Int? = nil, underlyingError: (any Error)? = nil, url: URL? = nil) {
-        storage = Storage(kind: kind, message: message, responseCode: responseCode, underlyingError: underlyingError, url: url,
-                          validationFailure: nil)
+        storage = Storage(
+            kind: kind, message: message, responseCode: responseCode, underlyingError: underlyingError, url: url,
+            validationFailure: nil)
     }
 
     /// Creates a ``Kind-swift.struct/validationFailed`` error that carries `failure` as data, for
     /// validators of your own that reject a response the way the built-in ones do.
-    public init(validationFailure failure: ValidationFailure, _ message: String, responseCode: Int? = nil,
-                underlyingError: (any Error)? = nil, url: URL? = nil) {
-        storage = Storage(kind: .validationFailed, message: message, responseCode: responseCode, underlyingError: underlyingError,
-                          url: url, validationFailure: failure)
+    public init(
+        validationFailure failure: ValidationFailure, _ message: String, responseCode: Int? = nil,
+        underlyingError: (any Error)? = nil, url: URL? = nil
+    ) {
+        storage = Storage(
+            kind: .validationFailed, message: message, responseCode: responseCode, underlyingError: underlyingError,
+            url: url, validationFailure: failure)
     }
 
     /// Whether the request was cancelled.
@@ -164,16 +170,21 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
 
     /// Whether this error came from the network rather than from validation or serialization.
     public var isTransportError: Bool {
-        isSecureConnectionFailure || [.cannotFindHost, .cannotConnect, .timedOut, .connectionLost,
-                                      .invalidResponse, .transportFailed, .httpVersionUnavailable].contains(kind)
+        isSecureConnectionFailure
+            || [
+                .cannotFindHost, .cannotConnect, .timedOut, .connectionLost,
+                .invalidResponse, .transportFailed, .httpVersionUnavailable,
+            ].contains(kind)
     }
 
     /// Whether TLS failed: ``Kind-swift.struct/secureConnectionFailed`` or one of the precise TLS
     /// kinds (untrusted, bad date, host name mismatch, pin mismatch, client certificate rejected,
     /// TLS version unsupported).
     public var isSecureConnectionFailure: Bool {
-        [.secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-         .serverCertificateHostnameMismatch, .pinMismatch, .clientCertificateRejected, .tlsVersionUnsupported].contains(kind)
+        [
+            .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateHostnameMismatch, .pinMismatch, .clientCertificateRejected, .tlsVersionUnsupported,
+        ].contains(kind)
     }
 
     /// `kind: message`, with the status code, URL and underlying error when present.
@@ -192,8 +203,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
     func with(url: URL?, responseCode: Int? = nil) -> CourierError {
         if self.url != nil, self.responseCode != nil || responseCode == nil { return self }
         var copy = self
-        copy.storage = Storage(kind: kind, message: message, responseCode: self.responseCode ?? responseCode,
-                               underlyingError: underlyingError, url: self.url ?? url, validationFailure: validationFailure)
+        copy.storage = Storage(
+            kind: kind, message: message, responseCode: self.responseCode ?? responseCode,
+            underlyingError: underlyingError, url: self.url ?? url, validationFailure: validationFailure)
         return copy
     }
 }
@@ -236,11 +248,11 @@ extension CourierError {
             kind = .invalidResponse
         case .httpTooManyRedirects, .redirectToNonExistentLocation: kind = .tooManyRedirects
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
-             .clientCertificateRequired:
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+            .clientCertificateRequired:
             kind = .secureConnectionFailed
         case .cannotCreateFile, .cannotOpenFile, .cannotWriteToFile, .cannotRemoveFile, .cannotMoveFile, .fileDoesNotExist,
-             .noPermissionsToReadFile, .fileIsDirectory:
+            .noPermissionsToReadFile, .fileIsDirectory:
             kind = .fileSystem
         case .dataLengthExceedsMaximum: kind = .responseTooLarge
         default: kind = .transportFailed
@@ -249,8 +261,9 @@ extension CourierError {
         // FoundationNetworking runs on libcurl, which calls a reply without a status line HTTP/0.9
         // and refuses it as an unsupported URL: the URL was fine, the server's answer was not HTTP.
         if urlError.code == .unsupportedURL, message.contains("HTTP/0.9") {
-            self.init(.invalidResponse, "The server's reply is not HTTP (no status line; \(message)).",
-                      underlyingError: urlError, url: url ?? urlError.failingURL)
+            self.init(
+                .invalidResponse, "The server's reply is not HTTP (no status line; \(message)).",
+                underlyingError: urlError, url: url ?? urlError.failingURL)
             return
         }
         if Self.isTransportHeadLimit(message) {
@@ -258,17 +271,20 @@ extension CourierError {
             return
         }
         if Self.isUndecodableBody(message) {
-            self.init(.invalidResponse, "The response body cannot be decoded: \(message).", underlyingError: urlError,
-                      url: url ?? urlError.failingURL)
+            self.init(
+                .invalidResponse, "The response body cannot be decoded: \(message).", underlyingError: urlError,
+                url: url ?? urlError.failingURL)
             return
         }
         if Self.isMalformedFraming(message) {
-            self.init(.invalidResponse, "The response's framing is malformed: \(message).", underlyingError: urlError,
-                      url: url ?? urlError.failingURL)
+            self.init(
+                .invalidResponse, "The response's framing is malformed: \(message).", underlyingError: urlError,
+                url: url ?? urlError.failingURL)
             return
         }
-        self.init(Self.tlsKind(of: urlError.code, message: message) ?? kind, message, underlyingError: urlError,
-                  url: url ?? urlError.failingURL)
+        self.init(
+            Self.tlsKind(of: urlError.code, message: message) ?? kind, message, underlyingError: urlError,
+            url: url ?? urlError.failingURL)
     }
 }
 

@@ -49,22 +49,28 @@ extension DataResponseRequest {
 
     /// Calls `completionHandler` with the body as `Data`.
     @discardableResult
-    public nonisolated func responseData(queue: DispatchQueue? = nil,
-                                         completionHandler: @escaping @Sendable (DataResponse<Data, CourierError>) -> Void) -> Self {
+    public nonisolated func responseData(
+        queue: DispatchQueue? = nil,
+        completionHandler: @escaping @Sendable (DataResponse<Data, CourierError>) -> Void
+    ) -> Self {
         response(queue: queue, using: DataResponseSerializer(), completionHandler: completionHandler)
     }
 
     /// Calls `completionHandler` with the body as text (charset: `encoding`, else the response's, else ISO-8859-1).
     @discardableResult
-    public nonisolated func responseString(queue: DispatchQueue? = nil, encoding: String.Encoding? = nil,
-                                           completionHandler: @escaping @Sendable (DataResponse<String, CourierError>) -> Void) -> Self {
+    public nonisolated func responseString(
+        queue: DispatchQueue? = nil, encoding: String.Encoding? = nil,
+        completionHandler: @escaping @Sendable (DataResponse<String, CourierError>) -> Void
+    ) -> Self {
         response(queue: queue, using: StringResponseSerializer(encoding: encoding), completionHandler: completionHandler)
     }
 
     /// Calls `completionHandler` with the body parsed as ``JSON``.
     @discardableResult
-    public nonisolated func responseJSON(queue: DispatchQueue? = nil,
-                                         completionHandler: @escaping @Sendable (DataResponse<JSON, CourierError>) -> Void) -> Self {
+    public nonisolated func responseJSON(
+        queue: DispatchQueue? = nil,
+        completionHandler: @escaping @Sendable (DataResponse<JSON, CourierError>) -> Void
+    ) -> Self {
         response(queue: queue, using: JSONResponseSerializer(), completionHandler: completionHandler)
     }
 
@@ -152,8 +158,9 @@ enum SerializedHandler {
         deliver: @escaping @Sendable (DataResponse<Serializer.SerializedObject, CourierError>) -> Void
     ) {
         add(to: request, serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
-            DataResponse(request: completion.request, responseHead: completion.response, data: completion.data,
-                         metrics: completion.metrics, serializationDuration: duration, result: result)
+            DataResponse(
+                request: completion.request, responseHead: completion.response, data: completion.data,
+                metrics: completion.metrics, serializationDuration: duration, result: result)
         }
     }
 
@@ -163,8 +170,9 @@ enum SerializedHandler {
         deliver: @escaping @Sendable (DownloadResponse<Serializer.SerializedObject, CourierError>) -> Void
     ) {
         add(to: request, serializer, thenResume: thenResume, deliver: deliver) { completion, result, duration in
-            DownloadResponse(request: completion.request, responseHead: completion.response, fileURL: completion.fileURL,
-                             metrics: completion.metrics, serializationDuration: duration, result: result)
+            DownloadResponse(
+                request: completion.request, responseHead: completion.response, fileURL: completion.fileURL,
+                metrics: completion.metrics, serializationDuration: duration, result: result)
         }
     }
 }

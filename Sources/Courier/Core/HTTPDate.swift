@@ -25,8 +25,9 @@ enum HTTPDate {
     /// `Sun,` `06` `Nov` `1994` `08:49:37` `GMT`.
     private static func imfFixdate(_ tokens: [Substring]) -> Date? {
         guard tokens[0].hasSuffix(","), shortWeekdays.contains(tokens[0].dropLast().lowercased()),
-              tokens[5] == "GMT", tokens[1].count == 2, tokens[3].count == 4,
-              let day = Int(tokens[1]), let month = month(tokens[2]), let year = Int(tokens[3]) else { return nil }
+            tokens[5] == "GMT", tokens[1].count == 2, tokens[3].count == 4,
+            let day = Int(tokens[1]), let month = month(tokens[2]), let year = Int(tokens[3])
+        else { return nil }
         return make(year: year, month: month, day: day, time: tokens[4])
     }
 
@@ -34,8 +35,9 @@ enum HTTPDate {
     private static func rfc850(_ tokens: [Substring], now: Date) -> Date? {
         let parts = tokens[1].split(separator: "-", omittingEmptySubsequences: false)
         guard tokens[0].hasSuffix(","), longWeekdays.contains(tokens[0].dropLast().lowercased()),
-              tokens[3] == "GMT", parts.count == 3, parts[0].count == 2, parts[2].count == 2,
-              let day = Int(parts[0]), let month = month(parts[1]), let shortYear = Int(parts[2]) else { return nil }
+            tokens[3] == "GMT", parts.count == 3, parts[0].count == 2, parts[2].count == 2,
+            let day = Int(parts[0]), let month = month(parts[1]), let shortYear = Int(parts[2])
+        else { return nil }
         // RFC 9110: a two-digit year more than 50 years in the future means the most recent past
         // year with the same last two digits.
         let currentYear = civil(fromDays: Int((now.timeIntervalSince1970 / 86_400).rounded(.down))).year
@@ -47,8 +49,9 @@ enum HTTPDate {
     /// `Sun` `Nov` `6` `08:49:37` `1994`.
     private static func asctime(_ tokens: [Substring]) -> Date? {
         guard shortWeekdays.contains(tokens[0].lowercased()), let month = month(tokens[1]),
-              (1...2).contains(tokens[2].count), let day = Int(tokens[2]),
-              tokens[4].count == 4, let year = Int(tokens[4]) else { return nil }
+            (1...2).contains(tokens[2].count), let day = Int(tokens[2]),
+            tokens[4].count == 4, let year = Int(tokens[4])
+        else { return nil }
         return make(year: year, month: month, day: day, time: tokens[3])
     }
 
@@ -60,9 +63,10 @@ enum HTTPDate {
     private static func make(year: Int, month: Int, day: Int, time: Substring) -> Date? {
         let clock = time.split(separator: ":", omittingEmptySubsequences: false)
         guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
-              let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
-              (1...31).contains(day), day <= daysIn(month: month, year: year), (1...9999).contains(year) else { return nil }
+            let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
+            (1...31).contains(day), day <= daysIn(month: month, year: year), (1...9999).contains(year)
+        else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
     }

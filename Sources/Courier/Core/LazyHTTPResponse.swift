@@ -26,8 +26,9 @@ final class LazyHTTPResponse: Sendable {
         let fields = response.allHeaderFields.compactMap { name, value in
             (name as? String).map { (name: $0, value: "\(value)") }
         }
-        self.init(head: ResponseHead(statusCode: response.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1"),
-                  materialized: response)
+        self.init(
+            head: ResponseHead(statusCode: response.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1"),
+            materialized: response)
     }
 
     private init(head: ResponseHead, materialized: HTTPURLResponse) {
@@ -47,7 +48,8 @@ final class LazyHTTPResponse: Sendable {
             if let built { return built }
             // FoundationNetworking's initialiser never fails for an http(s) URL, which is all a
             // transport delivers; the header-less retry only guards against a platform that would.
-            let response = head.httpURLResponse
+            let response =
+                head.httpURLResponse
                 ?? HTTPURLResponse(url: head.url, statusCode: head.statusCode, httpVersion: head.httpVersion, headerFields: nil)
                 ?? HTTPURLResponse(url: URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: nil, headerFields: nil)
             guard let response else { preconditionFailure("HTTPURLResponse could not be created for \(head.url)") }

@@ -84,7 +84,8 @@ public struct URLEncodedFormParameterEncoder: ParameterEncoder {
         if inQuery {
             let query = try encoder.encodeQuery(parameters)
             guard !query.isEmpty, let url = request.url,
-                  var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return request }
+                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            else { return request }
             let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
             components.percentEncodedQuery = existing + query
             request.url = components.url ?? url
@@ -109,8 +110,10 @@ extension ParameterEncoder where Self == URLEncodedFormParameterEncoder {
     /// URL-encoded: query for GET/HEAD/DELETE, form body otherwise.
     public static var urlEncodedForm: URLEncodedFormParameterEncoder { URLEncodedFormParameterEncoder() }
     /// URL-encoded with your own options and destination.
-    public static func urlEncodedForm(encoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
-                                      destination: URLEncodedFormParameterEncoder.Destination = .methodDependent) -> URLEncodedFormParameterEncoder {
+    public static func urlEncodedForm(
+        encoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
+        destination: URLEncodedFormParameterEncoder.Destination = .methodDependent
+    ) -> URLEncodedFormParameterEncoder {
         URLEncodedFormParameterEncoder(encoder: encoder, destination: destination)
     }
 }

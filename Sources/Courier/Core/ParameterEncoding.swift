@@ -51,8 +51,10 @@ public struct URLEncoding: ParameterEncoding {
     /// ```swift
     /// URLEncoding(destination: .queryString, arrayEncoding: .noBrackets, boolEncoding: .numeric)
     /// ```
-    public init(destination: Destination = .methodDependent, arrayEncoding: URLEncodedFormEncoder.ArrayEncoding,
-                boolEncoding: URLEncodedFormEncoder.BoolEncoding = .literal) {
+    public init(
+        destination: Destination = .methodDependent, arrayEncoding: URLEncodedFormEncoder.ArrayEncoding,
+        boolEncoding: URLEncodedFormEncoder.BoolEncoding = .literal
+    ) {
         self.init(destination: destination, encoder: URLEncodedFormEncoder(arrayEncoding: arrayEncoding, boolEncoding: boolEncoding))
     }
 
@@ -159,12 +161,15 @@ extension Session {
     /// ```
     /// `encoding:` has no default, so that a dictionary literal with an `Encodable` value type
     /// keeps going to `parameters:encoder:`.
-    public func request(_ url: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters?,
-                        encoding: any ParameterEncoding, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
-                        interceptor: (any RequestInterceptor)? = nil, requestModifier: RequestModifier? = nil) -> DataRequest {
+    public func request(
+        _ url: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters?,
+        encoding: any ParameterEncoding, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
+        interceptor: (any RequestInterceptor)? = nil, requestModifier: RequestModifier? = nil
+    ) -> DataRequest {
         // Through the `Encodable` path, so both kinds of parameters are built the same way.
-        request(url, method: method, parameters: parameters.map(UntypedParameters.init), encoder: EncodingAdapter(encoding: encoding),
-                headers: headers, timeout: timeout, interceptor: interceptor, requestModifier: requestModifier)
+        request(
+            url, method: method, parameters: parameters.map(UntypedParameters.init), encoder: EncodingAdapter(encoding: encoding),
+            headers: headers, timeout: timeout, interceptor: interceptor, requestModifier: requestModifier)
     }
 }
 

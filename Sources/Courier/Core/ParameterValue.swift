@@ -83,8 +83,10 @@ indirect enum ParameterValue: Encodable {
         if let encodable = value as? any Encodable {
             return .encodable(encodable)
         }
-        throw CourierError(.encodingFailed, "The parameter \"\(path)\" is a \(type(of: value)), which is neither a JSON value "
-                           + "(String, number, Bool, NSNull, array, [String: …] dictionary) nor Encodable.")
+        throw CourierError(
+            .encodingFailed,
+            "The parameter \"\(path)\" is a \(type(of: value)), which is neither a JSON value "
+                + "(String, number, Bool, NSNull, array, [String: …] dictionary) nor Encodable.")
     }
 
     private static func finite(_ double: Double, path: String) throws(CourierError) -> ParameterValue {

@@ -208,16 +208,20 @@ extension Request {
     /// Calls `handler` on `queue` (the session's callback queue by default) as the response body arrives.
     /// Values never go backwards and end at exactly 1.0 on success.
     @discardableResult
-    public nonisolated func onDownloadProgress(queue: DispatchQueue? = nil,
-                                               _ handler: @escaping @Sendable (TransferProgress) -> Void) -> Self {
+    public nonisolated func onDownloadProgress(
+        queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (TransferProgress) -> Void
+    ) -> Self {
         engineAccess.shared.downloadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
         return self
     }
 
     /// Calls `handler` on `queue` (the session's callback queue by default) as the request body is sent.
     @discardableResult
-    public nonisolated func onUploadProgress(queue: DispatchQueue? = nil,
-                                             _ handler: @escaping @Sendable (TransferProgress) -> Void) -> Self {
+    public nonisolated func onUploadProgress(
+        queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (TransferProgress) -> Void
+    ) -> Self {
         engineAccess.shared.uploadProgress.addHook(queue: queue ?? session.callbackQueue, handler)
         return self
     }
@@ -257,8 +261,8 @@ enum RequestIdentifiers {
             for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: high >> (UInt64(index) * 8)) }
             for index in 0..<4 { bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (UInt32(index) * 8)) }
             for index in 0..<4 { bytes[12 + index] = UInt8(truncatingIfNeeded: count >> (UInt32(index) * 8)) }
-            bytes[6] = (bytes[6] & 0x0F) | 0x40   // version 4
-            bytes[8] = (bytes[8] & 0x3F) | 0x80   // RFC 4122 variant
+            bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
+            bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
         }
         return UUID(uuid: uuid)
     }

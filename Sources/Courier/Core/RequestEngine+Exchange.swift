@@ -87,9 +87,10 @@ extension RequestEngine {
             observers.forEach { $0(self) }
         }
         // Where the answer comes from is decided here, once, by the session's features.
-        let context = ExchangeContext(request: transportRequest, initialRequest: record.initialRequest,
-                                      hasUploadBody: sendsUpload, bodyMayBeShared: sink.allowsSharing,
-                                      bodyMayBeStored: sink.allowsStoring, settings: featureSettings, notifyMonitors: monitorNotifier(owner))
+        let context = ExchangeContext(
+            request: transportRequest, initialRequest: record.initialRequest,
+            hasUploadBody: sendsUpload, bodyMayBeShared: sink.allowsSharing,
+            bodyMayBeStored: sink.allowsStoring, settings: featureSettings, notifyMonitors: monitorNotifier(owner))
         let routed = session.route(context, sink: relay)
         record.origin = routed.origin
         let exchange = Exchange(number: number, request: request, transfer: routed.transfer, route: (context, routed.origin))
@@ -111,14 +112,15 @@ extension RequestEngine {
         }
         var headers = request.headers
         if let storage = session.configuration.cookies.storage, !headers.contains("Cookie"),
-           let cookies = storage.cookies(for: url), !cookies.isEmpty {
+            let cookies = storage.cookies(for: url), !cookies.isEmpty
+        {
             HTTPCookie.requestHeaderFields(with: cookies).forEach { headers.update(name: $0.key, value: $0.value) }
         }
         // The one place every request passes after the session, the request, its adapters and
         // the cookie store had their say: nothing that is not valid HTTP reaches a transport.
         try WireSyntax.check(method: request.method, headers: headers, url: url)
         let body: TransportBody
-        if (request.method == .get || request.method == .head), request.httpBody?.isEmpty == false || sendsUpload {
+        if request.method == .get || request.method == .head, request.httpBody?.isEmpty == false || sendsUpload {
             throw CourierError(.encodingFailed, "A \(request.method) request cannot carry a body; use POST or another method.", url: url)
         }
         if let upload = try preparedUploadBody(for: request) {
@@ -132,11 +134,12 @@ extension RequestEngine {
         try sink.prepareExchange(request, headers: &headers)
         let ranged = headers.contains("Range")
         if ranged, !headers.contains("Accept-Encoding") { headers.update(name: "Accept-Encoding", value: "identity") }
-        return TransportRequest(url: url, method: request.method, headers: headers, body: body,
-                                idleTimeout: timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil,
-                                deadline: deadline,
-                                automaticDecompression: session.configuration.automaticDecompression && !ranged,
-                                flowControlWindow: sink.flowControlWindow)
+        return TransportRequest(
+            url: url, method: request.method, headers: headers, body: body,
+            idleTimeout: timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil,
+            deadline: deadline,
+            automaticDecompression: session.configuration.automaticDecompression && !ranged,
+            flowControlWindow: sink.flowControlWindow)
     }
 
     /// Handles one transport event, if it belongs to the exchange in flight.
@@ -187,19 +190,27 @@ extension RequestEngine {
             // Courier never speaks another protocol on a connection: whether or not the request
             // asked for an upgrade, waiting for a body that will never come helps nobody.
             let asked = exchange.request.headers.contains("Upgrade")
-            stop(exchange, failing: CourierError(.invalidResponse, asked
-                ? "The server switched protocols (101), which Courier cannot follow."
-                : "The server switched protocols (101) without being asked to upgrade.",
-                responseCode: 101, url: head.url))
+            stop(
+                exchange,
+                failing: CourierError(
+                    .invalidResponse,
+                    asked
+                        ? "The server switched protocols (101), which Courier cannot follow."
+                        : "The server switched protocols (101) without being asked to upgrade.",
+                    responseCode: 101, url: head.url))
             return
         }
         if head.statusCode < 200 {
             // Transports skip interim responses; FoundationNetworking (the URLSession transport
             // on Linux) instead reports the first one as the response, and the final status and
             // headers are lost: failing beats answering with a 1xx status and someone else's body.
-            stop(exchange, failing: CourierError(.invalidResponse, "The transport reported the interim response \(head.statusCode) "
-                + "as the final one, so the final status and headers are unknown (FoundationNetworking does this; "
-                + "the curl transport reads past interim responses).", responseCode: head.statusCode, url: head.url))
+            stop(
+                exchange,
+                failing: CourierError(
+                    .invalidResponse,
+                    "The transport reported the interim response \(head.statusCode) "
+                        + "as the final one, so the final status and headers are unknown (FoundationNetworking does this; "
+                        + "the curl transport reads past interim responses).", responseCode: head.statusCode, url: head.url))
             return
         }
         if let problem = head.contentLengthProblem {
@@ -283,8 +294,9 @@ extension RequestEngine {
         exchange.received += Int64(data.count)
         record.bytesReceived += Int64(data.count)
         record.live?.bytesReceived += Int64(data.count)
-        let progress = TransferProgress(completedUnitCount: record.bytesReceived,
-                                        totalUnitCount: total >= 0 ? max(total, record.bytesReceived) : -1)
+        let progress = TransferProgress(
+            completedUnitCount: record.bytesReceived,
+            totalUnitCount: total >= 0 ? max(total, record.bytesReceived) : -1)
         shared.downloadProgress.update(progress)
         notifyMonitors { $0.request($1, didUpdateDownloadProgress: progress) }
     }
@@ -298,11 +310,13 @@ extension RequestEngine {
     /// A body shorter than its `Content-Length` is a lost connection, never a silent success.
     private func checkTruncation(_ exchange: Exchange) {
         guard exchange.redirect == nil, case .store? = exchange.disposition, let head = exchange.head,
-              !head.hasNoBody(for: exchange.request.method) else { return }
+            !head.hasNoBody(for: exchange.request.method)
+        else { return }
         let expected = head.expectedContentLength
         if expected >= 0, exchange.received < expected {
-            exchange.failure = CourierError(.connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
-                                        responseCode: head.statusCode, url: head.url)
+            exchange.failure = CourierError(
+                .connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
+                responseCode: head.statusCode, url: head.url)
         }
     }
 

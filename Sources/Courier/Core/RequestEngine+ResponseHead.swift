@@ -29,7 +29,8 @@ extension RequestEngine {
     private func responseHeadDecided(_ disposition: ResponseDisposition, head: ResponseHead, response: LazyHTTPResponse, exchange number: Int) {
         // A cancel (or a timeout) may have ended the exchange while the handlers decided.
         guard case .transferring(_, let exchange)? = lifecycle.currentPhase, exchange.number == number,
-              let held = exchange.heldEvents else { return }
+            let held = exchange.heldEvents
+        else { return }
         exchange.heldEvents = nil
         if disposition == .cancel {
             record.response = response

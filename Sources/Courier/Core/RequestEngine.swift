@@ -60,12 +60,13 @@ package final class RequestEngine {
         // `completed` event never reached the engine.
         guard let live = record.live, lifecycle.completion == nil else { return record.metrics }
         let now = ContinuousClock.now
-        return TransferMetrics(TransferMetrics.Values(
-            start: live.start, dnsLookup: nil, connect: nil, tlsHandshake: nil,
-            timeToFirstByte: live.headAt.map { $0 - live.startedAt }, total: now - createdAt,
-            bytesSent: record.bytesSent, bytesReceived: live.bytesReceived, redirectCount: redirectHistory.count,
-            connectionReused: nil, httpVersion: live.httpVersion, remoteAddress: nil,
-            transport: session.transportName))
+        return TransferMetrics(
+            TransferMetrics.Values(
+                start: live.start, dnsLookup: nil, connect: nil, tlsHandshake: nil,
+                timeToFirstByte: live.headAt.map { $0 - live.startedAt }, total: now - createdAt,
+                bytesSent: record.bytesSent, bytesReceived: live.bytesReceived, redirectCount: redirectHistory.count,
+                connectionReused: nil, httpVersion: live.httpVersion, remoteAddress: nil,
+                transport: session.transportName))
     }
 
     init(id: UUID, session: Session, source: RequestSource, shared: RequestSharedState, sink: any ResponseBodySink) {
@@ -105,8 +106,9 @@ package final class RequestEngine {
             // request no longer waits for: what is known now goes with the cancellation.
             record.metrics = mergedMetrics(exchange.partialMetrics(transport: session.transportName, bytesSent: record.bytesSent))
         }
-        let error = CourierError(.cancelled, "The request was cancelled.", responseCode: record.response?.statusCode,
-                                 url: record.request?.url)
+        let error = CourierError(
+            .cancelled, "The request was cancelled.", responseCode: record.response?.statusCode,
+            url: record.request?.url)
         apply(lifecycle.cancel(makeCompletion(error: error, cancelled: true)))
     }
 
@@ -200,8 +202,9 @@ package final class RequestEngine {
         if completion.error?.isCancelled == true { sink.discard() }
         preparedUpload?.discard()
         notifyMonitors { $0.request($1, didFinishWith: completion.response?.httpResponse, metrics: completion.metrics, error: completion.error) }
-        let ended = CompletedRequest(completion: completion, initialRequest: record.initialRequest,
-                                     hasUploadBody: source.upload != nil, origin: record.origin, settings: featureSettings)
+        let ended = CompletedRequest(
+            completion: completion, initialRequest: record.initialRequest,
+            hasUploadBody: source.upload != nil, origin: record.origin, settings: featureSettings)
         for feature in session.features { feature.requestDidComplete(ended) }
         let handlers = pendingHandlers
         pendingHandlers = []
@@ -210,8 +213,9 @@ package final class RequestEngine {
     }
 
     func makeCompletion(error: CourierError?, cancelled: Bool = false) -> RequestCompletion {
-        RequestCompletion(request: record.request, response: record.response,
-                          body: cancelled ? sink.cancelledBody : sink.body, metrics: record.metrics, error: error)
+        RequestCompletion(
+            request: record.request, response: record.response,
+            body: cancelled ? sink.cancelledBody : sink.body, metrics: record.metrics, error: error)
     }
 }
 
@@ -284,8 +288,10 @@ final class Exchange {
     /// when nobody is deciding.
     var heldEvents: [TransportEvent]?
 
-    init(number: Int, request: URLRequest, transfer: any TransportTransfer,
-         route: (context: ExchangeContext, origin: ExchangeOrigin)?) {
+    init(
+        number: Int, request: URLRequest, transfer: any TransportTransfer,
+        route: (context: ExchangeContext, origin: ExchangeOrigin)?
+    ) {
         self.number = number
         self.request = request
         self.transfer = transfer
@@ -295,9 +301,10 @@ final class Exchange {
     /// The figures known without the transport's report: start, time to the head, bytes so far.
     func partialMetrics(transport: String, bytesSent: Int64) -> TransferMetrics {
         let elapsed = ContinuousClock.now - startInstant
-        return TransferMetrics(start: Date(timeIntervalSinceNow: -elapsed.timeInterval), timeToFirstByte: headInstant.map { $0 - startInstant },
-                               total: elapsed, bytesSent: bytesSent, bytesReceived: received,
-                               httpVersion: head?.httpVersion, transport: transport)
+        return TransferMetrics(
+            start: Date(timeIntervalSinceNow: -elapsed.timeInterval), timeToFirstByte: headInstant.map { $0 - startInstant },
+            total: elapsed, bytesSent: bytesSent, bytesReceived: received,
+            httpVersion: head?.httpVersion, transport: transport)
     }
 
     /// How the exchange ended, once its transfer completed.

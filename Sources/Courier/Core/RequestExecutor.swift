@@ -89,7 +89,8 @@ final class RequestExecutor: SerialExecutor, Sendable {
     func takeNextEvent(for relay: ExchangeRelay) -> TransportEvent? {
         state.withLock { state in
             guard state.head < state.items.count, case .event(let next, let event)? = state.items[state.head],
-                  next === relay else { return nil }
+                next === relay
+            else { return nil }
             state.items[state.head] = nil
             state.head += 1
             return event

@@ -88,9 +88,10 @@ struct ExchangeContext {
 
     /// The same exchange with another request on the wire (a feature's conditional request, say).
     func with(request: TransportRequest) -> ExchangeContext {
-        ExchangeContext(request: request, initialRequest: initialRequest, hasUploadBody: hasUploadBody,
-                        bodyMayBeShared: bodyMayBeShared, bodyMayBeStored: bodyMayBeStored, settings: settings,
-                        notifyMonitors: notifyMonitors)
+        ExchangeContext(
+            request: request, initialRequest: initialRequest, hasUploadBody: hasUploadBody,
+            bodyMayBeShared: bodyMayBeShared, bodyMayBeStored: bodyMayBeStored, settings: settings,
+            notifyMonitors: notifyMonitors)
     }
 }
 

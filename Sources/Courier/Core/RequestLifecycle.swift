@@ -291,7 +291,7 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
     mutating func finish(attempt: Int, _ completion: Completion, awaitingDelivery: Bool = false) -> Transition {
         switch state {
         case .running(.evaluating(let current, _)) where current == attempt,
-             .suspended(.evaluating(let current, _)) where current == attempt:
+            .suspended(.evaluating(let current, _)) where current == attempt:
             if awaitingDelivery {
                 state = .delivering(completion)
                 return Transition(action: .awaitDelivery(completion))

@@ -17,8 +17,10 @@ struct RequestSource: Sendable {
     /// The upload body, for upload requests.
     var upload: UploadSource?
 
-    init(timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil, upload: UploadSource? = nil,
-         makeRequest: @escaping @Sendable (Session) throws -> URLRequest) {
+    init(
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil, upload: UploadSource? = nil,
+        makeRequest: @escaping @Sendable (Session) throws -> URLRequest
+    ) {
         self.makeRequest = makeRequest
         self.timeout = timeout
         self.interceptor = interceptor
@@ -27,8 +29,10 @@ struct RequestSource: Sendable {
 
     /// A source for any `URLRequestConvertible`: relative URLs resolve against the base URL and
     /// session headers fill in what the request does not set.
-    static func convertible(_ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)?,
-                            upload: UploadSource? = nil) -> RequestSource {
+    static func convertible(
+        _ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)?,
+        upload: UploadSource? = nil
+    ) -> RequestSource {
         RequestSource(interceptor: interceptor, upload: upload) { session in
             var request = try convertible.asURLRequest()
             guard let url = request.url else { throw CourierError(.invalidURL, "The request has no URL.") }

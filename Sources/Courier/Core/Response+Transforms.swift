@@ -43,8 +43,9 @@ extension DataResponse {
     }
 
     func replacing<NewSuccess: Sendable, NewFailure: Error>(_ newResult: Result<NewSuccess, NewFailure>) -> DataResponse<NewSuccess, NewFailure> {
-        DataResponse<NewSuccess, NewFailure>(request: request, responseHead: responseHead, data: data, metrics: metrics,
-                                             serializationDuration: serializationDuration, result: newResult)
+        DataResponse<NewSuccess, NewFailure>(
+            request: request, responseHead: responseHead, data: data, metrics: metrics,
+            serializationDuration: serializationDuration, result: newResult)
     }
 }
 
@@ -58,9 +59,10 @@ extension DataResponse where Failure == CourierError {
     /// let count = response.tryMap { text in try Int(text, format: .number) }   // DataResponse<Int, CourierError>
     /// ```
     public func tryMap<NewSuccess: Sendable>(_ transform: (Success) throws -> NewSuccess) -> DataResponse<NewSuccess, CourierError> {
-        replacing(result.flatMap { value in
-            CourierError.transforming(value, with: transform, statusCode: responseHead?.statusCode, url: request?.url)
-        })
+        replacing(
+            result.flatMap { value in
+                CourierError.transforming(value, with: transform, statusCode: responseHead?.statusCode, url: request?.url)
+            })
     }
 }
 
@@ -107,8 +109,9 @@ extension DownloadResponse {
     }
 
     func replacing<NewSuccess: Sendable, NewFailure: Error>(_ newResult: Result<NewSuccess, NewFailure>) -> DownloadResponse<NewSuccess, NewFailure> {
-        DownloadResponse<NewSuccess, NewFailure>(request: request, responseHead: responseHead, fileURL: fileURL, metrics: metrics,
-                                                 serializationDuration: serializationDuration, result: newResult)
+        DownloadResponse<NewSuccess, NewFailure>(
+            request: request, responseHead: responseHead, fileURL: fileURL, metrics: metrics,
+            serializationDuration: serializationDuration, result: newResult)
     }
 }
 
@@ -120,23 +123,28 @@ extension DownloadResponse where Failure == CourierError {
     /// let text = response.tryMap { url in try String(contentsOf: url, encoding: .utf8) }   // DownloadResponse<String, CourierError>
     /// ```
     public func tryMap<NewSuccess: Sendable>(_ transform: (Success) throws -> NewSuccess) -> DownloadResponse<NewSuccess, CourierError> {
-        replacing(result.flatMap { value in
-            CourierError.transforming(value, with: transform, statusCode: responseHead?.statusCode, url: request?.url)
-        })
+        replacing(
+            result.flatMap { value in
+                CourierError.transforming(value, with: transform, statusCode: responseHead?.statusCode, url: request?.url)
+            })
     }
 }
 
 extension CourierError {
     /// Runs a response transform, turning what it throws into a `CourierError`.
-    static func transforming<Value, NewValue>(_ value: Value, with transform: (Value) throws -> NewValue,
-                                              statusCode: Int?, url: URL?) -> Result<NewValue, CourierError> {
+    static func transforming<Value, NewValue>(
+        _ value: Value, with transform: (Value) throws -> NewValue,
+        statusCode: Int?, url: URL?
+    ) -> Result<NewValue, CourierError> {
         do {
             return .success(try transform(value))
         } catch let error as CourierError {
             return .failure(error)
         } catch {
-            return .failure(CourierError(.serializationFailed, "Transforming the \(Value.self) value failed: \(error)",
-                                         responseCode: statusCode, underlyingError: error, url: url))
+            return .failure(
+                CourierError(
+                    .serializationFailed, "Transforming the \(Value.self) value failed: \(error)",
+                    responseCode: statusCode, underlyingError: error, url: url))
         }
     }
 }

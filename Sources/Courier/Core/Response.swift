@@ -20,14 +20,19 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
     public let result: Result<Success, Failure>
 
     /// Creates a response.
-    public init(request: URLRequest?, response: HTTPURLResponse?, data: Data?, metrics: TransferMetrics?,
-                serializationDuration: TimeInterval, result: Result<Success, Failure>) {
-        self.init(request: request, responseHead: LazyHTTPResponse(response), data: data, metrics: metrics,
-                  serializationDuration: serializationDuration, result: result)
+    public init(
+        request: URLRequest?, response: HTTPURLResponse?, data: Data?, metrics: TransferMetrics?,
+        serializationDuration: TimeInterval, result: Result<Success, Failure>
+    ) {
+        self.init(
+            request: request, responseHead: LazyHTTPResponse(response), data: data, metrics: metrics,
+            serializationDuration: serializationDuration, result: result)
     }
 
-    init(request: URLRequest?, responseHead: LazyHTTPResponse?, data: Data?, metrics: TransferMetrics?,
-         serializationDuration: TimeInterval, result: Result<Success, Failure>) {
+    init(
+        request: URLRequest?, responseHead: LazyHTTPResponse?, data: Data?, metrics: TransferMetrics?,
+        serializationDuration: TimeInterval, result: Result<Success, Failure>
+    ) {
         self.request = request
         self.responseHead = responseHead
         self.data = data
@@ -51,8 +56,9 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
 
     /// Transforms the value, keeping everything else.
     public func map<NewSuccess: Sendable>(_ transform: (Success) -> NewSuccess) -> DataResponse<NewSuccess, Failure> {
-        DataResponse<NewSuccess, Failure>(request: request, responseHead: responseHead, data: data, metrics: metrics,
-                                          serializationDuration: serializationDuration, result: result.map(transform))
+        DataResponse<NewSuccess, Failure>(
+            request: request, responseHead: responseHead, data: data, metrics: metrics,
+            serializationDuration: serializationDuration, result: result.map(transform))
     }
 }
 
@@ -73,14 +79,19 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
     public let result: Result<Success, Failure>
 
     /// Creates a response.
-    public init(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, metrics: TransferMetrics?,
-                serializationDuration: TimeInterval, result: Result<Success, Failure>) {
-        self.init(request: request, responseHead: LazyHTTPResponse(response), fileURL: fileURL, metrics: metrics,
-                  serializationDuration: serializationDuration, result: result)
+    public init(
+        request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, metrics: TransferMetrics?,
+        serializationDuration: TimeInterval, result: Result<Success, Failure>
+    ) {
+        self.init(
+            request: request, responseHead: LazyHTTPResponse(response), fileURL: fileURL, metrics: metrics,
+            serializationDuration: serializationDuration, result: result)
     }
 
-    init(request: URLRequest?, responseHead: LazyHTTPResponse?, fileURL: URL?, metrics: TransferMetrics?,
-         serializationDuration: TimeInterval, result: Result<Success, Failure>) {
+    init(
+        request: URLRequest?, responseHead: LazyHTTPResponse?, fileURL: URL?, metrics: TransferMetrics?,
+        serializationDuration: TimeInterval, result: Result<Success, Failure>
+    ) {
         self.request = request
         self.responseHead = responseHead
         self.fileURL = fileURL

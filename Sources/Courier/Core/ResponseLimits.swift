@@ -65,9 +65,11 @@ enum DecompressionRatioLimit {
         let (allowed, overflow) = Int64(ratio).multipliedReportingOverflow(by: max(coded, 1))
         guard !overflow, decoded > allowed else { return nil }
         let seen = String(format: "%.1f", Double(decoded) / Double(max(coded, 1)))
-        return CourierError(.responseTooLarge, "The response body decompressed at \(seen):1, more than maximumDecompressionRatio "
-                            + "(\(ratio):1) allows: \(decoded) decoded bytes from \(coded) received; the transfer was stopped.",
-                            responseCode: statusCode, url: url)
+        return CourierError(
+            .responseTooLarge,
+            "The response body decompressed at \(seen):1, more than maximumDecompressionRatio "
+                + "(\(ratio):1) allows: \(decoded) decoded bytes from \(coded) received; the transfer was stopped.",
+            responseCode: statusCode, url: url)
     }
 }
 
@@ -78,12 +80,13 @@ struct BodySizeLimit {
 
     /// The error for a body of `seen` bytes, or one announced as `announced` bytes at the head.
     func failure(seen: Int64? = nil, announced: Int64? = nil, head: ResponseHead?) -> CourierError {
-        let message = if let announced {
-            "The response announces a body of \(announced) bytes (Content-Length), more than \(setting) allows "
-                + "(\(Self.format(bytes))); the body was not read."
-        } else {
-            "The response body exceeded \(setting) (\(Self.format(bytes))): \(seen ?? 0) bytes arrived before the transfer was stopped."
-        }
+        let message =
+            if let announced {
+                "The response announces a body of \(announced) bytes (Content-Length), more than \(setting) allows "
+                    + "(\(Self.format(bytes))); the body was not read."
+            } else {
+                "The response body exceeded \(setting) (\(Self.format(bytes))): \(seen ?? 0) bytes arrived before the transfer was stopped."
+            }
         return CourierError(.responseTooLarge, message, responseCode: head?.statusCode, url: head?.url)
     }
 
@@ -177,16 +180,20 @@ extension RequestEngine {
             // Repeated fields are joined in `headers`; `Set-Cookie` fields are also kept apart.
             let count = head.headers.count + max(0, head.setCookies.count - 1)
             if count > maximum {
-                return CourierError(.responseTooLarge, "The response head has \(count) header fields, more than "
-                                    + "maximumResponseHeaderCount (\(maximum)) allows.", responseCode: head.statusCode, url: head.url)
+                return CourierError(
+                    .responseTooLarge,
+                    "The response head has \(count) header fields, more than "
+                        + "maximumResponseHeaderCount (\(maximum)) allows.", responseCode: head.statusCode, url: head.url)
             }
         }
         if let maximum = configuration.maximumResponseHeadSize {
             let size = head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
             if size > maximum {
-                return CourierError(.responseTooLarge, "The response head has \(size) bytes of header fields, more than "
-                                    + "maximumResponseHeadSize (\(BodySizeLimit.format(Int64(maximum)))) allows.",
-                                    responseCode: head.statusCode, url: head.url)
+                return CourierError(
+                    .responseTooLarge,
+                    "The response head has \(size) bytes of header fields, more than "
+                        + "maximumResponseHeadSize (\(BodySizeLimit.format(Int64(maximum)))) allows.",
+                    responseCode: head.statusCode, url: head.url)
             }
         }
         return nil
@@ -207,7 +214,8 @@ extension CourierError {
 
     /// libcurl keeps one header line in a buffer of at most 100 KiB and reports a longer line as
     /// "Out of memory" (`CURLE_OUT_OF_MEMORY`); callers check that the head was being read.
-    static let transportHeaderLineLimitMessage = "A response header line is longer than the transport accepts "
+    static let transportHeaderLineLimitMessage =
+        "A response header line is longer than the transport accepts "
         + "(libcurl allows 100 KiB per line and reports a longer one as \"Out of memory\")."
 
     /// Whether libcurl's `message` (under both transports on Linux) says the response's framing

@@ -117,8 +117,10 @@ struct SHA256: Sendable {
 
     /// One round; the caller rotates which variables play `a`…`h` instead of shifting values.
     @inline(__always)
-    private static func round(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
-                              _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ constantPlusWord: UInt32) {
+    private static func round(
+        _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
+        _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ constantPlusWord: UInt32
+    ) {
         let sum1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
         let choice = g ^ (e & (f ^ g))
         let t1 = h &+ sum1 &+ choice &+ constantPlusWord

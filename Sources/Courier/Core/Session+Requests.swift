@@ -23,9 +23,11 @@ extension Session {
     ///     .validate()
     ///     .serializingDecodable([Order].self).value
     /// ```
-    public func request(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
-                        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
-                        requestModifier: RequestModifier? = nil) -> DataRequest {
+    public func request(
+        _ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> DataRequest {
         let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
@@ -75,8 +77,10 @@ extension Session {
     /// `body`, when given, runs on the request with only its own headers, before the session's
     /// fill in what is still missing: a header the body sets (its `Content-Type`) wins over a
     /// session default, and a header the caller passed wins over both.
-    func makeURLRequest(_ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, timeout: TimeInterval?,
-                        modifier: RequestModifier?, body: ((URLRequest) throws -> URLRequest)? = nil) throws -> URLRequest {
+    func makeURLRequest(
+        _ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, timeout: TimeInterval?,
+        modifier: RequestModifier?, body: ((URLRequest) throws -> URLRequest)? = nil
+    ) throws -> URLRequest {
         var request = URLRequest(url: try resolve(url.asURL()))
         request.method = method
         if let body {

@@ -68,41 +68,49 @@ public final class Session: Sendable {
     ///   - downloadStore: Where resumable downloads keep partial state (a per-user cache by default).
     ///   - responseCache: Serves and stores responses of requests marked `cached(for:version:)` (memory only by default).
     ///   - callbackQueue: Where callback-style handlers run by default.
-    public convenience init(configuration: SessionConfiguration = .default,
-                            baseURL: URL? = nil,
-                            headers: HTTPHeaders = [:],
-                            interceptor: (any RequestInterceptor)? = nil,
-                            eventMonitors: [any EventMonitor] = [],
-                            deduplication: DeduplicationPolicy = .disabled,
-                            downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
-                            responseCache: ResponseCache = ResponseCache(),
-                            callbackQueue: DispatchQueue = .main) {
-        self.init(serverPool: nil, configuration: configuration, baseURL: baseURL, headers: headers, interceptor: interceptor,
-                  eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
-                  responseCache: responseCache, callbackQueue: callbackQueue)
+    public convenience init(
+        configuration: SessionConfiguration = .default,
+        baseURL: URL? = nil,
+        headers: HTTPHeaders = [:],
+        interceptor: (any RequestInterceptor)? = nil,
+        eventMonitors: [any EventMonitor] = [],
+        deduplication: DeduplicationPolicy = .disabled,
+        downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
+        responseCache: ResponseCache = ResponseCache(),
+        callbackQueue: DispatchQueue = .main
+    ) {
+        self.init(
+            serverPool: nil, configuration: configuration, baseURL: baseURL, headers: headers, interceptor: interceptor,
+            eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
+            responseCache: responseCache, callbackQueue: callbackQueue)
     }
 
     /// Creates a session whose relative paths resolve against the current server of `servers`,
     /// which may fail over to a backup; every switch reaches `eventMonitors` as a
     /// `.serverSwitched` notice. The other parameters are those of
     /// ``init(configuration:baseURL:headers:interceptor:eventMonitors:deduplication:downloadStore:responseCache:callbackQueue:)``.
-    public convenience init(servers: ServerPool,
-                            configuration: SessionConfiguration = .default,
-                            headers: HTTPHeaders = [:],
-                            interceptor: (any RequestInterceptor)? = nil,
-                            eventMonitors: [any EventMonitor] = [],
-                            deduplication: DeduplicationPolicy = .disabled,
-                            downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
-                            responseCache: ResponseCache = ResponseCache(),
-                            callbackQueue: DispatchQueue = .main) {
-        self.init(serverPool: servers, configuration: configuration, baseURL: nil, headers: headers, interceptor: interceptor,
-                  eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
-                  responseCache: responseCache, callbackQueue: callbackQueue)
+    public convenience init(
+        servers: ServerPool,
+        configuration: SessionConfiguration = .default,
+        headers: HTTPHeaders = [:],
+        interceptor: (any RequestInterceptor)? = nil,
+        eventMonitors: [any EventMonitor] = [],
+        deduplication: DeduplicationPolicy = .disabled,
+        downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
+        responseCache: ResponseCache = ResponseCache(),
+        callbackQueue: DispatchQueue = .main
+    ) {
+        self.init(
+            serverPool: servers, configuration: configuration, baseURL: nil, headers: headers, interceptor: interceptor,
+            eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
+            responseCache: responseCache, callbackQueue: callbackQueue)
     }
 
-    private init(serverPool: ServerPool?, configuration: SessionConfiguration, baseURL: URL?, headers: HTTPHeaders,
-                 interceptor: (any RequestInterceptor)?, eventMonitors: [any EventMonitor], deduplication: DeduplicationPolicy,
-                 downloadStore: DownloadStore, responseCache: ResponseCache, callbackQueue: DispatchQueue) {
+    private init(
+        serverPool: ServerPool?, configuration: SessionConfiguration, baseURL: URL?, headers: HTTPHeaders,
+        interceptor: (any RequestInterceptor)?, eventMonitors: [any EventMonitor], deduplication: DeduplicationPolicy,
+        downloadStore: DownloadStore, responseCache: ResponseCache, callbackQueue: DispatchQueue
+    ) {
         self.configuration = configuration
         self.baseURL = baseURL
         var defaults = HTTPHeaders.default
@@ -180,16 +188,20 @@ public final class Session: Sendable {
         let resolved = base.flatMap { $0.resolving(url) } ?? url
         #if DEBUG
         if let base, let dropped = base.droppedBasePath(resolving: url) {
-            let notice = SessionNotice(kind: .basePathDropped, message: "\"\(url.relativeString)\" starts with '/', so it replaces "
-                + "the base URL's path \(dropped): \(base.absoluteString) + \(url.relativeString) → \(resolved.absoluteString). "
-                + "Write \"\(url.relativeString.drop { $0 == "/" })\" to keep the base path.")
+            let notice = SessionNotice(
+                kind: .basePathDropped,
+                message: "\"\(url.relativeString)\" starts with '/', so it replaces "
+                    + "the base URL's path \(dropped): \(base.absoluteString) + \(url.relativeString) → \(resolved.absoluteString). "
+                    + "Write \"\(url.relativeString.drop { $0 == "/" })\" to keep the base path.")
             monitor { $0.session(self, didNotice: notice) }
             DebugWarnings.emit("Courier: warning: " + notice.message, once: "\(base.absoluteString) \(url.relativeString)")
         }
         #endif
         guard resolved.isHTTP else {
-            throw CourierError(.invalidURL, "\"\(url.absoluteString)\" is not an absolute http(s) URL"
-                               + (baseURL == nil ? " and the session has no base URL." : "."), url: url)
+            throw CourierError(
+                .invalidURL,
+                "\"\(url.absoluteString)\" is not an absolute http(s) URL"
+                    + (baseURL == nil ? " and the session has no base URL." : "."), url: url)
         }
         return resolved
     }

@@ -146,8 +146,10 @@ public struct TLSConfiguration: Sendable, Hashable {
     func curlPins(for host: String) -> String? {
         guard !pinnedPublicKeys.isEmpty else { return nil }
         let lowered = host.lowercased()
-        guard let pins = pinnedPublicKeys[lowered]
-                ?? pinnedPublicKeys.first(where: { $0.key.lowercased() == lowered })?.value else { return nil }
+        guard
+            let pins = pinnedPublicKeys[lowered]
+                ?? pinnedPublicKeys.first(where: { $0.key.lowercased() == lowered })?.value
+        else { return nil }
         return pins.compactMap(Self.normalizedPin).map { "sha256//" + $0 }.joined(separator: ";")
     }
 
@@ -191,8 +193,10 @@ public struct TLSConfiguration: Sendable, Hashable {
                 throw CourierError(.invalidConfiguration, "TLSConfiguration.pinnedPublicKeys: \(host) has an empty list of pins.")
             }
             for pin in pins where Self.normalizedPin(pin) == nil {
-                throw CourierError(.invalidConfiguration, "TLSConfiguration.pinnedPublicKeys: \(WireSyntax.quoted(pin)) for \(host) "
-                                   + "is not a pin: write sha256/ followed by the base64 SHA-256 of the public key (44 characters).")
+                throw CourierError(
+                    .invalidConfiguration,
+                    "TLSConfiguration.pinnedPublicKeys: \(WireSyntax.quoted(pin)) for \(host) "
+                        + "is not a pin: write sha256/ followed by the base64 SHA-256 of the public key (44 characters).")
             }
         }
     }

@@ -135,14 +135,18 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Creates metrics; transports fill in what they know.
-    public init(start: Date = Date(), dnsLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
-                timeToFirstByte: Duration? = nil, total: Duration = .zero, bytesSent: Int64 = 0, bytesReceived: Int64 = 0,
-                redirectCount: Int = 0, connectionReused: Bool? = nil, httpVersion: String? = nil,
-                remoteAddress: String? = nil, transport: String) {
-        self.init(Values(start: start, dnsLookup: dnsLookup, connect: connect, tlsHandshake: tlsHandshake,
-                         timeToFirstByte: timeToFirstByte, total: total, bytesSent: bytesSent, bytesReceived: bytesReceived,
-                         redirectCount: redirectCount, connectionReused: connectionReused, httpVersion: httpVersion,
-                         remoteAddress: remoteAddress, transport: transport))
+    public init(
+        start: Date = Date(), dnsLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
+        timeToFirstByte: Duration? = nil, total: Duration = .zero, bytesSent: Int64 = 0, bytesReceived: Int64 = 0,
+        redirectCount: Int = 0, connectionReused: Bool? = nil, httpVersion: String? = nil,
+        remoteAddress: String? = nil, transport: String
+    ) {
+        self.init(
+            Values(
+                start: start, dnsLookup: dnsLookup, connect: connect, tlsHandshake: tlsHandshake,
+                timeToFirstByte: timeToFirstByte, total: total, bytesSent: bytesSent, bytesReceived: bytesReceived,
+                redirectCount: redirectCount, connectionReused: connectionReused, httpVersion: httpVersion,
+                remoteAddress: remoteAddress, transport: transport))
     }
 
     /// Whether both hold the same figures.

@@ -44,7 +44,8 @@ extension URLEncodedFormEncoder {
                 if character.isUppercase, index > 0 {
                     let previous = characters[index - 1]
                     let next = index + 1 < characters.count ? characters[index + 1] : nil
-                    let startsWord = previous.isLowercase || previous.isNumber
+                    let startsWord =
+                        previous.isLowercase || previous.isNumber
                         || (previous.isUppercase && next?.isLowercase == true)
                     if startsWord, previous != separator { result.append(separator) }
                 }

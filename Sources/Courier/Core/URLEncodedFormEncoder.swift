@@ -85,10 +85,12 @@ public struct URLEncodedFormEncoder: Sendable {
     /// try encoder.encodeQuery(Query(pageSize: 10, tags: ["a b"], draft: true))
     /// // "draft=1&page_size=10&tags=a+b"
     /// ```
-    public init(arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .literal,
-                dateEncoding: DateEncoding = .secondsSince1970, keyOrdering: KeyOrdering = .sorted,
-                keyEncoding: KeyEncoding = .useDefaultKeys, keyPathEncoding: KeyPathEncoding = .brackets,
-                nilEncoding: NilEncoding = .dropKey, spaceEncoding: SpaceEncoding = .percentEscaped) {
+    public init(
+        arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .literal,
+        dateEncoding: DateEncoding = .secondsSince1970, keyOrdering: KeyOrdering = .sorted,
+        keyEncoding: KeyEncoding = .useDefaultKeys, keyPathEncoding: KeyPathEncoding = .brackets,
+        nilEncoding: NilEncoding = .dropKey, spaceEncoding: SpaceEncoding = .percentEscaped
+    ) {
         self.arrayEncoding = arrayEncoding
         self.boolEncoding = boolEncoding
         self.dateEncoding = dateEncoding
@@ -118,8 +120,10 @@ public struct URLEncodedFormEncoder: Sendable {
             return pairs
         case .leaf, .array:
             let what = root.role == .array ? "an array" : "a single value"
-            throw CourierError(.encodingFailed,
-                               "Cannot form-encode a value of type \(T.self): it encodes as \(what), but the top level must be keyed, like a struct or a [String: …] dictionary.")
+            throw CourierError(
+                .encodingFailed,
+                "Cannot form-encode a value of type \(T.self): it encodes as \(what), but the top level must be keyed, like a struct or a [String: …] dictionary."
+            )
         }
     }
 
@@ -145,11 +149,12 @@ public struct URLEncodedFormEncoder: Sendable {
             pairs.append((name, node.leaf))
         case .array:
             for (index, element) in node.elements.enumerated() {
-                let elementName = switch arrayEncoding {
-                case .brackets: name + "[]"
-                case .noBrackets: name
-                case .indexInBrackets: name + "[\(index)]"
-                }
+                let elementName =
+                    switch arrayEncoding {
+                    case .brackets: name + "[]"
+                    case .noBrackets: name
+                    case .indexInBrackets: name + "[\(index)]"
+                    }
                 flatten(element, name: elementName, into: &pairs)
             }
         case .object:
@@ -157,7 +162,9 @@ public struct URLEncodedFormEncoder: Sendable {
             if keyOrdering == .sorted { members.sort { $0.name < $1.name } }
             for member in members {
                 guard let child = node.children[member.key] else { continue }
-                let childName = name.isEmpty ? member.name
+                let childName =
+                    name.isEmpty
+                    ? member.name
                     : keyPathEncoding == .brackets ? name + "[" + member.name + "]" : name + "." + member.name
                 flatten(child, name: childName, into: &pairs)
             }

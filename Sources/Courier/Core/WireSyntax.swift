@@ -14,8 +14,8 @@ enum WireSyntax {
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "!"), UInt8(ascii: "#")...UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"),
-             UInt8(ascii: "."), UInt8(ascii: "^")...UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            UInt8(ascii: "!"), UInt8(ascii: "#")...UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"),
+            UInt8(ascii: "."), UInt8(ascii: "^")...UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
             true
         default:
             false
@@ -35,7 +35,8 @@ enum WireSyntax {
         }
         for header in headers {
             guard isToken(header.name) else {
-                throw CourierError(.invalidRequest, "The header name \(quoted(header.name)) is not a valid HTTP field name; nothing was sent.", url: url)
+                throw CourierError(
+                    .invalidRequest, "The header name \(quoted(header.name)) is not a valid HTTP field name; nothing was sent.", url: url)
             }
             guard isFieldValue(header.value) else {
                 throw CourierError(.invalidRequest, "The value of header \(header.name) contains CR, LF or NUL; nothing was sent.", url: url)

@@ -67,8 +67,9 @@ extension ResponseSerializer {
         } catch let error as CourierError {
             throw error
         } catch {
-            throw CourierError(.serializationFailed, "Preprocessing the body (\(data.count) bytes) failed: \(error)",
-                               responseCode: statusCode, underlyingError: error, url: request?.url)
+            throw CourierError(
+                .serializationFailed, "Preprocessing the body (\(data.count) bytes) failed: \(error)",
+                responseCode: statusCode, underlyingError: error, url: request?.url)
         }
     }
 }

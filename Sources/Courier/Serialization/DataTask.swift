@@ -85,17 +85,19 @@ extension ResponseTask {
     /// A task that serializes `request`'s in-memory response with `serializer`.
     init<Serializer: ResponseSerializer>(request: any Request, serializer: Serializer, automaticallyCancelling: Bool)
     where Response == DataResponse<Serializer.SerializedObject, CourierError> {
-        self.init(AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
-            SerializedHandler.addData(to: request, serializer, thenResume: true, deliver: deliver)
-        })
+        self.init(
+            AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
+                SerializedHandler.addData(to: request, serializer, thenResume: true, deliver: deliver)
+            })
     }
 
     /// A task that serializes `request`'s downloaded file with `serializer`.
     init<Serializer: ResponseSerializer>(request: any Request, serializer: Serializer, automaticallyCancelling: Bool)
     where Response == DownloadResponse<Serializer.SerializedObject, CourierError> {
-        self.init(AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
-            SerializedHandler.addDownload(to: request, serializer, thenResume: true, deliver: deliver)
-        })
+        self.init(
+            AwaitableResponse(request: request, automaticallyCancelling: automaticallyCancelling) { deliver in
+                SerializedHandler.addDownload(to: request, serializer, thenResume: true, deliver: deliver)
+            })
     }
 }
 
@@ -106,8 +108,10 @@ struct AwaitableResponse<Response: Sendable>: Sendable {
     private let automaticallyCancelling: Bool
     private let box: ResponseBox<Response>
 
-    init(request: any Request, automaticallyCancelling: Bool,
-         start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void) {
+    init(
+        request: any Request, automaticallyCancelling: Bool,
+        start: @escaping @Sendable (@escaping @Sendable (Response) -> Void) -> Void
+    ) {
         self.request = request
         self.automaticallyCancelling = automaticallyCancelling
         self.box = ResponseBox(executor: request.internals.shell.executor, start: start)

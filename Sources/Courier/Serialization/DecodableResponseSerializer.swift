@@ -45,15 +45,19 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
     public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer; `JSONDecoder()` by default.
-    public init(decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.init(dataPreprocessor: nil, decoder: decoder, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
     }
 
     /// Creates the serializer with a preprocessor.
-    public init(dataPreprocessor: (any DataPreprocessor)?, decoder: any DataDecoder = JSONDecoder(),
-                emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        dataPreprocessor: (any DataPreprocessor)?, decoder: any DataDecoder = JSONDecoder(),
+        emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.decoder = decoder
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
@@ -71,8 +75,9 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
         if let error { throw error }
         if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) {
             guard let empty = T.self as? any EmptyResponse.Type, let value = empty.emptyValue() as? T else {
-                throw CourierError(.emptyResponse, "The body was empty and \(T.self) has no empty value (conform it to EmptyResponse or decode Empty).",
-                                   responseCode: response?.statusCode, url: request?.url)
+                throw CourierError(
+                    .emptyResponse, "The body was empty and \(T.self) has no empty value (conform it to EmptyResponse or decode Empty).",
+                    responseCode: response?.statusCode, url: request?.url)
             }
             return value
         }
@@ -80,11 +85,13 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
         do {
             return try decoder.decode(T.self, from: body)
         } catch let error as DecodingError {
-            throw CourierError(.serializationFailed, "Decoding \(T.self) failed: \(error.readableDescription)",
-                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+            throw CourierError(
+                .serializationFailed, "Decoding \(T.self) failed: \(error.readableDescription)",
+                responseCode: response?.statusCode, underlyingError: error, url: request?.url)
         } catch {
-            throw CourierError(.serializationFailed, "Decoding \(T.self) failed: \(error)",
-                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+            throw CourierError(
+                .serializationFailed, "Decoding \(T.self) failed: \(error)",
+                responseCode: response?.statusCode, underlyingError: error, url: request?.url)
         }
     }
 }

@@ -16,11 +16,14 @@ extension ResponseSerializer where Self == DataResponseSerializer {
     /// ```swift
     /// let data = try await api.request("blob").serializing(using: .data(emptyResponseCodes: [200, 204])).value
     /// ```
-    public static func data(dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor(),
-                            emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
-                            emptyRequestMethods: Set<HTTPMethod> = DataResponseSerializer.defaultEmptyRequestMethods) -> DataResponseSerializer {
-        DataResponseSerializer(dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes,
-                               emptyRequestMethods: emptyRequestMethods)
+    public static func data(
+        dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor(),
+        emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = DataResponseSerializer.defaultEmptyRequestMethods
+    ) -> DataResponseSerializer {
+        DataResponseSerializer(
+            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes,
+            emptyRequestMethods: emptyRequestMethods)
     }
 }
 
@@ -38,11 +41,14 @@ extension ResponseSerializer where Self == StringResponseSerializer {
     /// ```swift
     /// let text = try await api.request("legacy").serializing(using: .string(encoding: .isoLatin1)).value
     /// ```
-    public static func string(encoding: String.Encoding? = nil, dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor(),
-                              emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
-                              emptyRequestMethods: Set<HTTPMethod> = StringResponseSerializer.defaultEmptyRequestMethods) -> StringResponseSerializer {
-        StringResponseSerializer(dataPreprocessor: dataPreprocessor, encoding: encoding, emptyResponseCodes: emptyResponseCodes,
-                                 emptyRequestMethods: emptyRequestMethods)
+    public static func string(
+        encoding: String.Encoding? = nil, dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor(),
+        emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = StringResponseSerializer.defaultEmptyRequestMethods
+    ) -> StringResponseSerializer {
+        StringResponseSerializer(
+            dataPreprocessor: dataPreprocessor, encoding: encoding, emptyResponseCodes: emptyResponseCodes,
+            emptyRequestMethods: emptyRequestMethods)
     }
 }
 
@@ -59,11 +65,14 @@ extension ResponseSerializer where Self == JSONResponseSerializer {
     /// ```swift
     /// let json = try await api.request("config").serializing(using: .json(dataPreprocessor: .jsonSecurityPrefix)).value
     /// ```
-    public static func json(dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor(),
-                            emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
-                            emptyRequestMethods: Set<HTTPMethod> = JSONResponseSerializer.defaultEmptyRequestMethods) -> JSONResponseSerializer {
-        JSONResponseSerializer(dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes,
-                               emptyRequestMethods: emptyRequestMethods)
+    public static func json(
+        dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor(),
+        emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = JSONResponseSerializer.defaultEmptyRequestMethods
+    ) -> JSONResponseSerializer {
+        JSONResponseSerializer(
+            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes,
+            emptyRequestMethods: emptyRequestMethods)
     }
 }
 
@@ -80,7 +89,8 @@ extension ResponseSerializer {
         emptyResponseCodes: Set<Int> = DecodableResponseSerializer<T>.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = DecodableResponseSerializer<T>.defaultEmptyRequestMethods
     ) -> DecodableResponseSerializer<T> where Self == DecodableResponseSerializer<T> {
-        DecodableResponseSerializer(dataPreprocessor: dataPreprocessor, decoder: decoder, emptyResponseCodes: emptyResponseCodes,
-                                    emptyRequestMethods: emptyRequestMethods)
+        DecodableResponseSerializer(
+            dataPreprocessor: dataPreprocessor, decoder: decoder, emptyResponseCodes: emptyResponseCodes,
+            emptyRequestMethods: emptyRequestMethods)
     }
 }

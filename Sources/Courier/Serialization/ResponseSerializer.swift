@@ -71,8 +71,9 @@ extension ResponseSerializer {
         do {
             data = try Data(contentsOf: fileURL, options: .mappedIfSafe)
         } catch {
-            throw CourierError(.fileSystem, "Could not read the downloaded file at \(fileURL.path).",
-                               responseCode: response?.statusCode, underlyingError: error, url: request?.url)
+            throw CourierError(
+                .fileSystem, "Could not read the downloaded file at \(fileURL.path).",
+                responseCode: response?.statusCode, underlyingError: error, url: request?.url)
         }
         return try serialize(request: request, response: response, data: data, error: nil)
     }
@@ -82,8 +83,9 @@ extension ResponseSerializer {
         guard let data, !data.isEmpty else {
             guard emptyResponseAllowed(request: request, statusCode: statusCode) else {
                 let status = statusCode.map { " (status \($0))" } ?? ""
-                throw CourierError(.emptyResponse, "The response body was empty\(status), but a \(SerializedObject.self) was expected.",
-                                   responseCode: statusCode, url: request?.url)
+                throw CourierError(
+                    .emptyResponse, "The response body was empty\(status), but a \(SerializedObject.self) was expected.",
+                    responseCode: statusCode, url: request?.url)
             }
             return true
         }
@@ -98,22 +100,30 @@ extension ResponseSerializer {
             switch completion.body {
             case .memory(let data):
                 if let headReading = self as? any HeadReading,
-                   let value = try headReading.serializeReadingHead(request: completion.request, head: completion.response,
-                                                                    data: data, error: completion.error) as? SerializedObject {
+                    let value = try headReading.serializeReadingHead(
+                        request: completion.request, head: completion.response,
+                        data: data, error: completion.error) as? SerializedObject
+                {
                     return .success(value)
                 }
-                return .success(try serialize(request: completion.request, response: completion.response?.httpResponse,
-                                              data: data, error: completion.error))
+                return .success(
+                    try serialize(
+                        request: completion.request, response: completion.response?.httpResponse,
+                        data: data, error: completion.error))
             case .file(let fileURL):
-                return .success(try serializeDownload(request: completion.request, response: completion.response?.httpResponse,
-                                                      fileURL: fileURL, error: completion.error))
+                return .success(
+                    try serializeDownload(
+                        request: completion.request, response: completion.response?.httpResponse,
+                        fileURL: fileURL, error: completion.error))
             }
         } catch let error as CourierError {
             return .failure(error)
         } catch {
-            return .failure(CourierError(.serializationFailed, "Serializing \(SerializedObject.self) failed: \(error)",
-                                         responseCode: completion.response?.statusCode, underlyingError: error,
-                                         url: completion.request?.url))
+            return .failure(
+                CourierError(
+                    .serializationFailed, "Serializing \(SerializedObject.self) failed: \(error)",
+                    responseCode: completion.response?.statusCode, underlyingError: error,
+                    url: completion.request?.url))
         }
     }
 }
@@ -138,7 +148,6 @@ extension HeadReadingSerializer {
     }
 }
 
-
 /// Returns the body as `Data`.
 public struct DataResponseSerializer: ResponseSerializer, HeadReadingSerializer {
     /// Status codes whose empty body is valid.
@@ -150,14 +159,18 @@ public struct DataResponseSerializer: ResponseSerializer, HeadReadingSerializer 
     public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer with the given empty-body rules.
-    public init(emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.init(dataPreprocessor: nil, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
     }
 
     /// Creates the serializer with a preprocessor and the given empty-body rules.
-    public init(dataPreprocessor: (any DataPreprocessor)?, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        dataPreprocessor: (any DataPreprocessor)?, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
         self.preprocessor = dataPreprocessor is PassthroughPreprocessor ? nil : dataPreprocessor
@@ -192,15 +205,19 @@ public struct StringResponseSerializer: ResponseSerializer, HeadReadingSerialize
     public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer.
-    public init(encoding: String.Encoding? = nil, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        encoding: String.Encoding? = nil, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.init(dataPreprocessor: nil, encoding: encoding, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
     }
 
     /// Creates the serializer with a preprocessor.
-    public init(dataPreprocessor: (any DataPreprocessor)?, encoding: String.Encoding? = nil,
-                emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        dataPreprocessor: (any DataPreprocessor)?, encoding: String.Encoding? = nil,
+        emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.encoding = encoding
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
@@ -217,12 +234,14 @@ public struct StringResponseSerializer: ResponseSerializer, HeadReadingSerialize
         if let error { throw error }
         if try checkEmpty(request: request, statusCode: head?.statusCode, data: data) { return "" }
         let data = try preprocessed(data ?? Data(), with: preprocessor, request: request, statusCode: head?.statusCode)
-        let chosen = encoding
+        let chosen =
+            encoding
             ?? head?.header("Content-Type").flatMap(MIMEType.charset(inContentType:)).flatMap(String.Encoding.init(ianaCharsetName:))
             ?? .isoLatin1
         guard let string = String(data: data, encoding: chosen) else {
-            throw CourierError(.serializationFailed, "The body (\(data.count) bytes) is not valid \(chosen.ianaCharsetName ?? "\(chosen)") text.",
-                               responseCode: head?.statusCode, url: request?.url)
+            throw CourierError(
+                .serializationFailed, "The body (\(data.count) bytes) is not valid \(chosen.ianaCharsetName ?? "\(chosen)") text.",
+                responseCode: head?.statusCode, url: request?.url)
         }
         return string
     }
@@ -239,14 +258,18 @@ public struct JSONResponseSerializer: ResponseSerializer, HeadReadingSerializer 
     public var dataPreprocessor: any DataPreprocessor { preprocessor ?? PassthroughPreprocessor() }
 
     /// Creates the serializer.
-    public init(emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.init(dataPreprocessor: nil, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods)
     }
 
     /// Creates the serializer with a preprocessor.
-    public init(dataPreprocessor: (any DataPreprocessor)?, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        dataPreprocessor: (any DataPreprocessor)?, emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
         self.preprocessor = dataPreprocessor is PassthroughPreprocessor ? nil : dataPreprocessor
@@ -265,8 +288,9 @@ public struct JSONResponseSerializer: ResponseSerializer, HeadReadingSerializer 
         do {
             return try JSON(parsing: body)
         } catch {
-            throw CourierError(.serializationFailed, "The body is not valid JSON: \(error.message)",
-                               responseCode: head?.statusCode, underlyingError: error, url: request?.url)
+            throw CourierError(
+                .serializationFailed, "The body is not valid JSON: \(error.message)",
+                responseCode: head?.statusCode, underlyingError: error, url: request?.url)
         }
     }
 }

@@ -18,8 +18,10 @@ extension ResponseTask {
         _ transform: @escaping @Sendable (Response) -> NewResponse
     ) -> ResponseTask<NewResponse> {
         let base = self
-        return ResponseTask<NewResponse>(derived: DerivedResponse(response: { transform(await base.response) },
-                                                                  cancel: { base.cancel() }, start: { base.resume() }))
+        return ResponseTask<NewResponse>(
+            derived: DerivedResponse(
+                response: { transform(await base.response) },
+                cancel: { base.cancel() }, start: { base.resume() }))
     }
 
     /// The same request, with its value transformed: `.value`, `.result` and `.response` all see

@@ -53,7 +53,10 @@ extension String.Encoding {
         let aliases: [(String.Encoding, [String])] = [
             (.utf8, ["utf-8", "utf8", "unicode-1-1-utf-8", "unicode-2-0-utf-8", "x-unicode20utf8"]),
             (.ascii, ["us-ascii", "ascii", "ansi_x3.4-1968", "ansi_x3.4-1986", "iso-ir-6", "iso646-us", "us", "ibm367", "cp367", "csascii"]),
-            (.isoLatin1, ["iso-8859-1", "iso8859-1", "iso_8859-1", "iso_8859-1:1987", "latin1", "l1", "iso-ir-100", "ibm819", "cp819", "csisolatin1"]),
+            (
+                .isoLatin1,
+                ["iso-8859-1", "iso8859-1", "iso_8859-1", "iso_8859-1:1987", "latin1", "l1", "iso-ir-100", "ibm819", "cp819", "csisolatin1"]
+            ),
             (.isoLatin2, ["iso-8859-2", "iso8859-2", "iso_8859-2", "iso_8859-2:1987", "latin2", "l2", "iso-ir-101", "csisolatin2"]),
             (.utf16, ["utf-16", "utf16", "unicode", "csunicode"]),
             (.utf16BigEndian, ["utf-16be", "utf16be", "unicodefffe"]),

@@ -54,6 +54,8 @@ protocol RawConnectionTransport: Transport {
     /// Opens a connection to `url`'s host and port (http, or https with the transport's TLS
     /// configuration), through the proxy the transport would use, within `timeout`.
     /// `completion` runs once, on a transport thread, with the connection or the failure.
-    func openRawConnection(to url: URL, timeout: Duration, observer: any RawConnectionObserver,
-                           completion: @escaping @Sendable (Result<any RawConnection, CourierError>) -> Void) -> any RawConnectAttempt
+    func openRawConnection(
+        to url: URL, timeout: Duration, observer: any RawConnectionObserver,
+        completion: @escaping @Sendable (Result<any RawConnection, CourierError>) -> Void
+    ) -> any RawConnectAttempt
 }

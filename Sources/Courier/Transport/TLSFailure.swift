@@ -19,19 +19,25 @@ struct TLSFailure: Equatable {
             kind = .clientCertificateRejected
         case _ where says("certificate has expired", "certificate is not yet valid", "certificate has bad date"):
             kind = .serverCertificateHasBadDate
-        case _ where says("no alternative certificate subject name", "does not match target host", "subject name does not match",
-                          "hostname mismatch"):
+        case _
+        where says(
+            "no alternative certificate subject name", "does not match target host", "subject name does not match",
+            "hostname mismatch"):
             kind = .serverCertificateHostnameMismatch
         case CCURLE_PEER_FAILED_VERIFICATION:
             kind = .serverCertificateUntrusted
-        case _ where says("alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
-                          "alert certificate revoked", "alert certificate expired", "alert unsupported certificate"):
+        case _
+        where says(
+            "alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
+            "alert certificate revoked", "alert certificate expired", "alert unsupported certificate"):
             kind = .clientCertificateRejected
         case _ where says("alert protocol version", "unsupported protocol", "no protocols available", "tlsv1 alert protocol"):
             kind = .tlsVersionUnsupported
         // FoundationNetworking passes libcurl's text without its code (URLError -1).
-        case _ where says("ssl certificate problem", "self-signed certificate", "self signed certificate",
-                          "unable to get local issuer", "certificate verify failed"):
+        case _
+        where says(
+            "ssl certificate problem", "self-signed certificate", "self signed certificate",
+            "unable to get local issuer", "certificate verify failed"):
             kind = .serverCertificateUntrusted
         default:
             return nil

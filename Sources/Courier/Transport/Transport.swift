@@ -98,9 +98,11 @@ import Foundation
     public var maximumDecompressionRatio: Int?
 
     /// Creates a request; only the URL is required.
-    public init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,
-         idleTimeout: Duration? = .seconds(60), deadline: ContinuousClock.Instant? = nil,
-         automaticDecompression: Bool = true, flowControlWindow: Int = 4 << 20) {
+    public init(
+        url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: TransportBody = .empty,
+        idleTimeout: Duration? = .seconds(60), deadline: ContinuousClock.Instant? = nil,
+        automaticDecompression: Bool = true, flowControlWindow: Int = 4 << 20
+    ) {
         self.url = url
         self.method = method
         self.headers = headers
@@ -184,9 +186,13 @@ import Foundation
         // The bits of the two names' lengths: "Content-Encoding" has 16 bytes, "Content-Length" 14.
         let contentEncoding: UInt64 = 1 << 16, contentLength: UInt64 = 1 << 14
         if nameLengths & contentEncoding != 0, let coding = headers.value(for: "Content-Encoding"),
-           !coding.trimmedASCII.caseInsensitiveEquals("identity") { return -1 }
+            !coding.trimmedASCII.caseInsensitiveEquals("identity")
+        {
+            return -1
+        }
         guard nameLengths & contentLength != 0, let value = headers.value(for: "Content-Length"),
-              let length = Int64(value.trimmedASCII), length >= 0 else { return -1 }
+            let length = Int64(value.trimmedASCII), length >= 0
+        else { return -1 }
         return length
     }
 

@@ -13,8 +13,11 @@ enum TransportFactory {
         }
         switch configuration.transport {
         case .urlSession(let urlSessionConfiguration):
-            return (URLSessionTransport(configuration: configuration.transportConfiguration,
-                                        sessionConfiguration: urlSessionConfiguration), nil)
+            return (
+                URLSessionTransport(
+                    configuration: configuration.transportConfiguration,
+                    sessionConfiguration: urlSessionConfiguration), nil
+            )
         case .curl:
             do {
                 return (try makeCurl(configuration), nil)
@@ -29,21 +32,31 @@ enum TransportFactory {
             } catch {
                 // The fallback must not quietly drop TLS settings URLSession cannot honour.
                 do {
-                    try URLSessionTransport.checkSupport(of: configuration.transportConfiguration.tls,
-                                                        httpVersion: configuration.httpVersion)
+                    try URLSessionTransport.checkSupport(
+                        of: configuration.transportConfiguration.tls,
+                        httpVersion: configuration.httpVersion)
                 } catch let unsupported {
-                    let failure = CourierError(.invalidConfiguration, "libcurl could not be loaded (\(error)), and URLSession, "
-                                               + "the fallback, cannot honour the TLS configuration: \(unsupported.message)")
+                    let failure = CourierError(
+                        .invalidConfiguration,
+                        "libcurl could not be loaded (\(error)), and URLSession, "
+                            + "the fallback, cannot honour the TLS configuration: \(unsupported.message)")
                     return (FailingTransport(error: failure), SessionNotice(kind: .invalidConfiguration, message: failure.message))
                 }
-                let notice = SessionNotice(kind: .transportFallback,
-                                           message: "libcurl could not be loaded (\(error)); using URLSession instead.")
-                return (URLSessionTransport(configuration: configuration.transportConfiguration,
-                                            sessionConfiguration: .ephemeral), notice)
+                let notice = SessionNotice(
+                    kind: .transportFallback,
+                    message: "libcurl could not be loaded (\(error)); using URLSession instead.")
+                return (
+                    URLSessionTransport(
+                        configuration: configuration.transportConfiguration,
+                        sessionConfiguration: .ephemeral), notice
+                )
             }
             #else
-            return (URLSessionTransport(configuration: configuration.transportConfiguration,
-                                        sessionConfiguration: .ephemeral), nil)
+            return (
+                URLSessionTransport(
+                    configuration: configuration.transportConfiguration,
+                    sessionConfiguration: .ephemeral), nil
+            )
             #endif
         }
     }

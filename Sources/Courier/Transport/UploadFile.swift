@@ -28,7 +28,8 @@ enum UploadFile {
         }
         guard Int64(info.st_size) == length else {
             closeDescriptor(descriptor)
-            throw CourierError(.fileSystem, "The request body file \(path) changed size (\(info.st_size) bytes where \(length) were announced).", url: url)
+            throw CourierError(
+                .fileSystem, "The request body file \(path) changed size (\(info.st_size) bytes where \(length) were announced).", url: url)
         }
         let flags = fcntl(descriptor, F_GETFL)
         if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
@@ -61,8 +62,9 @@ enum UploadFile {
 
     /// A `.fileSystem` error with `strerror(code)`.
     static func failure(_ message: String, errno code: Int32, url: URL?) -> CourierError {
-        CourierError(.fileSystem, "\(message): \(String(cString: strerror(code)))",
-                     underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO), url: url)
+        CourierError(
+            .fileSystem, "\(message): \(String(cString: strerror(code)))",
+            underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO), url: url)
     }
 
     /// `close(2)`.
@@ -97,7 +99,8 @@ enum UploadFile {
             } while count < 0 && errno == EINTR
             if count < 0 { throw failure("Cannot read the request body file \(source.path)", errno: errno, url: source) }
             if count == 0 {
-                throw CourierError(.fileSystem, "The request body file \(source.path) shrank: it ended after \(copied) of \(length) bytes.", url: source)
+                throw CourierError(
+                    .fileSystem, "The request body file \(source.path) shrank: it ended after \(copied) of \(length) bytes.", url: source)
             }
             var written = 0
             while written < count {

@@ -54,28 +54,37 @@ struct ConnectionOptions: Equatable, Sendable {
 
     /// The options, in the order `--help` lists them.
     static let options: [OptionSpec] = [
-        OptionSpec("cacert", long: "cacert", value: "FILE",
-                   help: "trust only the CAs in FILE (PEM): replaces the system store, unlike curl on Debian"),
-        OptionSpec("capath", long: "capath", value: "DIR",
-                   help: "trust only the CAs in DIR (prepared with 'openssl rehash'); with --cacert, both"),
-        OptionSpec("cert", short: "E", long: "cert", value: "FILE[:PASSWORD]",
-                   help: "client certificate (PEM, with its key unless --key); '\\:' stands for a ':' in FILE"),
-        OptionSpec("cert-type", long: "cert-type", value: "PEM|P12",
-                   help: "the --cert file's format: PEM (default) or P12 (PKCS#12, certificate and key)"),
-        OptionSpec("key", long: "key", value: "FILE",
-                   help: "the client certificate's private key (PEM)"),
-        OptionSpec("pass", long: "pass", value: "PASSWORD",
-                   help: "the password of the private key, or of the P12 file"),
-        OptionSpec("pinnedpubkey", long: "pinnedpubkey", value: "HASHES",
-                   help: "sha256//BASE64[;sha256//...]: the URL's host must have one of these public keys"),
-        OptionSpec("insecure", short: "k", long: "insecure",
-                   help: "do not check the server's certificate (development only; prints a warning)"),
+        OptionSpec(
+            "cacert", long: "cacert", value: "FILE",
+            help: "trust only the CAs in FILE (PEM): replaces the system store, unlike curl on Debian"),
+        OptionSpec(
+            "capath", long: "capath", value: "DIR",
+            help: "trust only the CAs in DIR (prepared with 'openssl rehash'); with --cacert, both"),
+        OptionSpec(
+            "cert", short: "E", long: "cert", value: "FILE[:PASSWORD]",
+            help: "client certificate (PEM, with its key unless --key); '\\:' stands for a ':' in FILE"),
+        OptionSpec(
+            "cert-type", long: "cert-type", value: "PEM|P12",
+            help: "the --cert file's format: PEM (default) or P12 (PKCS#12, certificate and key)"),
+        OptionSpec(
+            "key", long: "key", value: "FILE",
+            help: "the client certificate's private key (PEM)"),
+        OptionSpec(
+            "pass", long: "pass", value: "PASSWORD",
+            help: "the password of the private key, or of the P12 file"),
+        OptionSpec(
+            "pinnedpubkey", long: "pinnedpubkey", value: "HASHES",
+            help: "sha256//BASE64[;sha256//...]: the URL's host must have one of these public keys"),
+        OptionSpec(
+            "insecure", short: "k", long: "insecure",
+            help: "do not check the server's certificate (development only; prints a warning)"),
         OptionSpec("tlsv1.2", long: "tlsv1.2", help: "use TLS 1.2 or later (the default)"),
         OptionSpec("tlsv1.3", long: "tlsv1.3", help: "use TLS 1.3 or later"),
         OptionSpec("http1.1", long: "http1.1", help: "use HTTP/1.1, also over TLS"),
         OptionSpec("http2", long: "http2", help: "use HTTP/2 over TLS and fail if the server will not (https:// only)"),
-        OptionSpec("http2-prior-knowledge", long: "http2-prior-knowledge",
-                   help: "use HTTP/2 from the first byte, without negotiation (cleartext h2c servers)"),
+        OptionSpec(
+            "http2-prior-knowledge", long: "http2-prior-knowledge",
+            help: "use HTTP/2 from the first byte, without negotiation (cleartext h2c servers)"),
     ]
 
     /// Checks and types the connection options of `parsed` for a request to `url`.
@@ -128,8 +137,10 @@ struct ConnectionOptions: Equatable, Sendable {
             type = known
         }
         if let pass, let given = argument.password {
-            throw UsageError(given == pass ? "the password is given twice (--cert FILE:PASSWORD and --pass); give it once"
-                                           : "two different passwords given (--cert FILE:PASSWORD and --pass)")
+            throw UsageError(
+                given == pass
+                    ? "the password is given twice (--cert FILE:PASSWORD and --pass); give it once"
+                    : "two different passwords given (--cert FILE:PASSWORD and --pass)")
         }
         if let key {
             guard type == .pem else { throw UsageError("--key cannot be used with --cert-type P12 (the P12 file holds the key)") }
@@ -143,13 +154,15 @@ struct ConnectionOptions: Equatable, Sendable {
         let pins = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         for pin in pins {
             guard pin.hasPrefix("sha256//") else {
-                throw UsageError("--pinnedpubkey: '\(pin)' is not a pin (expected sha256//BASE64, several separated by ';'; "
-                                 + "a public-key file is not supported)")
+                throw UsageError(
+                    "--pinnedpubkey: '\(pin)' is not a pin (expected sha256//BASE64, several separated by ';'; "
+                        + "a public-key file is not supported)")
             }
             let hash = pin.dropFirst("sha256//".count)
             guard let bytes = Data(base64Encoded: String(hash)), bytes.count == 32 else {
-                throw UsageError("--pinnedpubkey: '\(pin)' is not a pin: after sha256// comes the base64 SHA-256 "
-                                 + "of the public key (44 characters ending in '=')")
+                throw UsageError(
+                    "--pinnedpubkey: '\(pin)' is not a pin: after sha256// comes the base64 SHA-256 "
+                        + "of the public key (44 characters ending in '=')")
             }
         }
         return pins
@@ -163,8 +176,9 @@ struct ConnectionOptions: Equatable, Sendable {
         }
         guard let choice = given.first else { return .automatic }
         if choice.version == .http2, url.scheme?.lowercased() != "https" {
-            throw UsageError("--http2 needs an https:// URL (HTTP/2 is negotiated in the TLS handshake); "
-                             + "use --http2-prior-knowledge for a cleartext HTTP/2 server")
+            throw UsageError(
+                "--http2 needs an https:// URL (HTTP/2 is negotiated in the TLS handshake); "
+                    + "use --http2-prior-knowledge for a cleartext HTTP/2 server")
         }
         return choice.version
     }
@@ -175,15 +189,17 @@ struct ConnectionOptions: Equatable, Sendable {
     func tlsConfiguration(host: String) -> TLSConfiguration {
         var tls = TLSConfiguration()
         if caCertificate != nil || caDirectory != nil {
-            tls.trustRoots = .only([caCertificate].compactMap { $0 }.map { URL(fileURLWithPath: $0) },
-                                   directory: caDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) })
+            tls.trustRoots = .only(
+                [caCertificate].compactMap { $0 }.map { URL(fileURLWithPath: $0) },
+                directory: caDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) })
         }
         if let client = clientCertificate {
             let certificate = URL(fileURLWithPath: client.certificate)
             switch client.type {
             case .pem:
-                tls.clientCertificate = .pem(certificate: certificate, privateKey: client.key.map { URL(fileURLWithPath: $0) },
-                                             password: client.password)
+                tls.clientCertificate = .pem(
+                    certificate: certificate, privateKey: client.key.map { URL(fileURLWithPath: $0) },
+                    password: client.password)
             case .p12:
                 tls.clientCertificate = .pkcs12(certificate, password: client.password ?? "")
             }

@@ -61,62 +61,89 @@ struct FetchOptions: Equatable, Sendable {
     static let isContinueValue: @Sendable (String) -> Bool = { $0 == "-" || (!$0.isEmpty && $0.allSatisfy(\.isNumber)) }
 
     /// The options `courier [METHOD] URL` accepts.
-    static let options: [OptionSpec] = [
-        OptionSpec("header", short: "H", long: "header", value: "'NAME: VALUE'|@FILE", repeatable: true,
-                   help: "add a request header (repeatable); @FILE reads one header per line"),
-        OptionSpec("data", short: "d", long: "data", value: "DATA|@FILE",
-                   help: "send DATA as the body, or stream FILE (implies POST)"),
-        OptionSpec("json", long: "json", value: "JSON",
-                   help: "send JSON (checked) with Content-Type and Accept: application/json"),
-        OptionSpec("form", short: "F", long: "form", value: "NAME=VALUE|NAME=@FILE", repeatable: true,
-                   help: "add a multipart form field; @FILE streams a file part (;type=MIME to set its type)"),
-        OptionSpec("user", short: "u", long: "user", value: "USER:PASSWORD",
-                   help: "basic authentication (Authorization: Basic ...)"),
-        OptionSpec("include", short: "i", long: "include",
-                   help: "print the response head (status line and headers) before the body"),
-        OptionSpec("head", short: "I", long: "head",
-                   help: "send a HEAD request and print the response head"),
-        OptionSpec("output", short: "o", long: "output", value: "FILE",
-                   help: "write the body to FILE (streamed; '-' for stdout), with a progress bar on a terminal"),
-        OptionSpec("remote-name", short: "O", long: "remote-name",
-                   help: "write the body to a file named like the URL's last path segment"),
-        OptionSpec("continue", short: "C", long: "continue-at", aliases: ["continue"], optionalValue: isContinueValue,
-                   help: "with -o: resumable (-C or -C -); partial bytes stay in the download store"),
-        OptionSpec("location", short: "L", long: "location",
-                   help: "follow redirects (always on; accepted for curl compatibility)"),
-        OptionSpec("max-redirects", long: "max-redirs", aliases: ["max-redirects"], value: "N",
-                   help: "follow at most N redirects (0: none; default 16)"),
-        OptionSpec("retry", long: "retry", value: "N",
-                   help: "retry up to N times after a timeout, a lost connection or 408/429/500/502/503/504"),
-        OptionSpec("retry-delay", long: "retry-delay", value: "SECONDS",
-                   help: "wait this long before the first retry (doubling after; default 1)"),
-        OptionSpec("timeout", long: "timeout", value: "SECONDS",
-                   help: "fail when the connection is idle this long (fractions allowed)"),
-        OptionSpec("fail", short: "f", long: "fail",
-                   help: "exit with 22 and print no body when the status is 400 or more"),
-        OptionSpec("silent", short: "s", long: "silent",
-                   help: "no progress bar and no error messages"),
-        OptionSpec("show-error", short: "S", long: "show-error",
-                   help: "with -s: still print error messages"),
-        OptionSpec("write-out", short: "w", long: "write-out", value: "FORMAT",
-                   help: "print FORMAT after the transfer: %{http_code}, %{time_total}... (see below)"),
-        OptionSpec("no-reconnect", long: "no-reconnect",
-                   help: "print an event stream (text/event-stream) once: no reconnection when it ends"),
-        OptionSpec("compressed", long: "compressed",
-                   help: "accepted for curl compatibility: gzip and deflate are always asked for and decoded"),
-        OptionSpec("verbose", short: "v", long: "verbose",
-                   help: "print the request and response heads as sent and received, and metrics, to stderr"),
-        OptionSpec("store", long: "store", value: "DIR",
-                   help: "with -C: the download store directory (or set COURIER_DOWNLOAD_STORE)"),
-        OptionSpec("cache", long: "cache", value: "DIR",
-                   help: "HTTP cache (RFC 9111) in DIR: fresh responses are served from it, stale ones revalidated"),
-        OptionSpec("transport", long: "transport", value: "curl|urlsession",
-                   help: "choose the transport (default: libcurl on Linux)"),
-    ] + ConnectionOptions.options + [
-        OptionSpec("request", short: "X", long: "request", value: "METHOD",
-                   help: "the request method (same as the METHOD argument)"),
-        OptionSpec("help", short: "h", long: "help", help: "show this help"),
-    ]
+    static let options: [OptionSpec] =
+        [
+            OptionSpec(
+                "header", short: "H", long: "header", value: "'NAME: VALUE'|@FILE", repeatable: true,
+                help: "add a request header (repeatable); @FILE reads one header per line"),
+            OptionSpec(
+                "data", short: "d", long: "data", value: "DATA|@FILE",
+                help: "send DATA as the body, or stream FILE (implies POST)"),
+            OptionSpec(
+                "json", long: "json", value: "JSON",
+                help: "send JSON (checked) with Content-Type and Accept: application/json"),
+            OptionSpec(
+                "form", short: "F", long: "form", value: "NAME=VALUE|NAME=@FILE", repeatable: true,
+                help: "add a multipart form field; @FILE streams a file part (;type=MIME to set its type)"),
+            OptionSpec(
+                "user", short: "u", long: "user", value: "USER:PASSWORD",
+                help: "basic authentication (Authorization: Basic ...)"),
+            OptionSpec(
+                "include", short: "i", long: "include",
+                help: "print the response head (status line and headers) before the body"),
+            OptionSpec(
+                "head", short: "I", long: "head",
+                help: "send a HEAD request and print the response head"),
+            OptionSpec(
+                "output", short: "o", long: "output", value: "FILE",
+                help: "write the body to FILE (streamed; '-' for stdout), with a progress bar on a terminal"),
+            OptionSpec(
+                "remote-name", short: "O", long: "remote-name",
+                help: "write the body to a file named like the URL's last path segment"),
+            OptionSpec(
+                "continue", short: "C", long: "continue-at", aliases: ["continue"], optionalValue: isContinueValue,
+                help: "with -o: resumable (-C or -C -); partial bytes stay in the download store"),
+            OptionSpec(
+                "location", short: "L", long: "location",
+                help: "follow redirects (always on; accepted for curl compatibility)"),
+            OptionSpec(
+                "max-redirects", long: "max-redirs", aliases: ["max-redirects"], value: "N",
+                help: "follow at most N redirects (0: none; default 16)"),
+            OptionSpec(
+                "retry", long: "retry", value: "N",
+                help: "retry up to N times after a timeout, a lost connection or 408/429/500/502/503/504"),
+            OptionSpec(
+                "retry-delay", long: "retry-delay", value: "SECONDS",
+                help: "wait this long before the first retry (doubling after; default 1)"),
+            OptionSpec(
+                "timeout", long: "timeout", value: "SECONDS",
+                help: "fail when the connection is idle this long (fractions allowed)"),
+            OptionSpec(
+                "fail", short: "f", long: "fail",
+                help: "exit with 22 and print no body when the status is 400 or more"),
+            OptionSpec(
+                "silent", short: "s", long: "silent",
+                help: "no progress bar and no error messages"),
+            OptionSpec(
+                "show-error", short: "S", long: "show-error",
+                help: "with -s: still print error messages"),
+            OptionSpec(
+                "write-out", short: "w", long: "write-out", value: "FORMAT",
+                help: "print FORMAT after the transfer: %{http_code}, %{time_total}... (see below)"),
+            OptionSpec(
+                "no-reconnect", long: "no-reconnect",
+                help: "print an event stream (text/event-stream) once: no reconnection when it ends"),
+            OptionSpec(
+                "compressed", long: "compressed",
+                help: "accepted for curl compatibility: gzip and deflate are always asked for and decoded"),
+            OptionSpec(
+                "verbose", short: "v", long: "verbose",
+                help: "print the request and response heads as sent and received, and metrics, to stderr"),
+            OptionSpec(
+                "store", long: "store", value: "DIR",
+                help: "with -C: the download store directory (or set COURIER_DOWNLOAD_STORE)"),
+            OptionSpec(
+                "cache", long: "cache", value: "DIR",
+                help: "HTTP cache (RFC 9111) in DIR: fresh responses are served from it, stale ones revalidated"),
+            OptionSpec(
+                "transport", long: "transport", value: "curl|urlsession",
+                help: "choose the transport (default: libcurl on Linux)"),
+        ] + ConnectionOptions.options + [
+            OptionSpec(
+                "request", short: "X", long: "request", value: "METHOD",
+                help: "the request method (same as the METHOD argument)"),
+            OptionSpec("help", short: "h", long: "help", help: "show this help"),
+        ]
 
     /// Whether the arguments ask for help (checked before anything else is validated).
     static func wantsHelp(_ parsed: ParsedArguments) -> Bool {
@@ -134,8 +161,10 @@ struct FetchOptions: Equatable, Sendable {
     ///   - environment: Only `COURIER_DOWNLOAD_STORE` is read.
     ///   - readFile: Reads the files of `-H @FILE`.
     /// - Throws: ``UsageError`` naming the first problem found.
-    static func make(from parsed: ParsedArguments, environment: [String: String],
-                     readFile: @Sendable (String) throws -> String = readFileFromDisk) throws(UsageError) -> FetchOptions {
+    static func make(
+        from parsed: ParsedArguments, environment: [String: String],
+        readFile: @Sendable (String) throws -> String = readFileFromDisk
+    ) throws(UsageError) -> FetchOptions {
         let (positionalMethod, urlText, itemTexts) = try splitPositionals(parsed.positionals)
         let items = try itemTexts.map { (text) throws(UsageError) in try RequestItem.parse(text) }
         var url = try parseURL(urlText)
@@ -147,8 +176,9 @@ struct FetchOptions: Equatable, Sendable {
         if options.headOnly, let body = options.body {
             throw UsageError("-I/--head cannot be used with a request body (\(body.optionName))")
         }
-        options.method = try method(positional: positionalMethod, option: parsed.value("request"),
-                                    hasBody: options.body != nil, head: options.headOnly)
+        options.method = try method(
+            positional: positionalMethod, option: parsed.value("request"),
+            hasBody: options.body != nil, head: options.headOnly)
         try Self.addBasicAuthorization(user: parsed.value("user"), to: &options.headers)
         options.output = try output(from: parsed, url: url)
         options.resumable = parsed.has("continue")
@@ -175,7 +205,9 @@ struct FetchOptions: Equatable, Sendable {
         options.connection = try ConnectionOptions.make(from: parsed, url: url)
         if options.resumable {
             guard options.output != nil else { throw UsageError("-C/--continue-at needs -o FILE (a download to resume; not standard output)") }
-            guard options.body == nil else { throw UsageError("-C/--continue-at cannot be used with a request body (\(options.body?.optionName ?? "-d"))") }
+            guard options.body == nil else {
+                throw UsageError("-C/--continue-at cannot be used with a request body (\(options.body?.optionName ?? "-d"))")
+            }
         }
         if let store = parsed.value("store") {
             guard options.resumable else { throw UsageError("--store only applies to resumable downloads (-C -o FILE)") }
@@ -192,8 +224,10 @@ struct FetchOptions: Equatable, Sendable {
     }
 
     /// Parses the arguments of `courier [fetch] ...`: options, then validation.
-    static func parse(_ arguments: [String], environment: [String: String],
-                      readFile: @Sendable (String) throws -> String = readFileFromDisk) throws(UsageError) -> FetchOptions {
+    static func parse(
+        _ arguments: [String], environment: [String: String],
+        readFile: @Sendable (String) throws -> String = readFileFromDisk
+    ) throws(UsageError) -> FetchOptions {
         try make(from: ArgumentParser.parse(arguments, options: options, command: "fetch"), environment: environment, readFile: readFile)
     }
 
@@ -214,9 +248,10 @@ struct FetchOptions: Equatable, Sendable {
 
     /// Whether `text` can be a method: a token of letters (and `-`/`_`), such as `GET` or `PROPFIND`.
     static func looksLikeMethod(_ text: String) -> Bool {
-        !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
-            ("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar) || scalar == "-" || scalar == "_"
-        }
+        !text.isEmpty
+            && text.unicodeScalars.allSatisfy { scalar in
+                ("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar) || scalar == "-" || scalar == "_"
+            }
     }
 
     /// The method from the positional argument and `-X`, which must agree; `HEAD` with `-I`,
@@ -261,8 +296,9 @@ struct FetchOptions: Equatable, Sendable {
             do {
                 text = try readFile(path)
             } catch {
-                throw UsageError("Failed to read the header file \(path): \(FileChecks.readableFileProblem(path) ?? "\(error)")",
-                                 exitCode: .readError)
+                throw UsageError(
+                    "Failed to read the header file \(path): \(FileChecks.readableFileProblem(path) ?? "\(error)")",
+                    exitCode: .readError)
             }
             for line in text.split(whereSeparator: \.isNewline) {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
@@ -279,8 +315,10 @@ struct FetchOptions: Equatable, Sendable {
         let json = parsed.value("json")
         let form = parsed.values("form")
         let fields = items.filter(\.isJSONField)
-        let given = [data.map { _ in "-d" }, json.map { _ in "--json" }, form.isEmpty ? nil : "-F",
-                     fields.isEmpty ? nil : "NAME=VALUE items"].compactMap { $0 }
+        let given = [
+            data.map { _ in "-d" }, json.map { _ in "--json" }, form.isEmpty ? nil : "-F",
+            fields.isEmpty ? nil : "NAME=VALUE items",
+        ].compactMap { $0 }
         if given.count > 1 {
             throw UsageError("\(given[0]) and \(given[1]) cannot be used together (a request has one body)")
         }
@@ -313,8 +351,9 @@ struct FetchOptions: Equatable, Sendable {
             guard parsed.value("output") == nil else { throw UsageError("-o and -O cannot be used together (choose one file name)") }
             let name = url.lastPathComponent
             guard !name.isEmpty, name != "/", name != ".", name != ".." else {
-                throw UsageError("Remote file name has no length: -O needs a URL ending in a file name (use -o FILE)",
-                                 exitCode: .writeError)
+                throw UsageError(
+                    "Remote file name has no length: -O needs a URL ending in a file name (use -o FILE)",
+                    exitCode: .writeError)
             }
             return name
         }
@@ -347,13 +386,16 @@ struct FetchOptions: Equatable, Sendable {
     ///   (`htp://host`, `htps:/host`, `ftp://host`), 3 for a URL that is malformed.
     static func parseURL(_ text: String) throws(UsageError) -> URL {
         if let scheme = explicitScheme(text), !["http", "https"].contains(scheme.lowercased()) {
-            throw UsageError("Protocol \"\(scheme)\" not supported (courier speaks http://, https://, ws:// and wss://)", exitCode: .unsupportedProtocol)
+            throw UsageError(
+                "Protocol \"\(scheme)\" not supported (courier speaks http://, https://, ws:// and wss://)", exitCode: .unsupportedProtocol)
         }
         let candidate = explicitScheme(text) == nil ? "http://" + text : text
         guard let url = URL(string: candidate), let scheme = url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
-            throw UsageError("URL rejected: '\(text)' is not a valid URL (expected http://host/path or https://host/path)",
-                             exitCode: .malformedURL)
+            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
+        else {
+            throw UsageError(
+                "URL rejected: '\(text)' is not a valid URL (expected http://host/path or https://host/path)",
+                exitCode: .malformedURL)
         }
         return url
     }
@@ -364,8 +406,9 @@ struct FetchOptions: Equatable, Sendable {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let scheme = text[..<colon]
         guard let first = scheme.first, first.isASCII, first.isLetter,
-              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
-              text[text.index(after: colon)...].hasPrefix("/") else { return nil }
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+            text[text.index(after: colon)...].hasPrefix("/")
+        else { return nil }
         return String(scheme)
     }
 }

@@ -18,8 +18,10 @@ struct OptionSpec: Sendable, Equatable {
     /// value. A value attached to the flag (`-C-`, `--continue-at=-`) is always taken.
     let optionalValue: (@Sendable (String) -> Bool)?
 
-    init(_ id: String, short: Character? = nil, long: String, aliases: [String] = [], value valueName: String? = nil,
-         repeatable: Bool = false, optionalValue: (@Sendable (String) -> Bool)? = nil, help: String) {
+    init(
+        _ id: String, short: Character? = nil, long: String, aliases: [String] = [], value valueName: String? = nil,
+        repeatable: Bool = false, optionalValue: (@Sendable (String) -> Bool)? = nil, help: String
+    ) {
         self.id = id
         self.short = short
         self.long = long

@@ -49,8 +49,9 @@ enum RequestItem: Equatable, Sendable {
                 continue
             }
         }
-        throw UsageError("unexpected argument '\(text)' (expected [METHOD] URL, then items NAME=VALUE, NAME:=JSON, "
-                         + "NAME==VALUE or Header:value)")
+        throw UsageError(
+            "unexpected argument '\(text)' (expected [METHOD] URL, then items NAME=VALUE, NAME:=JSON, "
+                + "NAME==VALUE or Header:value)")
     }
 
     private static func checkName(_ name: String, in text: String) throws(UsageError) {

@@ -36,32 +36,44 @@ struct WebSocketOptions: Equatable, Sendable {
 
     /// The options only a WebSocket has.
     static let ownOptions: [OptionSpec] = [
-        OptionSpec("binary", long: "binary",
-                   help: "send stdin's lines as binary messages; write binary messages as raw bytes"),
-        OptionSpec("subprotocol", long: "subprotocol", value: "NAME", repeatable: true,
-                   help: "offer this subprotocol (repeatable, in order of preference)"),
-        OptionSpec("keep-open", long: "keep-open",
-                   help: "at the end of stdin, keep printing messages until the server closes (or Ctrl-C)"),
-        OptionSpec("no-compression", long: "no-compression",
-                   help: "do not offer permessage-deflate compression"),
-        OptionSpec("ping-interval", long: "ping-interval", value: "SECONDS",
-                   help: "send a ping this often; no pong within 30 s ends the connection (exit 28)"),
+        OptionSpec(
+            "binary", long: "binary",
+            help: "send stdin's lines as binary messages; write binary messages as raw bytes"),
+        OptionSpec(
+            "subprotocol", long: "subprotocol", value: "NAME", repeatable: true,
+            help: "offer this subprotocol (repeatable, in order of preference)"),
+        OptionSpec(
+            "keep-open", long: "keep-open",
+            help: "at the end of stdin, keep printing messages until the server closes (or Ctrl-C)"),
+        OptionSpec(
+            "no-compression", long: "no-compression",
+            help: "do not offer permessage-deflate compression"),
+        OptionSpec(
+            "ping-interval", long: "ping-interval", value: "SECONDS",
+            help: "send a ping this often; no pong within 30 s ends the connection (exit 28)"),
     ]
 
     /// The options `courier ws://...` accepts, in the order its help lists them.
-    static let options: [OptionSpec] = ownOptions + FetchOptions.options.filter { accepted.contains($0.id) }.map { option in
-        switch option.id {
-        case "verbose": OptionSpec("verbose", short: "v", long: "verbose", help: "describe the connection, subprotocol, compression and close on stderr")
-        case "silent": OptionSpec("silent", short: "s", long: "silent", help: "no error messages")
-        case "http1.1": OptionSpec("http1.1", long: "http1.1", help: "accepted: a WebSocket's handshake is always HTTP/1.1")
-        default: option
+    static let options: [OptionSpec] =
+        ownOptions
+        + FetchOptions.options.filter { accepted.contains($0.id) }.map { option in
+            switch option.id {
+            case "verbose":
+                OptionSpec("verbose", short: "v", long: "verbose", help: "describe the connection, subprotocol, compression and close on stderr")
+            case "silent": OptionSpec("silent", short: "s", long: "silent", help: "no error messages")
+            case "http1.1": OptionSpec("http1.1", long: "http1.1", help: "accepted: a WebSocket's handshake is always HTTP/1.1")
+            default: option
+            }
         }
-    }
 
     /// The request options that also apply to a WebSocket.
-    private static let accepted: Set<String> = Set(["header", "user", "verbose", "silent", "show-error", "transport", "help",
-                                                     "http1.1"] + ConnectionOptions.options.map(\.id))
-        .subtracting(["http2", "http2-prior-knowledge"])
+    private static let accepted: Set<String> = Set(
+        [
+            "header", "user", "verbose", "silent", "show-error", "transport", "help",
+            "http1.1",
+        ] + ConnectionOptions.options.map(\.id)
+    )
+    .subtracting(["http2", "http2-prior-knowledge"])
 
     /// Why some request options mean nothing for a WebSocket, for the usage error.
     private static let notApplicableReasons: [String: String] = {
@@ -92,8 +104,10 @@ struct WebSocketOptions: Equatable, Sendable {
     }
 
     /// Parses the arguments of `courier ws://...`: options, then validation.
-    static func parse(_ arguments: [String],
-                      readFile: @Sendable (String) throws -> String = FetchOptions.readFileFromDisk) throws(UsageError) -> WebSocketOptions {
+    static func parse(
+        _ arguments: [String],
+        readFile: @Sendable (String) throws -> String = FetchOptions.readFileFromDisk
+    ) throws(UsageError) -> WebSocketOptions {
         try make(from: ArgumentParser.parse(arguments, options: parserOptions, command: "ws"), readFile: readFile)
     }
 
@@ -101,8 +115,10 @@ struct WebSocketOptions: Equatable, Sendable {
     ///
     /// - Throws: ``UsageError`` naming the first problem found (an option that does not apply
     ///   to a WebSocket, a METHOD or ITEM argument, a malformed URL: exit 3).
-    static func make(from parsed: ParsedArguments,
-                     readFile: @Sendable (String) throws -> String = FetchOptions.readFileFromDisk) throws(UsageError) -> WebSocketOptions {
+    static func make(
+        from parsed: ParsedArguments,
+        readFile: @Sendable (String) throws -> String = FetchOptions.readFileFromDisk
+    ) throws(UsageError) -> WebSocketOptions {
         do {
             return try makeChecked(from: parsed, readFile: readFile)
         } catch {
@@ -111,8 +127,10 @@ struct WebSocketOptions: Equatable, Sendable {
         }
     }
 
-    private static func makeChecked(from parsed: ParsedArguments,
-                                    readFile: @Sendable (String) throws -> String) throws(UsageError) -> WebSocketOptions {
+    private static func makeChecked(
+        from parsed: ParsedArguments,
+        readFile: @Sendable (String) throws -> String
+    ) throws(UsageError) -> WebSocketOptions {
         for occurrence in parsed.options where !accepted.contains(occurrence.id) && !ownOptions.contains(where: { $0.id == occurrence.id }) {
             let name = parserOptions.first { $0.id == occurrence.id }?.displayName ?? occurrence.id
             throw UsageError("\(name) does not apply to a WebSocket (ws:// or wss://)" + (notApplicableReasons[occurrence.id] ?? ""))
@@ -155,9 +173,11 @@ struct WebSocketOptions: Equatable, Sendable {
     /// - Throws: ``UsageError`` with exit status 3 for a URL that is malformed.
     static func parseURL(_ text: String) throws(UsageError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
-              let host = url.host, !host.isEmpty else {
-            throw UsageError("URL rejected: '\(text)' is not a valid URL (expected ws://host/path or wss://host/path)",
-                             exitCode: .malformedURL)
+            let host = url.host, !host.isEmpty
+        else {
+            throw UsageError(
+                "URL rejected: '\(text)' is not a valid URL (expected ws://host/path or wss://host/path)",
+                exitCode: .malformedURL)
         }
         return url
     }

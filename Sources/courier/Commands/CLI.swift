@@ -3,8 +3,10 @@ import Foundation
 /// Routes a command line to its command and turns usage errors into exit status 2.
 enum CLI {
     /// Runs `courier` with `arguments` (without the program name) and returns the exit status.
-    static func run(_ arguments: [String], environment: [String: String], interrupts: Interrupts,
-                    console: Console = .shared) async -> ExitCode {
+    static func run(
+        _ arguments: [String], environment: [String: String], interrupts: Interrupts,
+        console: Console = .shared
+    ) async -> ExitCode {
         do {
             return try await dispatch(arguments, environment: environment, interrupts: interrupts, console: console)
         } catch {
@@ -14,8 +16,10 @@ enum CLI {
         }
     }
 
-    private static func dispatch(_ arguments: [String], environment: [String: String], interrupts: Interrupts,
-                                 console: Console) async throws(UsageError) -> ExitCode {
+    private static func dispatch(
+        _ arguments: [String], environment: [String: String], interrupts: Interrupts,
+        console: Console
+    ) async throws(UsageError) -> ExitCode {
         guard let first = arguments.first else {
             throw UsageError("missing URL", command: nil)
         }
@@ -54,8 +58,9 @@ enum CLI {
     }
 
     private static func help(_ arguments: [String], console: Console) throws(UsageError) -> ExitCode {
-        let parsed = try ArgumentParser.parse(arguments, options: [OptionSpec("help", short: "h", long: "help", help: "")],
-                                              command: "help")
+        let parsed = try ArgumentParser.parse(
+            arguments, options: [OptionSpec("help", short: "h", long: "help", help: "")],
+            command: "help")
         if parsed.has("help") {
             console.out(Help.help + "\n")
             return .success
@@ -64,8 +69,9 @@ enum CLI {
             throw UsageError("unexpected argument '\(parsed.positionals[1])'", command: "help")
         }
         guard let text = Help.text(for: parsed.positionals.first) else {
-            throw UsageError("no command '\(parsed.positionals[0])' (commands: \(Help.commands.joined(separator: ", ")))",
-                             command: "help")
+            throw UsageError(
+                "no command '\(parsed.positionals[0])' (commands: \(Help.commands.joined(separator: ", ")))",
+                command: "help")
         }
         console.out(text + "\n")
         return .success
@@ -87,8 +93,10 @@ enum CLI {
         return await WebSocketCommand(options: options, interrupts: interrupts, console: console).run()
     }
 
-    private static func fetch(_ arguments: [String], environment: [String: String], interrupts: Interrupts,
-                              console: Console) async throws(UsageError) -> ExitCode {
+    private static func fetch(
+        _ arguments: [String], environment: [String: String], interrupts: Interrupts,
+        console: Console
+    ) async throws(UsageError) -> ExitCode {
         let parsed = try ArgumentParser.parse(arguments, options: FetchOptions.options, command: "fetch")
         if FetchOptions.wantsHelp(parsed) {
             console.out(Help.fetch + "\n")

@@ -37,8 +37,9 @@ enum CompletionScript {
     static var options: [OptionSpec] {
         FetchOptions.options + WebSocketOptions.ownOptions + [
             OptionSpec("version", short: "V", long: "version", help: "print the version"),
-            OptionSpec("generate-completion-script", long: "generate-completion-script", value: "bash|zsh|fish",
-                       help: "print a shell completion script"),
+            OptionSpec(
+                "generate-completion-script", long: "generate-completion-script", value: "bash|zsh|fish",
+                help: "print a shell completion script"),
         ]
     }
 
@@ -85,29 +86,30 @@ enum CompletionScript {
         }
         for option in options {
             if case .words(let words) = valueKind(option) {
-                cases.append("        \(spellings(option).joined(separator: "|"))) "
-                             + #"COMPREPLY=( $(compgen -W ""# + words.joined(separator: " ") + #"" -- "$cur") ); return ;;"#)
+                cases.append(
+                    "        \(spellings(option).joined(separator: "|"))) "
+                        + #"COMPREPLY=( $(compgen -W ""# + words.joined(separator: " ") + #"" -- "$cur") ); return ;;"#)
             }
         }
         let all = options.flatMap(spellings).joined(separator: " ")
         return """
-        # bash completion for courier (courier --generate-completion-script bash)
-        _courier() {
-            local cur prev
-            cur="${COMP_WORDS[COMP_CWORD]}"
-            prev="${COMP_WORDS[COMP_CWORD-1]}"
-            case "$prev" in
-        \(cases.joined(separator: "\n"))
-            esac
-            if [[ "$cur" == -* ]]; then
-                COMPREPLY=( $(compgen -W "\(all)" -- "$cur") )
-            elif [[ $COMP_CWORD -eq 1 ]]; then
-                COMPREPLY=( $(compgen -W "\((commands + methods).joined(separator: " "))" -- "$cur") )
-            fi
-        }
-        complete -o default -o bashdefault -F _courier courier
+            # bash completion for courier (courier --generate-completion-script bash)
+            _courier() {
+                local cur prev
+                cur="${COMP_WORDS[COMP_CWORD]}"
+                prev="${COMP_WORDS[COMP_CWORD-1]}"
+                case "$prev" in
+            \(cases.joined(separator: "\n"))
+                esac
+                if [[ "$cur" == -* ]]; then
+                    COMPREPLY=( $(compgen -W "\(all)" -- "$cur") )
+                elif [[ $COMP_CWORD -eq 1 ]]; then
+                    COMPREPLY=( $(compgen -W "\((commands + methods).joined(separator: " "))" -- "$cur") )
+                fi
+            }
+            complete -o default -o bashdefault -F _courier courier
 
-        """
+            """
     }
 
     // MARK: zsh
@@ -131,21 +133,21 @@ enum CompletionScript {
             return "    '\(exclusion)\(repeated)'{\(names.joined(separator: ","))}'\(body)'"
         }
         return """
-        #compdef courier
-        # zsh completion for courier (courier --generate-completion-script zsh)
-        _courier() {
-          _arguments -s \\
-        \(specs.joined(separator: " \\\n")) \\
-            '1:command, method or URL:(\((commands + methods).joined(separator: " ")))' \\
-            '*:URL or item:_urls'
-        }
-        if [ "$funcstack[1]" = "_courier" ]; then
-          _courier "$@"
-        else
-          compdef _courier courier
-        fi
+            #compdef courier
+            # zsh completion for courier (courier --generate-completion-script zsh)
+            _courier() {
+              _arguments -s \\
+            \(specs.joined(separator: " \\\n")) \\
+                '1:command, method or URL:(\((commands + methods).joined(separator: " ")))' \\
+                '*:URL or item:_urls'
+            }
+            if [ "$funcstack[1]" = "_courier" ]; then
+              _courier "$@"
+            else
+              compdef _courier courier
+            fi
 
-        """
+            """
     }
 
     /// Help text safe inside `'...[HELP]...'` of an `_arguments` spec.

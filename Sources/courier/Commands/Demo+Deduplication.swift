@@ -33,8 +33,9 @@ extension Demo {
         context.say("10 identical GET \(path) in flight → the server saw \(requests) request\(requests == 1 ? "" : "s")")
         context.say("deduplicator statistics: \(statistics)")
         let sent = context.server.bytesSent(path: path)
-        context.say("\(values.count) responses, \(identical ? "all identical" : "NOT identical") "
-            + "(\(body.utf8.count) bytes each; the server sent \(sent) body bytes in all), in \(Units.elapsed(elapsed))")
+        context.say(
+            "\(values.count) responses, \(identical ? "all identical" : "NOT identical") "
+                + "(\(body.utf8.count) bytes each; the server sent \(sent) body bytes in all), in \(Units.elapsed(elapsed))")
         return lined && joined && identical && requests == 1 && statistics.transfers == 1 && statistics.joined == 9
             && sent == Int64(body.utf8.count)
     }

@@ -27,11 +27,13 @@ extension Demo {
             return false
         }
         let bytes = response.data?.count ?? 0
-        context.say("GET /api/users/42 → \(HTTPStatusText.line(response.response?.statusCode ?? 0)), \(bytes) bytes in "
-            + "\(DemoContext.time(response.metrics)) over \(response.metrics?.transport ?? session.transportName)")
+        context.say(
+            "GET /api/users/42 → \(HTTPStatusText.line(response.response?.statusCode ?? 0)), \(bytes) bytes in "
+                + "\(DemoContext.time(response.metrics)) over \(response.metrics?.transport ?? session.transportName)")
         context.say("decoded: \(user)")
         if let data = response.data,
-           let pretty = JSONColouring.format(data, palette: context.console.stdoutUsesColour ? .ansi : .none) {
+            let pretty = JSONColouring.format(data, palette: context.console.stdoutUsesColour ? .ansi : .none)
+        {
             context.sayBlock(pretty)
         }
         return user.id == 42 && user.nick == "ada" && bytes == body.utf8.count

@@ -11,9 +11,11 @@ extension Demo {
         let seed: UInt64 = 2024
         let path = "/files/demo.bin"
         let gate = Gate()
-        context.server.route(path, Resource(pattern: size, seed: seed, etag: "\"demo-v1\"")
-            .throttle(bytes: 128 << 10, every: .milliseconds(25))
-            .pausing(afterBytes: pauseAt, until: gate))
+        context.server.route(
+            path,
+            Resource(pattern: size, seed: seed, etag: "\"demo-v1\"")
+                .throttle(bytes: 128 << 10, every: .milliseconds(25))
+                .pausing(afterBytes: pauseAt, until: gate))
         let store = DownloadStore(directory: context.workspace.appendingPathComponent("store", isDirectory: true))
         let session = makeSession(store: store)
         let url = context.server.url(path)
@@ -30,8 +32,9 @@ extension Demo {
         _ = try? await context.server.waitForClientDisconnect(path: path, timeout: .seconds(5))
         let kept = store.partialDownloads().first { $0.url == url }?.bytesOnDisk ?? 0
         let sentBeforeResume = context.server.bytesSent(path: path)
-        context.say("GET \(path) (\(Units.bytes(size))): cancelled at \(Units.bytes(kept)) "
-            + "(\(firstResponse.error.map { ".\($0.kind)" } ?? "no error")); the store keeps \(kept) bytes on disk")
+        context.say(
+            "GET \(path) (\(Units.bytes(size))): cancelled at \(Units.bytes(kept)) "
+                + "(\(firstResponse.error.map { ".\($0.kind)" } ?? "no error")); the store keeps \(kept) bytes on disk")
         gate.open()
 
         // Second attempt: the same download continues from the partial with Range + If-Range.
@@ -50,18 +53,22 @@ extension Demo {
         let sentTotal = context.server.bytesSent(path: path)
         let exact = PatternCheck.fileMatches(fileURL, count: size, seed: seed)
         let elapsed = (ContinuousClock.now - started).seconds
-        context.say("resumed: \(HTTPStatusText.line(response.response?.statusCode ?? 0)) with "
-            + "Content-Range \(response.response?.value(forHTTPHeaderField: "Content-Range") ?? "-")")
-        context.say("re-used \(resumed) bytes from disk, fetched \(fileSize - resumed) bytes "
-            + "(the server sent \(sentBeforeResume) before the interruption and \(sentTotal - sentBeforeResume) after)")
+        context.say(
+            "resumed: \(HTTPStatusText.line(response.response?.statusCode ?? 0)) with "
+                + "Content-Range \(response.response?.value(forHTTPHeaderField: "Content-Range") ?? "-")")
+        context.say(
+            "re-used \(resumed) bytes from disk, fetched \(fileSize - resumed) bytes "
+                + "(the server sent \(sentBeforeResume) before the interruption and \(sentTotal - sentBeforeResume) after)")
         context.say("the server sent \(sentTotal) bytes in all for a file of \(fileSize) bytes, in \(Units.elapsed(elapsed))")
         context.say(exact ? "the file matches the source byte for byte" : "the file does NOT match the source")
         return reachedPause && exact && fileSize == size && resumed == kept && resumed > 0 && sentTotal == size
     }
 
     /// Shows progress from `stream` until it reaches `target` bytes; false if it does not within `timeout`.
-    static func watch(_ stream: AsyncStream<TransferProgress>, until target: Int64, reporter: ProgressReporter,
-                      timeout: Duration) async -> Bool {
+    static func watch(
+        _ stream: AsyncStream<TransferProgress>, until target: Int64, reporter: ProgressReporter,
+        timeout: Duration
+    ) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await progress in stream {

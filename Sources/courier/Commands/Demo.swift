@@ -31,21 +31,21 @@ struct Demo {
         do {
             try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
         } catch {
-            _ = server.shutdown() // nothing was asked of it yet
+            _ = server.shutdown()  // nothing was asked of it yet
             console.message("courier: demo: could not create \(workspace.path): \(error.localizedDescription)")
             return .writeError
         }
         let console = console
         interrupts.onInterrupt {
             console.clearProgress()
-            _ = server.shutdown() // interrupted: what the steps left over does not matter
+            _ = server.shutdown()  // interrupted: what the steps left over does not matter
             try? FileManager.default.removeItem(at: workspace)
             console.message("courier: demo interrupted; temporary files removed")
             exit(ExitCode.interrupted.rawValue)
         }
         defer {
             interrupts.clearHandler()
-            _ = server.shutdown() // idempotent: run() shuts it down and checks the report before returning
+            _ = server.shutdown()  // idempotent: run() shuts it down and checks the report before returning
             try? FileManager.default.removeItem(at: workspace)
         }
 
@@ -77,8 +77,9 @@ struct Demo {
         say("")
         try? FileManager.default.removeItem(at: workspace)
         let removed = !FileManager.default.fileExists(atPath: workspace.path)
-        say("\(passed) of \(steps.count) steps behaved as described, in \(Units.elapsed(elapsed)); "
-            + (removed ? "temporary files removed." : "could not remove \(workspace.path)."))
+        say(
+            "\(passed) of \(steps.count) steps behaved as described, in \(Units.elapsed(elapsed)); "
+                + (removed ? "temporary files removed." : "could not remove \(workspace.path)."))
         return passed == steps.count && removed && report.isClean ? .success : .failure
     }
 

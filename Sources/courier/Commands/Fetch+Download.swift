@@ -13,19 +13,23 @@ extension FetchCommand {
         let store = session.downloadStore
         let onDisk = options.resumable ? keptBytes(store: store) ?? 0 : 0
         if options.verbose, options.resumable {
-            console.message("* download store \(store.directory.path): "
-                + (onDisk > 0 ? "\(onDisk) bytes of this URL on disk; the request adds Range and If-Range to continue"
-                              : "nothing on disk for this URL yet"))
+            console.message(
+                "* download store \(store.directory.path): "
+                    + (onDisk > 0
+                        ? "\(onDisk) bytes of this URL on disk; the request adds Range and If-Range to continue"
+                        : "nothing on disk for this URL yet"))
         }
         if options.resumable, onDisk == 0, let size = FileChecks.size(of: destination), size > 0,
-           let probe = await completeFileProbe(size: size, session: session) {
+            let probe = await completeFileProbe(size: size, session: session)
+        {
             if options.verbose { console.message("* \(output) already holds all \(size) bytes (the server answered 416 to bytes=\(size)-)") }
             message("courier: \(output) is already complete (\(size) bytes); nothing downloaded")
             return finish(.success, response: probe.response, metrics: probe.metrics, bodyBytes: 0)
         }
-        let request = session.download(options.url, method: method, headers: requestHeaders(),
-                                       to: .file(destination, options: [.removePreviousFile]),
-                                       resumable: options.resumable, failsOnErrorStatus: false)
+        let request = session.download(
+            options.url, method: method, headers: requestHeaders(),
+            to: .file(destination, options: [.removePreviousFile]),
+            resumable: options.resumable, failsOnErrorStatus: false)
         if let acceptable = acceptableStatusCodes { request.validate(statusCode: acceptable) }
         let reporter = ProgressReporter(style: options.silent ? .silent : ProgressReporter.styleForStandardError, console: console)
         request.onDownloadProgress(queue: DispatchQueue(label: "courier.progress")) { reporter.update($0) }
@@ -54,7 +58,9 @@ extension FetchCommand {
         reporter.finish(size: size, resumed: resumed)
         reportMetrics(response.metrics)
         if let code = response.response?.statusCode, code >= 400 {
-            message("courier: warning: the server answered \(HTTPStatusText.line(code)); its body was saved to \(output) (use --fail to treat this as an error)")
+            message(
+                "courier: warning: the server answered \(HTTPStatusText.line(code)); its body was saved to \(output) (use --fail to treat this as an error)"
+            )
         } else if options.resumable, !options.silent {
             console.message(ResumeFigures.summary(resumed: resumed, size: size, partialBefore: onDisk))
         }
@@ -79,7 +85,8 @@ extension FetchCommand {
         let response = await probe.response
         probe.cancel()
         guard response?.statusCode == 416, let range = response?.value(forHTTPHeaderField: "Content-Range"),
-              range.trimmingCharacters(in: .whitespaces) == "bytes */\(size)" else { return nil }
+            range.trimmingCharacters(in: .whitespaces) == "bytes */\(size)"
+        else { return nil }
         return (response, await probe.metrics)
     }
 

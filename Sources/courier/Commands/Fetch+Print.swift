@@ -42,7 +42,8 @@ extension FetchCommand {
         }
         interrupts.clearHandler()
         if var printer = events, !printer.writeFailed, options.reconnects, method.isIdempotent, !interrupts.wasInterrupted,
-           failure.map({ !$0.isCancelled }) ?? true {
+            failure.map({ !$0.isCancelled }) ?? true
+        {
             // An event stream reconnects as EventSource does, after the server's retry, from the last event id.
             if let failure, options.verbose { console.message("* the event stream's connection ended: \(failure.message)") }
             return await followEventStream(session: session, after: &printer)
@@ -89,8 +90,9 @@ extension FetchCommand {
             message("courier: interrupted")
             return .interrupted
         }
-        let stream = session.eventStream(options.url, method: method, headers: requestHeaders(),
-                                         lastEventID: printer.parser.lastEventID)
+        let stream = session.eventStream(
+            options.url, method: method, headers: requestHeaders(),
+            lastEventID: printer.parser.lastEventID)
         interrupts.onInterrupt { stream.cancel() }
         var failure: CourierError?
         do throws(CourierError) {
@@ -101,8 +103,9 @@ extension FetchCommand {
                     if printer.writeFailed { stream.cancel() }
                 case .reconnecting(let attempt):
                     if options.verbose {
-                        console.message("* reconnecting in \(Self.seconds(attempt.delay)) (attempt \(attempt.attempt)) with Last-Event-ID: \(attempt.lastEventID ?? "(none)")"
-                            + (attempt.reason.map { ": \($0.message)" } ?? ""))
+                        console.message(
+                            "* reconnecting in \(Self.seconds(attempt.delay)) (attempt \(attempt.attempt)) with Last-Event-ID: \(attempt.lastEventID ?? "(none)")"
+                                + (attempt.reason.map { ": \($0.message)" } ?? ""))
                     }
                 case .connected(let response):
                     if options.verbose { console.message("* connected: \(response.statusCode)") }

@@ -20,8 +20,12 @@ extension FetchCommand {
         case .file(let path):
             if let problem = FileChecks.readableFileProblem(path) { return fileFailure(problem, reading: true) }
             let session = makeSession(configuration: configuration, bodyLength: FileChecks.size(of: URL(fileURLWithPath: path)))
-            prepared = (session, session.upload(fileURL: URL(fileURLWithPath: path), to: options.url, method: method,
-                                                headers: requestHeaders(defaults: [.contentType("application/octet-stream")])))
+            prepared = (
+                session,
+                session.upload(
+                    fileURL: URL(fileURLWithPath: path), to: options.url, method: method,
+                    headers: requestHeaders(defaults: [.contentType("application/octet-stream")]))
+            )
         case .form(let fields):
             let form = MultipartFormData()
             for field in fields {
@@ -44,8 +48,9 @@ extension FetchCommand {
         let data = response.value ?? Data()
         let lastURL = await request.lastRequest?.url
         func done(_ code: ExitCode) -> ExitCode {
-            finish(code, response: response.response, metrics: response.metrics, bodyBytes: Int64(data.count), lastURL: lastURL,
-                   error: response.error)
+            finish(
+                code, response: response.response, metrics: response.metrics, bodyBytes: Int64(data.count), lastURL: lastURL,
+                error: response.error)
         }
         if let error = response.error { return done(fail(with: error)) }
         if let status = failedStatus(response.response) { return done(status) }

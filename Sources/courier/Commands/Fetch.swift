@@ -62,8 +62,9 @@ struct FetchCommand {
     static func pinnedRedirects(host: String, console: Console) -> RedirectPolicy {
         RedirectPolicy { proposed, _ in
             guard staysPinned(proposed.url, host: host) else {
-                console.message("courier: warning: --pinnedpubkey: not following the redirect to "
-                                + "\(proposed.url?.absoluteString ?? "?") (only https://\(host) is pinned)")
+                console.message(
+                    "courier: warning: --pinnedpubkey: not following the redirect to "
+                        + "\(proposed.url?.absoluteString ?? "?") (only https://\(host) is pinned)")
                 return nil
             }
             return proposed
@@ -79,23 +80,28 @@ struct FetchCommand {
     /// A session with `configuration`, the store, `--cache`, `-v`/`-i` and `--retry`; `bodyLength`
     /// is the request body's size for `-v`, when known.
     func makeSession(configuration: SessionConfiguration, bodyLength: Int64? = nil) -> Session {
-        let storeDirectory = options.storeDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let storeDirectory =
+            options.storeDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DownloadStore.defaultDirectory
         var monitors: [any EventMonitor] = []
         if options.verbose || options.includeHead {
             let fallback = options.connection.httpVersion == .http2PriorKnowledge ? "HTTP/2" : "HTTP/1.1"
-            monitors.append(VerboseMonitor(console: console, verbose: options.verbose, includeHead: options.includeHead,
-                                           fallbackVersion: fallback, bodyLength: bodyLength))
+            monitors.append(
+                VerboseMonitor(
+                    console: console, verbose: options.verbose, includeHead: options.includeHead,
+                    fallbackVersion: fallback, bodyLength: bodyLength))
         }
-        let retry = options.retries > 0
+        let retry =
+            options.retries > 0
             ? RetryPolicy(retryLimit: options.retries, exponentialBackoffScale: options.retryDelay ?? 1, jitter: false) : nil
-        return Session(configuration: configuration,
-                       headers: [HTTPHeader.userAgent("courier/\(Courier.version)")],
-                       interceptor: retry,
-                       eventMonitors: monitors,
-                       downloadStore: DownloadStore(directory: storeDirectory),
-                       responseCache: responseCache,
-                       callbackQueue: DispatchQueue(label: "courier.callbacks"))
+        return Session(
+            configuration: configuration,
+            headers: [HTTPHeader.userAgent("courier/\(Courier.version)")],
+            interceptor: retry,
+            eventMonitors: monitors,
+            downloadStore: DownloadStore(directory: storeDirectory),
+            responseCache: responseCache,
+            callbackQueue: DispatchQueue(label: "courier.callbacks"))
     }
 
     /// The response cache: with `--cache DIR`, one on that directory; else the default (memory only,
@@ -192,8 +198,10 @@ struct FetchCommand {
     }
 
     /// Prints `-w`'s text for a finished command and returns `code`.
-    func finish(_ code: ExitCode, response: HTTPURLResponse?, metrics: TransferMetrics?, bodyBytes: Int64,
-                lastURL: URL? = nil, error: CourierError? = nil) -> ExitCode {
+    func finish(
+        _ code: ExitCode, response: HTTPURLResponse?, metrics: TransferMetrics?, bodyBytes: Int64,
+        lastURL: URL? = nil, error: CourierError? = nil
+    ) -> ExitCode {
         guard let writeOut = options.writeOut else { return code }
         var values = WriteOut.Values(urlEffective: (lastURL ?? response?.url ?? options.url).absoluteString)
         values.statusCode = response?.statusCode

@@ -24,15 +24,17 @@ struct WebSocketCommand {
         } catch {
             return fail(with: error)
         }
-        let session = Session(configuration: configuration,
-                              headers: [HTTPHeader.userAgent("courier/\(Courier.version)")],
-                              callbackQueue: DispatchQueue(label: "courier.callbacks"))
+        let session = Session(
+            configuration: configuration,
+            headers: [HTTPHeader.userAgent("courier/\(Courier.version)")],
+            callbackQueue: DispatchQueue(label: "courier.callbacks"))
         var socketConfiguration = WebSocketConfiguration()
         socketConfiguration.offersCompression = options.compression
         socketConfiguration.pingInterval = options.pingInterval.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
-        let socket = session.webSocket(options.url, protocols: options.subprotocols,
-                                       headers: HTTPHeaders(options.headers.map { HTTPHeader(name: $0.name, value: $0.value) }),
-                                       configuration: socketConfiguration)
+        let socket = session.webSocket(
+            options.url, protocols: options.subprotocols,
+            headers: HTTPHeaders(options.headers.map { HTTPHeader(name: $0.name, value: $0.value) }),
+            configuration: socketConfiguration)
         interrupts.onInterrupt { socket.cancel() }
         if options.verbose { console.message("* connecting to \(options.url.absoluteString)") }
         do {
@@ -48,8 +50,9 @@ struct WebSocketCommand {
             }
         }
         if options.verbose {
-            console.message("* WebSocket open" + (socket.subprotocol.map { ", subprotocol: \($0)" } ?? ", no subprotocol")
-                            + (socket.isCompressed ? ", permessage-deflate" : ""))
+            console.message(
+                "* WebSocket open" + (socket.subprotocol.map { ", subprotocol: \($0)" } ?? ", no subprotocol")
+                    + (socket.isCompressed ? ", permessage-deflate" : ""))
         }
         let sender = Task { [binary = options.binary, keepOpen = options.keepOpen, console] () -> CourierError? in
             var lines = InputLines()

@@ -24,7 +24,8 @@ struct BodyPrinter {
     private func printForTerminal(_ data: Data, contentType: String?) -> ExitCode {
         if data.isEmpty { return .success }
         if JSONColouring.isJSONContentType(contentType) || Self.looksLikeJSON(data),
-           let formatted = JSONColouring.formattedBytes(data, palette: console.stdoutUsesColour ? .ansi : .none) {
+            let formatted = JSONColouring.formattedBytes(data, palette: console.stdoutUsesColour ? .ansi : .none)
+        {
             return console.out(formatted) ? .success : .writeError
         }
         if data.contains(0) {

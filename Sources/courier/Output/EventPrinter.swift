@@ -34,8 +34,9 @@ struct EventPrinter {
     static func formatted(_ data: String) -> String {
         let trimmed = data.drop { $0 == " " }
         guard trimmed.first == "{" || trimmed.first == "[",
-              let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)),
-              let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+            let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)),
+            let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else {
             return data
         }
         return String(decoding: pretty, as: UTF8.self)

@@ -16,8 +16,9 @@ enum JSONColouring {
         var reset: String
 
         /// Bold blue keys, green strings, cyan numbers, magenta `true`/`false`/`null`.
-        static let ansi = Palette(key: "\u{1B}[1;34m", string: "\u{1B}[32m", number: "\u{1B}[36m",
-                                  literal: "\u{1B}[35m", reset: "\u{1B}[0m")
+        static let ansi = Palette(
+            key: "\u{1B}[1;34m", string: "\u{1B}[32m", number: "\u{1B}[36m",
+            literal: "\u{1B}[35m", reset: "\u{1B}[0m")
         /// No colours.
         static let none = Palette(key: "", string: "", number: "", literal: "", reset: "")
     }

@@ -58,8 +58,9 @@ final class ProgressReporter: Sendable {
             if let last = state.lastShown, now - last < interval { return nil }
             if state.lastShown == nil, style == .plain, now - start < interval { return nil }
             state.lastShown = now
-            return ProgressSample(completed: progress.completedUnitCount, total: progress.totalUnitCount,
-                                  resumed: resumed, elapsed: (now - start).seconds)
+            return ProgressSample(
+                completed: progress.completedUnitCount, total: progress.totalUnitCount,
+                resumed: resumed, elapsed: (now - start).seconds)
         }
         guard let sample else { return }
         switch style {

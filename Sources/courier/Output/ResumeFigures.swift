@@ -32,7 +32,8 @@ enum ResumeFigures {
         let fetched = max(0, size - resumed)
         if resumed > 0 { return "courier: resumed \(resumed) bytes from the download store; fetched \(fetched) bytes" }
         if partialBefore > 0 {
-            return "courier: nothing resumed: the server sent the whole file again, replacing the \(partialBefore) bytes on disk; fetched \(fetched) bytes"
+            return
+                "courier: nothing resumed: the server sent the whole file again, replacing the \(partialBefore) bytes on disk; fetched \(fetched) bytes"
         }
         return "courier: nothing to resume; fetched \(fetched) bytes"
     }

@@ -99,10 +99,12 @@ struct VerboseMonitor: EventMonitor {
     }
 
     private func flushRequest(version: String?) {
-        guard let head = pendingRequest.withLock({ pending -> PendingHead? in
-            defer { pending = nil }
-            return pending
-        }) else { return }
+        guard
+            let head = pendingRequest.withLock({ pending -> PendingHead? in
+                defer { pending = nil }
+                return pending
+            })
+        else { return }
         // An HTTP/1.0 answer came to an HTTP/1.1 request (libcurl and URLSession send 1.1).
         let sent = (version ?? fallbackVersion).hasPrefix("HTTP/1") ? "HTTP/1.1" : (version ?? fallbackVersion)
         let lines = ["\(head.method) \(head.target) \(sent)"] + head.lines
@@ -112,8 +114,10 @@ struct VerboseMonitor: EventMonitor {
     /// The status line and the header lines of `response`, without line ends.
     static func responseHead(_ response: HTTPURLResponse, version: String) -> [String] {
         // HTTP/2 and later have no reason phrase on the wire.
-        let status = version.hasPrefix("HTTP/1") ? "\(version) \(HTTPStatusText.line(response.statusCode))"
-                                                : "\(version) \(response.statusCode)"
+        let status =
+            version.hasPrefix("HTTP/1")
+            ? "\(version) \(HTTPStatusText.line(response.statusCode))"
+            : "\(version) \(response.statusCode)"
         let fields = response.allHeaderFields.map { (key: "\($0.key)", value: "\($0.value)") }
             .sorted { $0.key.lowercased() < $1.key.lowercased() }
         return [status] + fields.map { "\($0.key): \($0.value)" }

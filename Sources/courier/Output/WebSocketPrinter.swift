@@ -21,7 +21,8 @@ struct WebSocketPrinter {
         case .text(let text):
             let data = Data(text.utf8)
             if console.stdoutIsTerminal, BodyPrinter.looksLikeJSON(data),
-               let formatted = JSONColouring.formattedBytes(data, palette: console.stdoutUsesColour ? .ansi : .none) {
+                let formatted = JSONColouring.formattedBytes(data, palette: console.stdoutUsesColour ? .ansi : .none)
+            {
                 return console.out(formatted)
             }
             return console.out(data + [UInt8(ascii: "\n")])

@@ -40,9 +40,11 @@ struct WriteOut: Equatable, Sendable {
     }
 
     /// The variables `-w` knows, for help and for warnings about unknown ones.
-    static let variables = ["http_code", "response_code", "size_download", "size_upload", "time_total", "time_starttransfer",
-                            "url_effective", "content_type", "num_redirects", "http_version", "remote_ip", "exitcode",
-                            "errormsg"]
+    static let variables = [
+        "http_code", "response_code", "size_download", "size_upload", "time_total", "time_starttransfer",
+        "url_effective", "content_type", "num_redirects", "http_version", "remote_ip", "exitcode",
+        "errormsg",
+    ]
 
     /// The text to print, and the names of unknown variables met (to warn about).
     func render(_ values: Values) -> (text: String, unknown: [String]) {

@@ -26,11 +26,13 @@ struct InputLines {
         self.lines = lines.makeAsyncIterator()
         let taken = taken
         let thread = Thread {
-            Self.readLines(descriptor, yield: { line in
-                guard case .enqueued = continuation.yield(line) else { return false }
-                taken.wait()
-                return true
-            })
+            Self.readLines(
+                descriptor,
+                yield: { line in
+                    guard case .enqueued = continuation.yield(line) else { return false }
+                    taken.wait()
+                    return true
+                })
             continuation.finish()
         }
         thread.name = "courier.stdin"

@@ -11,7 +11,8 @@ enum PatternCheck {
         while offset < count {
             let length = Int(min(Int64(chunk), count - offset))
             guard let data = try? handle.read(upToCount: length), data.count == length,
-                  data == PatternBody.data(offset: offset, count: length, seed: seed) else { return false }
+                data == PatternBody.data(offset: offset, count: length, seed: seed)
+            else { return false }
             offset += Int64(length)
         }
         return ((try? handle.read(upToCount: 1)) ?? Data()).isEmpty

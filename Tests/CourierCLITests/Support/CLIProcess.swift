@@ -38,25 +38,30 @@ final class CLIProcess: Sendable {
     var pid: Int32 { child.pid }
 
     /// Starts `courier arguments...`; `environment` is added to this process's environment.
-    convenience init(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
-                     stdin: ChildProcess.Stream = .null) throws {
+    convenience init(
+        _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+        stdin: ChildProcess.Stream = .null
+    ) throws {
         guard let executable = CourierExecutable.url else { throw HarnessError(CourierExecutable.missingMessage) }
         try self.init(executable: executable, arguments, environment: environment, currentDirectory: currentDirectory, stdin: stdin)
     }
 
     /// Starts any executable the same way (used for `script`, which runs courier in a pseudo-terminal).
-    init(executable: URL, _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
-         stdin: ChildProcess.Stream = .null) throws {
+    init(
+        executable: URL, _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+        stdin: ChildProcess.Stream = .null
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cli-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var merged = ProcessInfo.processInfo.environment
         merged["COURIER_DOWNLOAD_STORE"] = nil
         merged["XDG_CACHE_HOME"] = directory.appendingPathComponent("cache").path
         for (key, value) in environment { merged[key] = value }
-        child = try ChildProcess(executable: executable.path, arguments: arguments, environment: merged,
-                                 currentDirectory: currentDirectory?.path, stdin: stdin,
-                                 stdout: .file(directory.appendingPathComponent("stdout").path),
-                                 stderr: .file(directory.appendingPathComponent("stderr").path))
+        child = try ChildProcess(
+            executable: executable.path, arguments: arguments, environment: merged,
+            currentDirectory: currentDirectory?.path, stdin: stdin,
+            stdout: .file(directory.appendingPathComponent("stdout").path),
+            stderr: .file(directory.appendingPathComponent("stderr").path))
     }
 
     /// Sends `signal` to the process.
@@ -99,7 +104,9 @@ final class CLIProcess: Sendable {
 }
 
 /// Runs `courier arguments...` to completion.
-func runCLI(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
-            timeout: Duration = .seconds(60)) async throws -> CLIResult {
+func runCLI(
+    _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+    timeout: Duration = .seconds(60)
+) async throws -> CLIResult {
     try await CLIProcess(arguments, environment: environment, currentDirectory: currentDirectory).finish(timeout: timeout)
 }

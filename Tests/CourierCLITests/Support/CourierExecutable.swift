@@ -27,7 +27,8 @@ enum CourierExecutable {
                 let candidate = directory.appendingPathComponent("courier")
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                   FileManager.default.isExecutableFile(atPath: candidate.path) {
+                    FileManager.default.isExecutableFile(atPath: candidate.path)
+                {
                     return candidate
                 }
                 directory = directory.deletingLastPathComponent()

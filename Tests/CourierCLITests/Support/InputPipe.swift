@@ -37,7 +37,11 @@ final class InputPipe: Sendable {
 
     /// Closes this process's copy of the child's end (the child has its own).
     private func closeChildEnd() {
-        if let descriptor = childEnd.withLock({ end -> Int32? in defer { end = nil }; return end }) { close(descriptor) }
+        if let descriptor = childEnd.withLock({ end -> Int32? in
+            defer { end = nil }; return end
+        }) {
+            close(descriptor)
+        }
     }
 
     /// Writes `text` (add the newline yourself); false when the child is gone.

@@ -24,8 +24,9 @@ enum Multipart {
             let rest = body[cursor...]
             if rest.starts(with: Data("--\r\n".utf8)) { return parts }
             guard rest.starts(with: Data("\r\n".utf8)),
-                  let headerEnd = body.range(of: separator, in: cursor..<body.endIndex),
-                  let next = body.range(of: Data("\r\n".utf8) + delimiter, in: headerEnd.upperBound..<body.endIndex) else {
+                let headerEnd = body.range(of: separator, in: cursor..<body.endIndex),
+                let next = body.range(of: Data("\r\n".utf8) + delimiter, in: headerEnd.upperBound..<body.endIndex)
+            else {
                 return nil
             }
             let headers = String(decoding: body[(cursor + 2)..<headerEnd.lowerBound], as: UTF8.self)

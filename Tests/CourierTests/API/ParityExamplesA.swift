@@ -44,7 +44,7 @@ private struct SigningAdapter: RequestInterceptor {
             // DataStreamRequest.streamingData(automaticallyCancelling:)
             let request = session.streamRequest("events")
             for try await chunk in request.streamingData() {
-                if chunk.contains(0x04) { break }        // the request is cancelled here
+                if chunk.contains(0x04) { break }  // the request is cancelled here
             }
             #expect(await request.state == .cancelled)
         }
@@ -66,7 +66,7 @@ private struct SigningAdapter: RequestInterceptor {
             let lines = Collected<String>()
             let session = api
             // Request.eventMonitors(_:)
-            let timing = LoggingMonitor(verbose: true) { lines.append($0) }   // the example's `LoggingMonitor(verbose: true)`, captured
+            let timing = LoggingMonitor(verbose: true) { lines.append($0) }  // the example's `LoggingMonitor(verbose: true)`, captured
             let text = try await session.request("slow/report")
                 .eventMonitors([timing])
                 .serializingString().value
@@ -78,8 +78,10 @@ private struct SigningAdapter: RequestInterceptor {
     @Test(arguments: TransportUnderTest.available)
     func onHTTPResponseAndDecideHTTPResponse(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
-            server.enqueue([.ok("report"), .text("a,b\n", status: 200).header("Content-Type", "text/plain"),
-                            MockResponse.ok(Data(count: 1000)).header("Content-Length", "1000")])
+            server.enqueue([
+                .ok("report"), .text("a,b\n", status: 200).header("Content-Type", "text/plain"),
+                MockResponse.ok(Data(count: 1000)).header("Content-Length", "1000"),
+            ])
             let session = session(server, transport)
             // Request.onHTTPResponse(queue:perform:) — observing
             let text = try await session.request("report")
@@ -155,8 +157,9 @@ private struct SigningAdapter: RequestInterceptor {
                     }
                 }
             }
-            #expect(printed.all.joined() == "Hello, wörld 👋ERROR down\nA 1.5\nB 2.0\n"
-                + "Hello, wörld 👋\n\nINFO up\nERROR down\nINFO up\n1.5\n2.0\nended nil\n")
+            #expect(
+                printed.all.joined() == "Hello, wörld 👋ERROR down\nA 1.5\nB 2.0\n"
+                    + "Hello, wörld 👋\n\nINFO up\nERROR down\nINFO up\n1.5\n2.0\nended nil\n")
         }
     }
 
@@ -168,8 +171,8 @@ private struct SigningAdapter: RequestInterceptor {
             let request = session.request("one", headers: [.authorization(bearerToken: "t0ken"), HTTPHeader(name: "X-Api-Key", value: "k3y")])
             _ = try await request.serializingData().value
             // CURLRedaction
-            print(await request.cURLDescription())                        // credentials hidden
-            print(await request.cURLDescription(redacting: .none))        // everything, to re-run it
+            print(await request.cURLDescription())  // credentials hidden
+            print(await request.cURLDescription(redacting: .none))  // everything, to re-run it
             print(await request.cURLDescription(redacting: CURLRedaction(headers: ["X-Api-Key"])))
             let shown = printed.all
             #expect(!shown[0].contains("t0ken") && shown[0].contains("k3y"))

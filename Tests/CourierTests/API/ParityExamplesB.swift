@@ -29,7 +29,8 @@ private enum AppError: Error { case network(CourierError), notFound }
             case "/config": return .json(")]}',\n{\"mode\":\"fast\"}")
             case "/reports/1":
                 let expected = "Basic " + Data("bob:secret".utf8).base64EncodedString()
-                return request.headers["Authorization"] == expected ? .text("report")
+                return request.headers["Authorization"] == expected
+                    ? .text("report")
                     : MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="reports""#])
             default: return .echo(request)
             }
@@ -56,13 +57,13 @@ private enum AppError: Error { case network(CourierError), notFound }
 
         // DataResponse transforms
         let countResponse = await api.request("count").serializingString().response
-        let count = countResponse.tryMap { text in try Int(text, format: .number) }   // DataResponse<Int, CourierError>
+        let count = countResponse.tryMap { text in try Int(text, format: .number) }  // DataResponse<Int, CourierError>
         #expect(count.value == 1234)
         let userResponse = await api.request("users/42").validate().serializingDecodable(User.self).response
-        let mine = userResponse.mapError { AppError.network($0) }     // DataResponse<User, AppError>
+        let mine = userResponse.mapError { AppError.network($0) }  // DataResponse<User, AppError>
         #expect(mine.value?.nick == "bob")
         let dataResponse = await api.request("users/42").validate().serializingData().response
-        let checked = dataResponse.tryMapError { error -> AppError in    // DataResponse<Data, any Error>
+        let checked = dataResponse.tryMapError { error -> AppError in  // DataResponse<Data, any Error>
             if error.isCancelled { throw error }
             return AppError.network(error)
         }
@@ -70,12 +71,12 @@ private enum AppError: Error { case network(CourierError), notFound }
 
         // DownloadResponse transforms
         let downloadResponse = await api.download("report.csv", to: .temporary).serializingDownloadedFileURL().response
-        let name = downloadResponse.map(\.lastPathComponent)              // DownloadResponse<String, CourierError>
+        let name = downloadResponse.map(\.lastPathComponent)  // DownloadResponse<String, CourierError>
         #expect(name.value != nil)
         let size = downloadResponse.tryMap { url in try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0 }
         #expect((size.value ?? 0) > 0)
         _ = downloadResponse.mapError { AppError.network($0) }
-        _ = downloadResponse.tryMapError { error -> AppError in    // DownloadResponse<URL, any Error>
+        _ = downloadResponse.tryMapError { error -> AppError in  // DownloadResponse<URL, any Error>
             if error.isCancelled { throw error }
             return AppError.network(error)
         }
@@ -118,8 +119,9 @@ private enum AppError: Error { case network(CourierError), notFound }
         #expect(me == user && config.mode == "fast" && viaCallback == user)
 
         // URLEncodedFormEncoder options
-        let encoder = URLEncodedFormEncoder(arrayEncoding: .noBrackets, boolEncoding: .numeric,
-                                            keyEncoding: .convertToSnakeCase, spaceEncoding: .plusReplaced)
+        let encoder = URLEncodedFormEncoder(
+            arrayEncoding: .noBrackets, boolEncoding: .numeric,
+            keyEncoding: .convertToSnakeCase, spaceEncoding: .plusReplaced)
         struct Query: Encodable { let pageSize: Int; let tags: [String]; let draft: Bool }
         #expect(try encoder.encodeQuery(Query(pageSize: 10, tags: ["a b"], draft: true)) == "draft=1&page_size=10&tags=a+b")
         #expect(try URLEncodedFormEncoder(keyEncoding: .convertToSnakeCase).encodeQuery(["pageSize": 10]) == "page_size=10")
@@ -162,8 +164,10 @@ private enum AppError: Error { case network(CourierError), notFound }
         _ = try await compressing.request("events", method: .post, parameters: bigBatch, encoder: .json).serializingData().value
         _ = try await api.request("log", method: .post, parameters: entries, encoder: .json, interceptor: .deflateCompressor)
             .serializingData().value
-        _ = try await api.request("log", method: .post, parameters: entries, encoder: .json,
-                                  interceptor: .requestCompressor(encoding: .gzip, minimumSize: 1024)).serializingData().value
+        _ = try await api.request(
+            "log", method: .post, parameters: entries, encoder: .json,
+            interceptor: .requestCompressor(encoding: .gzip, minimumSize: 1024)
+        ).serializingData().value
         let encodings = server.recordedRequests.suffix(3).map { $0.headers["Content-Encoding"] }
         #expect(encodings == ["gzip", "deflate", "gzip"])
 

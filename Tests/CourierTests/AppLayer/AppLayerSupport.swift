@@ -61,17 +61,23 @@ func appConfiguration(_ transport: TransportUnderTest) -> SessionConfiguration {
 }
 
 /// A session on `transport` talking to `server` with its own response cache.
-func makeCachingSession(_ transport: TransportUnderTest, server: TestServer, cache: ResponseCache,
-                        headers: HTTPHeaders = [:]) -> Session {
-    Session(configuration: appConfiguration(transport), baseURL: server.baseURL, headers: headers,
-            responseCache: cache, callbackQueue: testCallbackQueue)
+func makeCachingSession(
+    _ transport: TransportUnderTest, server: TestServer, cache: ResponseCache,
+    headers: HTTPHeaders = [:]
+) -> Session {
+    Session(
+        configuration: appConfiguration(transport), baseURL: server.baseURL, headers: headers,
+        responseCache: cache, callbackQueue: testCallbackQueue)
 }
 
 /// A session whose relative paths resolve against `servers`.
-func makePoolSession(_ transport: TransportUnderTest, servers: ServerPool, monitors: [any EventMonitor] = [],
-                     interceptor: (any RequestInterceptor)? = nil) -> Session {
-    Session(servers: servers, configuration: appConfiguration(transport), interceptor: interceptor,
-            eventMonitors: monitors, callbackQueue: testCallbackQueue)
+func makePoolSession(
+    _ transport: TransportUnderTest, servers: ServerPool, monitors: [any EventMonitor] = [],
+    interceptor: (any RequestInterceptor)? = nil
+) -> Session {
+    Session(
+        servers: servers, configuration: appConfiguration(transport), interceptor: interceptor,
+        eventMonitors: monitors, callbackQueue: testCallbackQueue)
 }
 
 /// Answers `path` with a body that counts the requests it served: `"<prefix>1"`, `"<prefix>2"`, ...

@@ -96,8 +96,9 @@ extension AppLayer {
                 let session = session(transport, server)
                 let done = session.request("done")
                 #expect(await done.serializingData().response.value == Data("done".utf8))
-                let group = RequestGroup([done, session.request("held"), session.request("broken").validate(), session.request("held")],
-                                         failFast: true)
+                let group = RequestGroup(
+                    [done, session.request("held"), session.request("broken").validate(), session.request("held")],
+                    failFast: true)
                 async let responses = group.serializingData()
                 #expect(await held.waitUntilWaiting(count: 2))
                 #expect(await failing.waitUntilWaiting(count: 1))

@@ -21,20 +21,23 @@ extension AppLayer {
         }
 
         @Test func theKeyIsCanonicalAndStable() {
-            let key = Self.key("HTTP://API.Example.com:80/users?b=2&a=1&a=0#top",
-                               headers: ["Accept": "application/json", "User-Agent": "x", "Authorization": "Bearer secret"])
-            #expect(key.rawValue == """
-                GET http://api.example.com/users?a=1&a=0&b=2
-                accept: application/json
-                authorization: sha256:\(SHA256.hash(Data("Bearer secret".utf8)).hexString)
-                """)
+            let key = Self.key(
+                "HTTP://API.Example.com:80/users?b=2&a=1&a=0#top",
+                headers: ["Accept": "application/json", "User-Agent": "x", "Authorization": "Bearer secret"])
+            #expect(
+                key.rawValue == """
+                    GET http://api.example.com/users?a=1&a=0&b=2
+                    accept: application/json
+                    authorization: sha256:\(SHA256.hash(Data("Bearer secret".utf8)).hexString)
+                    """)
             #expect(!key.rawValue.contains("secret"))
             // The file name is part of the disk format: it must not change between processes or releases.
             #expect(Self.key("https://example.com/").fileName == "06b9566227767dcb7544eec2cdf632fa4db4b4a97c65f506cf44adf2456554f2")
             #expect(Self.key("https://example.com") == Self.key("https://example.com:443/"))
             #expect(Self.key("https://example.com/", method: .post) != Self.key("https://example.com/"))
-            #expect(Self.key("https://example.com/", method: .post, body: Data("a".utf8))
-                != Self.key("https://example.com/", method: .post, body: Data("b".utf8)))
+            #expect(
+                Self.key("https://example.com/", method: .post, body: Data("a".utf8))
+                    != Self.key("https://example.com/", method: .post, body: Data("b".utf8)))
         }
 
         @Test func freshnessNeedsAgeBelowTheMaximumAndTheSameVersion() {
@@ -60,7 +63,7 @@ extension AppLayer {
             let cache = ResponseCache(memoryCapacity: cost * 3, diskDirectory: nil, now: { Date() })
             for name in ["a", "b", "c"] { cache.store(Self.response(body), for: key(name)) }
             #expect(cache.memoryCount == 3)
-            _ = cache.latest(for: key("a"))      // a is now the most recently used
+            _ = cache.latest(for: key("a"))  // a is now the most recently used
             cache.store(Self.response(body), for: key("d"))
             #expect(cache.memoryCount == 3)
             #expect(cache.latest(for: key("b")) == nil)
@@ -105,9 +108,13 @@ extension AppLayer {
             let directory = makeTemporaryDirectory("cache-disk")
             defer { try? FileManager.default.removeItem(at: directory) }
             let key = Self.key("https://example.com/me", headers: ["Authorization": "Bearer top-secret-token"])
-            let stored = CachedResponse(statusCode: 203, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip",
-                                                                    "Set-Cookie": "a=b", "ETag": "\"1\""],
-                                        data: Data(#"{"me":1}"#.utf8), storedAt: Date(timeIntervalSince1970: 1_700_000_000.25), version: 7)
+            let stored = CachedResponse(
+                statusCode: 203,
+                headers: [
+                    "Content-Type": "application/json", "Content-Encoding": "gzip",
+                    "Set-Cookie": "a=b", "ETag": "\"1\"",
+                ],
+                data: Data(#"{"me":1}"#.utf8), storedAt: Date(timeIntervalSince1970: 1_700_000_000.25), version: 7)
             ResponseCache(memoryCapacity: 0, diskDirectory: directory).store(stored, for: key)
 
             let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)

@@ -148,8 +148,9 @@ extension AppLayer {
                 }
                 #expect(await load("search?q=swift&page=2") == "v1")
                 #expect(await load("search?page=2&q=swift") == "v1")
-                #expect(await session.request("search", parameters: ["q": "swift", "page": "2"]).cached(for: .seconds(60))
-                    .serializingString().response.value == "v1")
+                #expect(
+                    await session.request("search", parameters: ["q": "swift", "page": "2"]).cached(for: .seconds(60))
+                        .serializingString().response.value == "v1")
                 #expect(await load("search?q=swift&page=2", headers: [.accept("application/json")]) == "v2")
                 #expect(await load("search?q=swift&page=2", headers: [.authorization(bearerToken: "alice")]) == "v3")
                 #expect(await load("search?q=swift&page=2", headers: [.authorization(bearerToken: "bob")]) == "v4")

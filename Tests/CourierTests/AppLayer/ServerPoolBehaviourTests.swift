@@ -38,9 +38,12 @@ extension AppLayer {
                 backup.route("/items") { _ in .ok("backup") }
                 let time = TestInstant()
                 let port = try closedPort()
-                let servers = ServerPool([.init(name: "primary", baseURL: URL(string: "http://127.0.0.1:\(port)/")!),
-                                          .init(name: "backup", baseURL: backup.baseURL)],
-                                         failover: .errorRate(0.5, minimumRequests: 3), now: { time.now })
+                let servers = ServerPool(
+                    [
+                        .init(name: "primary", baseURL: URL(string: "http://127.0.0.1:\(port)/")!),
+                        .init(name: "backup", baseURL: backup.baseURL),
+                    ],
+                    failover: .errorRate(0.5, minimumRequests: 3), now: { time.now })
                 let notices = NoticeRecorder()
                 let session = makePoolSession(transport, servers: servers, monitors: [notices])
                 for attempt in 1...3 {
@@ -64,9 +67,12 @@ extension AppLayer {
                 expectClean(backup.shutdown())
             }
             let time = TestInstant()
-            let servers = ServerPool([.init(name: "primary", baseURL: primary.server.baseURL),
-                                      .init(name: "backup", baseURL: backup.server.baseURL)],
-                                     failover: .errorRate(0.5, minimumRequests: 2, coolDown: .seconds(30)), now: { time.now })
+            let servers = ServerPool(
+                [
+                    .init(name: "primary", baseURL: primary.server.baseURL),
+                    .init(name: "backup", baseURL: backup.server.baseURL),
+                ],
+                failover: .errorRate(0.5, minimumRequests: 2, coolDown: .seconds(30)), now: { time.now })
             let notices = NoticeRecorder()
             let session = makePoolSession(transport, servers: servers, monitors: [notices])
             #expect(try await session.request("items").serializingString().value == "primary")
@@ -96,12 +102,17 @@ extension AppLayer {
                 backup.route("/items") { _ in .ok("backup") }
                 let time = TestInstant()
                 let port = try closedPort()
-                let servers = ServerPool([.init(name: "primary", baseURL: URL(string: "http://127.0.0.1:\(port)/")!),
-                                          .init(name: "backup", baseURL: backup.baseURL)],
-                                         failover: .errorRate(0, minimumRequests: 1), now: { time.now })
-                let retryOnce = Interceptor(adapter: { request, _ in request }, retrier: { request, _, _ in
-                    await request.retryCount == 0 ? .retry : .doNotRetry
-                })
+                let servers = ServerPool(
+                    [
+                        .init(name: "primary", baseURL: URL(string: "http://127.0.0.1:\(port)/")!),
+                        .init(name: "backup", baseURL: backup.baseURL),
+                    ],
+                    failover: .errorRate(0, minimumRequests: 1), now: { time.now })
+                let retryOnce = Interceptor(
+                    adapter: { request, _ in request },
+                    retrier: { request, _, _ in
+                        await request.retryCount == 0 ? .retry : .doNotRetry
+                    })
                 let session = makePoolSession(transport, servers: servers, interceptor: retryOnce)
                 let request = session.request("items")
                 #expect(try await request.serializingString().value == "backup")
@@ -117,17 +128,23 @@ extension AppLayer {
                 expectClean(staging.shutdown())
                 expectClean(cdn.shutdown())
             }
-            let servers = ServerPool([.init(name: "production", baseURL: production.server.baseURL),
-                                      .init(name: "staging", baseURL: staging.server.baseURL)],
-                                     auxiliary: [.init(name: "cdn", baseURL: cdn.server.baseURL)])
+            let servers = ServerPool(
+                [
+                    .init(name: "production", baseURL: production.server.baseURL),
+                    .init(name: "staging", baseURL: staging.server.baseURL),
+                ],
+                auxiliary: [.init(name: "cdn", baseURL: cdn.server.baseURL)])
             let notices = NoticeRecorder()
             let session = makePoolSession(transport, servers: servers, monitors: [notices])
             #expect(try await session.request("items").serializingString().value == "production")
             #expect(servers.switchTo("staging"))
             #expect(try await session.request("items").serializingString().value == "staging")
             #expect(try await session.request(servers.url("items", on: "cdn")).serializingString().value == "cdn")
-            #expect(notices.switches.map(\.message) == ["Switched from production (\(production.server.baseURL.absoluteString)) "
-                + "to staging (\(staging.server.baseURL.absoluteString)) by hand."])
+            #expect(
+                notices.switches.map(\.message) == [
+                    "Switched from production (\(production.server.baseURL.absoluteString)) "
+                        + "to staging (\(staging.server.baseURL.absoluteString)) by hand."
+                ])
             let unknown = await session.request(servers.url("items", on: "nowhere")).serializingString().response.error
             #expect(unknown?.kind == .invalidURL)
         }

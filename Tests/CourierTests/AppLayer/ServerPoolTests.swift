@@ -38,11 +38,11 @@ extension AppLayer {
             let pool = pool(failover: .errorRate(0.1, minimumRequests: 40))
             record(pool, Self.primary, successes: 36)
             record(pool, Self.primary, failures: 3)
-            #expect(pool.current == Self.primary)           // 39 outcomes: below the minimum
+            #expect(pool.current == Self.primary)  // 39 outcomes: below the minimum
             record(pool, Self.primary, failures: 1)
-            #expect(pool.current == Self.primary)           // 4 of 40 is 10%: not above the threshold
+            #expect(pool.current == Self.primary)  // 4 of 40 is 10%: not above the threshold
             record(pool, Self.primary, failures: 1)
-            #expect(pool.current == Self.backup)            // 5 of the last 40
+            #expect(pool.current == Self.backup)  // 5 of the last 40
             #expect(recorder.switches.count == 1)
             #expect(recorder.switches.first?.message.contains("primary") == true)
             #expect(recorder.switches.first?.message.contains("backup") == true)
@@ -110,7 +110,7 @@ extension AppLayer {
             #expect(pool.current == Self.primary)
             record(pool, Self.primary, failures: 2)
             #expect(pool.current == Self.primary)
-            record(pool, Self.primary, failures: 1)        // 3 failures: more than 50% of 4 is certain
+            record(pool, Self.primary, failures: 1)  // 3 failures: more than 50% of 4 is certain
             #expect(pool.current == Self.backup)
             #expect(recorder.switches.last?.message.contains("trial") == true)
             time.advance(by: .seconds(59))
@@ -142,9 +142,9 @@ extension AppLayer {
             #expect(pool.current == Self.third)
             #expect(pool.preferred == Self.third)
             #expect(!pool.switchTo("nowhere"))
-            #expect(!pool.switchTo("cdn"))                // auxiliary servers are never current
+            #expect(!pool.switchTo("cdn"))  // auxiliary servers are never current
             #expect(pool.current == Self.third)
-            #expect(pool.switchTo("third"))               // already there: nothing to report
+            #expect(pool.switchTo("third"))  // already there: nothing to report
             #expect(recorder.switches.count == 1)
             #expect(recorder.switches.first?.message.contains("by hand") == true)
             record(pool, Self.third, failures: 2)

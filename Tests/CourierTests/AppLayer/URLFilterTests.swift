@@ -10,8 +10,9 @@ extension AppLayer {
     /// `QueryParameterAdapter` and `PathRewriteAdapter`, as the server sees the requests.
     @Suite("AppLayer: URL filters") struct URLFilterTests {
         func session(_ transport: TransportUnderTest, _ server: TestServer, interceptor: (any RequestInterceptor)? = nil) -> Session {
-            Session(configuration: appConfiguration(transport), baseURL: server.baseURL, interceptor: interceptor,
-                    callbackQueue: testCallbackQueue)
+            Session(
+                configuration: appConfiguration(transport), baseURL: server.baseURL, interceptor: interceptor,
+                callbackQueue: testCallbackQueue)
         }
 
         @Test(arguments: TransportUnderTest.available)
@@ -32,8 +33,10 @@ extension AppLayer {
             try await withServer { server async throws in
                 server.dispatcher = { _ in .ok("ok") }
                 let session = session(transport, server, interceptor: PathRewriteAdapter.prefix("/api/v2"))
-                let filters = Interceptor(adapters: [QueryParameterAdapter(["token": "a&b=c", "lang": "zh-Hans 中"]),
-                                                     PathRewriteAdapter.replacingPrefix("/api/v2/old/", with: "/api/v2/new/")])
+                let filters = Interceptor(adapters: [
+                    QueryParameterAdapter(["token": "a&b=c", "lang": "zh-Hans 中"]),
+                    PathRewriteAdapter.replacingPrefix("/api/v2/old/", with: "/api/v2/new/"),
+                ])
                 _ = try await session.request("old/feed", interceptor: filters).serializingString().value
                 _ = try await session.request("plain").serializingString().value
                 let dynamic = QueryParameterAdapter { request in
@@ -42,8 +45,11 @@ extension AppLayer {
                 _ = try await session.request("dynamic", interceptor: dynamic).serializingString().value
                 _ = try await session.request("dynamic", method: .post, interceptor: dynamic).serializingString().value
                 let targets = server.recordedRequests.map(\.target)
-                #expect(targets == ["/api/v2/new/feed?token=a%26b%3Dc&lang=zh-Hans%20%E4%B8%AD", "/api/v2/plain",
-                                    "/api/v2/dynamic?ts=42&flag=", "/api/v2/dynamic"])
+                #expect(
+                    targets == [
+                        "/api/v2/new/feed?token=a%26b%3Dc&lang=zh-Hans%20%E4%B8%AD", "/api/v2/plain",
+                        "/api/v2/dynamic?ts=42&flag=", "/api/v2/dynamic",
+                    ])
                 #expect(server.recordedRequests.first?.query["token"] == "a&b=c")
             }
         }
@@ -53,8 +59,9 @@ extension AppLayer {
             try await withServer { server async throws in
                 server.enqueue([.status(503), .ok("ok")])
                 let retryOnce = ClosureRetrier { request, _, _ in await request.retryCount == 0 ? .retry : .doNotRetry }
-                let interceptor = Interceptor(adapters: [QueryParameterAdapter(["app": "courier"]), PathRewriteAdapter.prefix("v1")],
-                                              retriers: [retryOnce])
+                let interceptor = Interceptor(
+                    adapters: [QueryParameterAdapter(["app": "courier"]), PathRewriteAdapter.prefix("v1")],
+                    retriers: [retryOnce])
                 let session = session(transport, server, interceptor: interceptor)
                 _ = try await session.request("feed").validate().serializingString().value
                 #expect(server.recordedRequests.map(\.target) == ["/v1/feed?app=courier", "/v1/feed?app=courier"])
@@ -68,7 +75,8 @@ extension AppLayer {
             #expect(PathRewriteAdapter.isValidEncodedPath("/a%20b/c:d@e"))
             #expect(!PathRewriteAdapter.isValidEncodedPath("/a%2"))
             #expect(!PathRewriteAdapter.isValidEncodedPath("/a%zz"))
-            let prefixed = try await PathRewriteAdapter.prefix("/api/").adapt(URLRequest(url: URL(string: "https://e.com/api/x?q=1")!), for: Session.shared)
+            let prefixed = try await PathRewriteAdapter.prefix("/api/").adapt(
+                URLRequest(url: URL(string: "https://e.com/api/x?q=1")!), for: Session.shared)
             #expect(prefixed.url?.absoluteString == "https://e.com/api/x?q=1")
             let root = try await PathRewriteAdapter.prefix("api").adapt(URLRequest(url: URL(string: "https://e.com")!), for: Session.shared)
             #expect(root.url?.absoluteString == "https://e.com/api/")

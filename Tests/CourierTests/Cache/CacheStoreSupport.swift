@@ -10,10 +10,13 @@ import CourierLocking
 
 /// Builders and probes shared by the store tests.
 enum StoreFixtures {
-    static func head(status: Int = 200, headers: HTTPHeaders = ["Content-Type": "application/octet-stream"],
-                     at date: Date = Date(timeIntervalSince1970: 1_750_000_000)) -> CacheEntryHead {
-        CacheEntryHead(statusCode: status, headers: headers, requestTime: date.addingTimeInterval(-0.5), responseTime: date,
-                       varyingRequestHeaders: nil, requestHadAuthorization: false)
+    static func head(
+        status: Int = 200, headers: HTTPHeaders = ["Content-Type": "application/octet-stream"],
+        at date: Date = Date(timeIntervalSince1970: 1_750_000_000)
+    ) -> CacheEntryHead {
+        CacheEntryHead(
+            statusCode: status, headers: headers, requestTime: date.addingTimeInterval(-0.5), responseTime: date,
+            varyingRequestHeaders: nil, requestHadAuthorization: false)
     }
 
     static func key(_ path: String) -> ResponseCacheKey {
@@ -22,8 +25,10 @@ enum StoreFixtures {
 
     /// Stores `body` for `key` through a writer, in pieces of `piece` bytes.
     @discardableResult
-    static func write(_ cache: ResponseCache, _ key: ResponseCacheKey, _ body: Data, head: CacheEntryHead = head(),
-                      piece: Int = 16 << 10) -> StoredEntry? {
+    static func write(
+        _ cache: ResponseCache, _ key: ResponseCacheKey, _ body: Data, head: CacheEntryHead = head(),
+        piece: Int = 16 << 10
+    ) -> StoredEntry? {
         let writer = cache.makeWriter(for: key, head: head, url: nil, version: nil)
         var offset = 0
         while offset < body.count {

@@ -60,7 +60,9 @@ extension ResponseCacheStore {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let key = ResponseCacheStoreTestsKeys.ttlKey
             // What a version 1 file looked like: magic, a JSON line, the body.
-            let v1 = magic + #"{"key":"\#(key.rawValue.replacingOccurrences(of: "\n", with: "\\n"))","statusCode":200,"headers":[],"storedAt":1750000000,"version":null}"#
+            let v1 =
+                magic
+                + #"{"key":"\#(key.rawValue.replacingOccurrences(of: "\n", with: "\\n"))","statusCode":200,"headers":[],"storedAt":1750000000,"version":null}"#
                 + "\nold body"
             let file = StoreFixtures.headFile(key, in: directory)
             try Data(v1.utf8).write(to: file)
@@ -88,10 +90,10 @@ extension ResponseCacheStore {
             var damaged: [(String, Data)] = []
             for cut in [1, 10, whole.count / 2, whole.count - 1] { damaged.append(("truncated to \(cut)", whole.prefix(cut))) }
             var flipped = whole
-            flipped[flipped.startIndex + whole.count - 74] ^= 0x01     // the inline body's last byte (the trailer is 73)
+            flipped[flipped.startIndex + whole.count - 74] ^= 0x01  // the inline body's last byte (the trailer is 73)
             damaged.append(("one bit flipped in the body", flipped))
             var metadata = whole
-            metadata[metadata.startIndex + 25] ^= 0x20                 // a byte of the JSON line
+            metadata[metadata.startIndex + 25] ^= 0x20  // a byte of the JSON line
             damaged.append(("one bit flipped in the metadata", metadata))
             damaged.append(("extra bytes", whole + Data("x".utf8)))
             damaged.append(("garbage", Data("garbage".utf8)))
@@ -116,11 +118,14 @@ extension ResponseCacheStore {
             let damages: [(String, (URL) throws -> Void)] = [
                 ("truncated", { url in try Data(contentsOf: url).prefix(1000).write(to: url) }),
                 ("longer", { url in try (Data(contentsOf: url) + Data([0])).write(to: url) }),
-                ("another version", { url in
-                    var data = try Data(contentsOf: url)
-                    data.replaceSubrange(0..<15, with: Data("COURIER-BODY 9\n".utf8))
-                    try data.write(to: url)
-                }),
+                (
+                    "another version",
+                    { url in
+                        var data = try Data(contentsOf: url)
+                        data.replaceSubrange(0..<15, with: Data("COURIER-BODY 9\n".utf8))
+                        try data.write(to: url)
+                    }
+                ),
                 ("missing", { url in try FileManager.default.removeItem(at: url) }),
             ]
             for (label, damage) in damages {

@@ -21,14 +21,15 @@ extension ResponseCacheStore {
             #expect(probe.diskSize == 0)
 
             let capacity = entrySize * 10 + entrySize / 2
-            let cache = ResponseCache(memoryCapacity: 0, diskDirectory: directory, diskCapacity: capacity,
-                                      maximumEntrySize: capacity, now: { time.now })
+            let cache = ResponseCache(
+                memoryCapacity: 0, diskDirectory: directory, diskCapacity: capacity,
+                maximumEntrySize: capacity, now: { time.now })
             for index in 0..<10 {
                 try #require(StoreFixtures.write(cache, key(index), StoreFixtures.body(bodySize, seed: UInt64(index))) != nil)
                 time.advance(by: .seconds(1))
             }
             #expect(cache.diskSize == entrySize * 10)
-            #expect(cache.entry(for: key(0)) != nil)     // e00 is now the most recently used
+            #expect(cache.entry(for: key(0)) != nil)  // e00 is now the most recently used
             time.advance(by: .seconds(1))
             try #require(StoreFixtures.write(cache, key(10), StoreFixtures.body(bodySize, seed: 10)) != nil)
 
@@ -73,8 +74,10 @@ extension ResponseCacheStore {
 
             // The TTL API keeps such a response in memory only.
             let ttlKey = ResponseCacheStoreTestsKeys.ttlKey
-            cache.store(CachedResponse(statusCode: 200, headers: [:], data: StoreFixtures.body(200 << 10, seed: 3),
-                                       storedAt: Date(), version: nil), for: ttlKey)
+            cache.store(
+                CachedResponse(
+                    statusCode: 200, headers: [:], data: StoreFixtures.body(200 << 10, seed: 3),
+                    storedAt: Date(), version: nil), for: ttlKey)
             #expect(cache.latest(for: ttlKey)?.data.count == 200 << 10)
             #expect(ResponseCache(diskDirectory: directory).latest(for: ttlKey) == nil)
         }
@@ -85,8 +88,9 @@ extension ResponseCacheStore {
             #expect(ResponseCache(diskDirectory: directory).maximumEntrySize == (250 << 20) / 8)
             #expect(ResponseCache(diskDirectory: directory, diskCapacity: 80 << 20).maximumEntrySize == 10 << 20)
             #expect(ResponseCache(memoryCapacity: 8 << 20).maximumEntrySize == 1 << 20)
-            #expect(ResponseCache(memoryCapacity: 1 << 20, maximumEntrySize: 5 << 20).maximumEntrySize == 1 << 20,
-                    "never more than the tier holding it")
+            #expect(
+                ResponseCache(memoryCapacity: 1 << 20, maximumEntrySize: 5 << 20).maximumEntrySize == 1 << 20,
+                "never more than the tier holding it")
         }
 
         @Test func aMemoryOnlyCacheDiscardsBodiesPastAnEighthOfItsCapacity() {

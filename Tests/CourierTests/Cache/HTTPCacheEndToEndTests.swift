@@ -35,24 +35,29 @@ import CourierLocking
         func seen(_ path: String) -> [RecordedRequest] { server.recordedRequests.filter { $0.path == path } }
     }
 
-    static func withFixture(_ transport: TransportUnderTest, mode: HTTPCacheMode = .enabled, directory: URL? = nil,
-                            deduplication: DeduplicationPolicy = .disabled, _ body: (Fixture) async throws -> Void) async throws {
+    static func withFixture(
+        _ transport: TransportUnderTest, mode: HTTPCacheMode = .enabled, directory: URL? = nil,
+        deduplication: DeduplicationPolicy = .disabled, _ body: (Fixture) async throws -> Void
+    ) async throws {
         try await withServer { server async throws in
             let time = TestTime()
             let cache = ResponseCache(memoryCapacity: 8 << 20, diskDirectory: directory, now: { time.now })
             var configuration = appConfiguration(transport)
             configuration.httpCache = mode
             let events = CacheEvents()
-            let session = Session(configuration: configuration, baseURL: server.baseURL, eventMonitors: [events],
-                                  deduplication: deduplication, responseCache: cache, callbackQueue: testCallbackQueue)
+            let session = Session(
+                configuration: configuration, baseURL: server.baseURL, eventMonitors: [events],
+                deduplication: deduplication, responseCache: cache, callbackQueue: testCallbackQueue)
             try await body(Fixture(server: server, time: time, cache: cache, session: session, events: events))
         }
     }
 
     /// Serves `path` with a body that counts the requests it answered ("v1", "v2"…) and `headers`;
     /// a request whose `If-None-Match` names the current ETag gets a 304.
-    static func routeVersioned(_ server: TestServer, _ path: String, headers: [(String, String)], etag: Bool = true,
-                               changesEvery: Int = .max) {
+    static func routeVersioned(
+        _ server: TestServer, _ path: String, headers: [(String, String)], etag: Bool = true,
+        changesEvery: Int = .max
+    ) {
         let served = Locked(0)
         server.route(path) { request in
             let count = served.withLock { count -> Int in
@@ -204,8 +209,9 @@ import CourierLocking
     @Test(arguments: TransportUnderTest.available)
     func varyKeepsResponsesForOtherRequestHeadersApart(transport: TransportUnderTest) async throws {
         try await Self.withFixture(transport) { f in
-            Self.routeVersioned(f.server, "/vary", headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")], etag: false,
-                                changesEvery: 1)
+            Self.routeVersioned(
+                f.server, "/vary", headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")], etag: false,
+                changesEvery: 1)
             #expect(await f.get("vary", headers: ["Accept-Language": "fr"]).value == "v1")
             #expect(await f.get("vary", headers: ["Accept-Language": "fr"]).source == .cache)
             let other = await f.get("vary", headers: ["Accept-Language": "de"])
@@ -431,8 +437,9 @@ import CourierLocking
             for round in 1...2 {
                 var configuration = appConfiguration(transport)
                 configuration.httpCache = .enabled
-                let session = Session(configuration: configuration, baseURL: server.baseURL,
-                                      responseCache: ResponseCache(diskDirectory: directory), callbackQueue: testCallbackQueue)
+                let session = Session(
+                    configuration: configuration, baseURL: server.baseURL,
+                    responseCache: ResponseCache(diskDirectory: directory), callbackQueue: testCallbackQueue)
                 let response = await session.request("persisted").serializingString().response
                 #expect(response.value == "v1")
                 #expect(response.source == (round == 1 ? .network : .cache))

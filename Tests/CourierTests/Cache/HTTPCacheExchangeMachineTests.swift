@@ -26,8 +26,9 @@ import Foundation
     static let start = Date(timeIntervalSince1970: 1_750_000_000)
 
     static func stored(_ headers: HTTPHeaders, age: TimeInterval = 100) -> CacheEntryHead {
-        CacheEntryHead(statusCode: 200, headers: headers, requestTime: start.addingTimeInterval(-age),
-                       responseTime: start.addingTimeInterval(-age), varyingRequestHeaders: nil, requestHadAuthorization: false)
+        CacheEntryHead(
+            statusCode: 200, headers: headers, requestTime: start.addingTimeInterval(-age),
+            responseTime: start.addingTimeInterval(-age), varyingRequestHeaders: nil, requestHadAuthorization: false)
     }
 
     /// An action by its shape, so rows stay readable.
@@ -49,66 +50,90 @@ import Foundation
     }
 
     static let rows: [Row] = [
-        Row(name: "a fetched storable response is passed on and stored",
+        Row(
+            name: "a fetched storable response is passed on and stored",
             purpose: .fetch,
             events: [.head(200, ["Cache-Control": "max-age=60"]), .body(5), .completed(failed: false)],
             expected: [["forward head 200", "store 200"], ["forward body 5", "store body 5"], ["commit", "forward completed (network)"]]),
-        Row(name: "a fetch that fails midway discards the partial copy",
+        Row(
+            name: "a fetch that fails midway discards the partial copy",
             purpose: .fetch,
             events: [.head(200, ["Cache-Control": "max-age=60"]), .body(5), .completed(failed: true)],
             expected: [["forward head 200", "store 200"], ["forward body 5", "store body 5"], ["discard", "forward completed failed (network)"]]),
-        Row(name: "no-store is passed on, not kept",
+        Row(
+            name: "no-store is passed on, not kept",
             purpose: .fetch,
             events: [.head(200, ["Cache-Control": "no-store"]), .body(5), .completed(failed: false)],
             expected: [["forward head 200", "notify not stored: no-store"], ["forward body 5"], ["forward completed (network)"]]),
-        Row(name: "a 304 to a revalidation freshens the stored head and serves the stored body",
+        Row(
+            name: "a 304 to a revalidation freshens the stored head and serves the stored body",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=60"])),
             events: [.head(304, ["ETag": "\"a\""]), .completed(failed: false)],
             expected: [["update stored head", "notify revalidated: not modified"], ["serve stored 200 (revalidated)"]]),
-        Row(name: "a 304 whose connection then fails still serves the stored body",
+        Row(
+            name: "a 304 whose connection then fails still serves the stored body",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=60"])),
             events: [.head(304, ["ETag": "\"a\""]), .completed(failed: true)],
             expected: [["update stored head", "notify revalidated: not modified"], ["serve stored 200 (revalidated)"]]),
-        Row(name: "a changed response to a revalidation replaces the stored one",
+        Row(
+            name: "a changed response to a revalidation replaces the stored one",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=60"])),
             events: [.head(200, ["ETag": "\"b\"", "Cache-Control": "max-age=60"]), .body(3), .completed(failed: false)],
-            expected: [["notify revalidated: changed", "forward head 200", "store 200"], ["forward body 3", "store body 3"],
-                       ["commit", "forward completed (network)"]]),
-        Row(name: "a changed response that may not be stored removes the stored one",
+            expected: [
+                ["notify revalidated: changed", "forward head 200", "store 200"], ["forward body 3", "store body 3"],
+                ["commit", "forward completed (network)"],
+            ]),
+        Row(
+            name: "a changed response that may not be stored removes the stored one",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=60"])),
             events: [.head(200, ["Cache-Control": "no-store"]), .completed(failed: false)],
-            expected: [["notify revalidated: changed", "forward head 200", "notify not stored: no-store", "remove stored"],
-                       ["forward completed (network)"]]),
-        Row(name: "a 5xx within stale-if-error is swallowed and the stale response served",
+            expected: [
+                ["notify revalidated: changed", "forward head 200", "notify not stored: no-store", "remove stored"],
+                ["forward completed (network)"],
+            ]),
+        Row(
+            name: "a 5xx within stale-if-error is swallowed and the stale response served",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10, stale-if-error=600"])),
             events: [.head(503, [:]), .body(4), .completed(failed: false)],
             expected: [["notify hit (stale cache (stale-if-error))"], [], ["serve stored 200 (stale cache (stale-if-error))"]]),
-        Row(name: "a 5xx without stale-if-error reaches the request",
+        Row(
+            name: "a 5xx without stale-if-error reaches the request",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10"])),
             events: [.head(503, [:]), .body(4), .completed(failed: false)],
-            expected: [["notify revalidated: changed", "forward head 503", "notify not stored: status 503 is not cacheable without explicit freshness", "remove stored"],
-                       ["forward body 4"], ["forward completed (network)"]]),
-        Row(name: "a failure before any head within stale-if-error serves the stale response",
+            expected: [
+                [
+                    "notify revalidated: changed", "forward head 503", "notify not stored: status 503 is not cacheable without explicit freshness",
+                    "remove stored",
+                ],
+                ["forward body 4"], ["forward completed (network)"],
+            ]),
+        Row(
+            name: "a failure before any head within stale-if-error serves the stale response",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10, stale-if-error=600"])),
             events: [.completed(failed: true)],
             expected: [["notify hit (stale cache (stale-if-error))", "serve stored 200 (stale cache (stale-if-error))"]]),
-        Row(name: "a failure before any head without stale-if-error fails the request",
+        Row(
+            name: "a failure before any head without stale-if-error fails the request",
             purpose: .revalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10"])),
             events: [.completed(failed: true)],
             expected: [["forward completed failed (network)"]]),
-        Row(name: "a background refresh stores without forwarding anything",
+        Row(
+            name: "a background refresh stores without forwarding anything",
             purpose: .backgroundRevalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10"])),
             events: [.head(200, ["ETag": "\"b\"", "Cache-Control": "max-age=10"]), .body(3), .completed(failed: false)],
             expected: [["notify revalidated: changed", "store 200"], ["store body 3"], ["commit"]]),
-        Row(name: "a background refresh answered 304 only freshens the stored head",
+        Row(
+            name: "a background refresh answered 304 only freshens the stored head",
             purpose: .backgroundRevalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10"])),
             events: [.head(304, [:]), .completed(failed: false)],
             expected: [["update stored head", "notify revalidated: not modified"], []]),
-        Row(name: "a failed background refresh does nothing",
+        Row(
+            name: "a failed background refresh does nothing",
             purpose: .backgroundRevalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10"])),
             events: [.completed(failed: true)],
             expected: [[]]),
-        Row(name: "events after the end are ignored",
+        Row(
+            name: "events after the end are ignored",
             purpose: .fetch,
             events: [.completed(failed: true), .head(200, [:]), .body(1), .completed(failed: false)],
             expected: [["forward completed failed (network)"], [], [], []]),
@@ -116,8 +141,9 @@ import Foundation
 
     @Test(arguments: rows)
     func transitions(row: Row) {
-        var machine = Machine(rules: HTTPCacheRules(isShared: false), method: .get, requestHeaders: [:], requestTime: Self.start,
-                              purpose: row.purpose)
+        var machine = Machine(
+            rules: HTTPCacheRules(isShared: false), method: .get, requestHeaders: [:], requestTime: Self.start,
+            purpose: row.purpose)
         var seen: [[String]] = []
         for event in row.events {
             let actions: [Action]
@@ -132,8 +158,10 @@ import Foundation
     }
 
     @Test func storedHeadersDropWhatDescribesTheWireForm() {
-        let headers: HTTPHeaders = ["Content-Encoding": "gzip", "Content-Length": "10", "Set-Cookie": "a=b", "ETag": "\"x\"",
-                                    "Connection": "keep-alive", "Content-Type": "text/plain"]
+        let headers: HTTPHeaders = [
+            "Content-Encoding": "gzip", "Content-Length": "10", "Set-Cookie": "a=b", "ETag": "\"x\"",
+            "Connection": "keep-alive", "Content-Type": "text/plain",
+        ]
         let kept = Machine.storedHeaders(headers)
         #expect(kept.map(\.name).sorted() == ["Content-Type", "ETag"])
     }

@@ -25,8 +25,10 @@ struct StoredRow: Sendable {
     var vary: [String: String]? = nil
     var authorized = false
 
-    init(status: Int = 200, _ headers: HTTPHeaders = [:], dated: Bool = true, requested: TimeInterval = 0,
-         received: TimeInterval = 0, vary: [String: String]? = nil, authorized: Bool = false) {
+    init(
+        status: Int = 200, _ headers: HTTPHeaders = [:], dated: Bool = true, requested: TimeInterval = 0,
+        received: TimeInterval = 0, vary: [String: String]? = nil, authorized: Bool = false
+    ) {
         self.status = status
         var headers = headers
         if dated, !headers.contains("Date") { headers.add(name: "Date", value: RuleClock.date(0)) }
@@ -38,8 +40,9 @@ struct StoredRow: Sendable {
     }
 
     var head: CacheEntryHead {
-        CacheEntryHead(statusCode: status, headers: headers, requestTime: RuleClock.at(requested),
-                       responseTime: RuleClock.at(received), varyingRequestHeaders: vary, requestHadAuthorization: authorized)
+        CacheEntryHead(
+            statusCode: status, headers: headers, requestTime: RuleClock.at(requested),
+            responseTime: RuleClock.at(received), varyingRequestHeaders: vary, requestHadAuthorization: authorized)
     }
 }
 

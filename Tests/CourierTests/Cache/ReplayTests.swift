@@ -14,8 +14,10 @@ extension ResponseCacheStore {
     @Suite("ResponseCacheStore: replay") struct ReplayTests {
         static func fileEntry(_ size: Int, seed: UInt64, in directory: URL) throws -> StoredEntry {
             let cache = ResponseCache(diskDirectory: directory)
-            return try #require(StoreFixtures.write(cache, StoreFixtures.key("replay-\(seed)"), StoreFixtures.body(size, seed: seed),
-                                                    piece: 256 << 10))
+            return try #require(
+                StoreFixtures.write(
+                    cache, StoreFixtures.key("replay-\(seed)"), StoreFixtures.body(size, seed: seed),
+                    piece: 256 << 10))
         }
 
         @Test func aFileBodyIsReplayedWithinTheWindowAndResumesOnAcknowledge() async throws {
@@ -24,8 +26,9 @@ extension ResponseCacheStore {
             let size = 3 << 20, window = 512 << 10
             let entry = try Self.fileEntry(size, seed: 21, in: directory)
             let sink = ReplayRecorder()
-            let replay = CacheReplayTransfer(entry, url: try #require(URL(string: "https://example.com/r")), sink: sink,
-                                             flowControlWindow: window)
+            let replay = CacheReplayTransfer(
+                entry, url: try #require(URL(string: "https://example.com/r")), sink: sink,
+                flowControlWindow: window)
             #expect(sink.snapshot.head?.statusCode == 200)
             #expect(await sink.wait { $0.received >= Int64(window) })
             #expect(sink.snapshot.received == Int64(window), "paused at the window (a multiple of the piece size)")
@@ -52,8 +55,9 @@ extension ResponseCacheStore {
             defer { try? FileManager.default.removeItem(at: directory) }
             let entry = try Self.fileEntry(2 << 20, seed: 22, in: directory)
             let sink = ReplayRecorder()
-            let replay = CacheReplayTransfer(entry, url: URL(fileURLWithPath: "/"), sink: sink, flowControlWindow: 256 << 10,
-                                             source: .revalidated)
+            let replay = CacheReplayTransfer(
+                entry, url: URL(fileURLWithPath: "/"), sink: sink, flowControlWindow: 256 << 10,
+                source: .revalidated)
             replay.suspend()
             replay.waitUntilIdle()
             let held = sink.snapshot.received

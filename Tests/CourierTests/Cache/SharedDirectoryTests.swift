@@ -27,8 +27,9 @@ extension ResponseCacheStore {
                 for index in 0..<keyCount {
                     let seed = seed(writer: writer, round: round, key: index)
                     let head = StoreFixtures.head(headers: ["X-Seed": String(seed)])
-                    StoreFixtures.write(cache, StoreFixtures.key("shared-\(index)"), StoreFixtures.body(size(ofKey: index), seed: seed),
-                                        head: head, piece: 32 << 10)
+                    StoreFixtures.write(
+                        cache, StoreFixtures.key("shared-\(index)"), StoreFixtures.body(size(ofKey: index), seed: seed),
+                        head: head, piece: 32 << 10)
                     // Readers on the way: whatever they see must be whole.
                     if let entry = cache.entry(for: StoreFixtures.key("shared-\((index + 7) % keyCount)")) {
                         _ = check(entry, key: (index + 7) % keyCount)
@@ -101,9 +102,10 @@ extension ResponseCacheStore {
             environment[Self.childDirectoryVariable] = directory.path
             let logs = ["out", "err"].map { directory.deletingLastPathComponent().appendingPathComponent("\(directory.lastPathComponent).\($0)") }
             defer { logs.forEach { try? FileManager.default.removeItem(at: $0) } }
-            let child = try ChildProcess(executable: binary.path,
-                                         arguments: ["--testing-library", "swift-testing", "--filter", "childProcessWriterHelper"],
-                                         environment: environment, stdout: .file(logs[0].path), stderr: .file(logs[1].path))
+            let child = try ChildProcess(
+                executable: binary.path,
+                arguments: ["--testing-library", "swift-testing", "--filter", "childProcessWriterHelper"],
+                environment: environment, stdout: .file(logs[0].path), stderr: .file(logs[1].path))
             Self.writeAll(ResponseCache(diskDirectory: directory), writer: 1)
             let exit = await child.wait(timeout: .seconds(120))
             let output = logs.map { (try? String(contentsOf: $0, encoding: .utf8)) ?? "" }.joined(separator: "\n")

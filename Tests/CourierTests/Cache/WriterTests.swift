@@ -20,8 +20,9 @@ extension ResponseCacheStore {
             let old = StoreFixtures.body(200 << 10, seed: 1), new = StoreFixtures.body(300 << 10, seed: 2)
             try #require(StoreFixtures.write(cache, key, old) != nil)
 
-            let writer = cache.makeWriter(for: key, head: StoreFixtures.head(status: 203), url: URL(string: "https://example.com/atomic"),
-                                          version: nil)
+            let writer = cache.makeWriter(
+                for: key, head: StoreFixtures.head(status: 203), url: URL(string: "https://example.com/atomic"),
+                version: nil)
             #expect(writer.append(new.prefix(250 << 10)))
             #expect(cache.entry(for: key)?.body.readAll() == old, "readers see the old entry while the new one is written")
             #expect(ResponseCache(diskDirectory: directory).entry(for: key)?.body.readAll() == old)
@@ -53,7 +54,7 @@ extension ResponseCacheStore {
             do {
                 let abandoned = cache.makeWriter(for: key, head: StoreFixtures.head(), url: nil, version: nil)
                 #expect(abandoned.append(StoreFixtures.body(size, seed: 2)))
-            }   // neither committed nor discarded: deinit discards
+            }  // neither committed nor discarded: deinit discards
             #expect(StoreFixtures.names(in: directory).filter { $0 != "." }.allSatisfy { !$0.hasSuffix(".tmp") })
             #expect(StoreFixtures.names(in: directory).isEmpty, "\(StoreFixtures.names(in: directory))")
             #expect(cache.entry(for: key) == nil)
@@ -67,7 +68,8 @@ extension ResponseCacheStore {
             let cache = ResponseCache(diskDirectory: directory)
             let key = StoreFixtures.key("revalidated")
             let body = StoreFixtures.body(size, seed: 6)
-            try #require(StoreFixtures.write(cache, key, body, head: StoreFixtures.head(headers: ["ETag": "\"1\"", "Cache-Control": "max-age=1"])) != nil)
+            try #require(
+                StoreFixtures.write(cache, key, body, head: StoreFixtures.head(headers: ["ETag": "\"1\"", "Cache-Control": "max-age=1"])) != nil)
             let bodyFilesBefore = StoreFixtures.bodyFiles(in: directory)
             let bodyStatusBefore = bodyFilesBefore.first.flatMap { CacheFileIO.status(directory.appendingPathComponent($0)) }
 
@@ -107,9 +109,9 @@ extension ResponseCacheStore {
             var received = Data()
             if let piece = iterator.next() { received.append(piece) }
 
-            try #require(StoreFixtures.write(cache, key, second) != nil)     // replaced
+            try #require(StoreFixtures.write(cache, key, second) != nil)  // replaced
             if let piece = iterator.next() { received.append(piece) }
-            cache.remove(for: key)                                             // removed
+            cache.remove(for: key)  // removed
             cache.scanDisk()
             #expect(StoreFixtures.bodyFiles(in: directory).isEmpty)
             while let piece = iterator.next() { received.append(piece) }

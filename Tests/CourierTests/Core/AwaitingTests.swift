@@ -112,8 +112,10 @@ import CourierTestServer
     }
 
     /// A server whose `/held` answers `body` once `gate` opens, and a session on `transport` for it.
-    private func withHeldResponse(_ body: String, on transport: TransportUnderTest,
-                                  _ test: (TestServer, Session, Gate) async throws -> Void) async throws {
+    private func withHeldResponse(
+        _ body: String, on transport: TransportUnderTest,
+        _ test: (TestServer, Session, Gate) async throws -> Void
+    ) async throws {
         try await withServer { server async throws in
             let gate = Gate()
             server.route("/held") { _ in MockResponse.ok(body).waiting(for: gate) }

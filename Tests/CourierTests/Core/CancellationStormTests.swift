@@ -32,16 +32,18 @@ import CourierLocking
                         let task = request.serializingString()
                         switch index % 5 {
                         case 0:
-                            request.cancel()                       // before it starts
+                            request.cancel()  // before it starts
                         case 1:
                             task.resume()
-                            request.cancel()                       // right after it starts
+                            request.cancel()  // right after it starts
                         case 2:
-                            request.onDownloadProgress(queue: testCallbackQueue) { _ in request.cancel() }   // mid-response
+                            request.onDownloadProgress(queue: testCallbackQueue) { _ in request.cancel() }  // mid-response
                         case 3:
-                            Task { _ = await task.result; request.cancel() }   // right at completion
+                            Task {
+                                _ = await task.result; request.cancel()
+                            }  // right at completion
                         default:
-                            break                                  // no cancel
+                            break  // no cancel
                         }
                         switch await task.result {
                         case .success(let value): outcomes.append(value == "value of /r\(index)" ? "value" : "wrong value \(value)")

@@ -11,54 +11,62 @@ import FoundationNetworking
     typealias Lifecycle = RequestLifecycleTests.Lifecycle
 
     /// The request's lifecycle up to evaluation of attempt 1.
-    private static var toEvaluation: [(inout Lifecycle, RequestLifecycleTests.FakeTransfer) -> Lifecycle.Transition] { [
-        { l, _ in l.resume() },
-        { l, _ in l.prepared(attempt: 1, RequestLifecycleTests.request) },
-        { l, t in l.transferStarted(attempt: 1, t) },
-        { l, _ in l.transferEnded(attempt: 1, .answered) },
-    ] }
+    private static var toEvaluation: [(inout Lifecycle, RequestLifecycleTests.FakeTransfer) -> Lifecycle.Transition] {
+        [
+            { l, _ in l.resume() },
+            { l, _ in l.prepared(attempt: 1, RequestLifecycleTests.request) },
+            { l, t in l.transferStarted(attempt: 1, t) },
+            { l, _ in l.transferEnded(attempt: 1, .answered) },
+        ]
+    }
 
     @Test func aStreamFinishesOnlyOnceItsConsumerTookTheEnd() {
-        let steps = RequestLifecycleTests.run(Self.toEvaluation + [
-            { l, _ in l.finish(attempt: 1, "ok", awaitingDelivery: true) },
-            { l, _ in l.suspend() },
-            { l, _ in l.resume() },
-            { l, _ in l.delivered() },
-            { l, _ in l.delivered() },
-            { l, _ in l.cancel("cancelled") },
-        ])
-        #expect(Array(steps.suffix(6)) == [
-            "awaitDelivery(ok) → resumed",
-            "none → resumed",
-            "none → resumed",
-            "finish(ok) → finished",
-            "none → finished",
-            "none → finished",
-        ])
+        let steps = RequestLifecycleTests.run(
+            Self.toEvaluation + [
+                { l, _ in l.finish(attempt: 1, "ok", awaitingDelivery: true) },
+                { l, _ in l.suspend() },
+                { l, _ in l.resume() },
+                { l, _ in l.delivered() },
+                { l, _ in l.delivered() },
+                { l, _ in l.cancel("cancelled") },
+            ])
+        #expect(
+            Array(steps.suffix(6)) == [
+                "awaitDelivery(ok) → resumed",
+                "none → resumed",
+                "none → resumed",
+                "finish(ok) → finished",
+                "none → finished",
+                "none → finished",
+            ])
     }
 
     @Test func aCancelWhileDeliveringWinsOverTheTransfersOutcome() {
-        let steps = RequestLifecycleTests.run(Self.toEvaluation + [
-            { l, _ in l.finish(attempt: 1, "ok", awaitingDelivery: true) },
-            { l, _ in l.cancel("cancelled") },
-            { l, _ in l.delivered() },
-        ])
-        #expect(Array(steps.suffix(3)) == [
-            "awaitDelivery(ok) → resumed",
-            "willCancel + cancel(no transfer, cancelled) → cancelled",
-            "none → cancelled",
-        ])
+        let steps = RequestLifecycleTests.run(
+            Self.toEvaluation + [
+                { l, _ in l.finish(attempt: 1, "ok", awaitingDelivery: true) },
+                { l, _ in l.cancel("cancelled") },
+                { l, _ in l.delivered() },
+            ])
+        #expect(
+            Array(steps.suffix(3)) == [
+                "awaitDelivery(ok) → resumed",
+                "willCancel + cancel(no transfer, cancelled) → cancelled",
+                "none → cancelled",
+            ])
     }
 
     @Test func aCancelWhileTransferringCarriesTheTransferSoItsExchangeCanBeReported() {
-        let steps = RequestLifecycleTests.run(Array(Self.toEvaluation.prefix(3)) + [
-            { l, _ in l.cancel("cancelled") },
-            { l, _ in l.transferEnded(attempt: 1, .failed("late")) },
-        ])
-        #expect(Array(steps.suffix(2)) == [
-            "willCancel + cancel(transfer, cancelled) → cancelled",
-            "none → cancelled",
-        ])
+        let steps = RequestLifecycleTests.run(
+            Array(Self.toEvaluation.prefix(3)) + [
+                { l, _ in l.cancel("cancelled") },
+                { l, _ in l.transferEnded(attempt: 1, .failed("late")) },
+            ])
+        #expect(
+            Array(steps.suffix(2)) == [
+                "willCancel + cancel(transfer, cancelled) → cancelled",
+                "none → cancelled",
+            ])
     }
 
     // MARK: - StreamDelivery
@@ -93,9 +101,10 @@ import FoundationNetworking
             { $0.next("w4") },
             { $0.finish("ok", cancelled: false) },
         ])
-        #expect(steps == [
-            "", "hand(a → w1)", "", "hand(b → w2)", "", "", "hand(c → w3)", "reachedEnd", "end(w4, ok)",
-        ])
+        #expect(
+            steps == [
+                "", "hand(a → w1)", "", "hand(b → w2)", "", "", "hand(c → w3)", "reachedEnd", "end(w4, ok)",
+            ])
     }
 
     @Test func aWaitingConsumerReachesTheEndAsTheTransferEnds() {

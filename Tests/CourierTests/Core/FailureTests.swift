@@ -73,8 +73,9 @@ import CourierTestServer
     @Test(arguments: TransportUnderTest.available)
     func truncatedChunkedBodyIsALostConnection(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
-            server.enqueue(MockResponse(status: 200).body(.pattern(count: 100_000, seed: 3)).chunked(chunkSize: 4096)
-                .effect(.close, at: .responseBody(afterBytes: 50_000)))
+            server.enqueue(
+                MockResponse(status: 200).body(.pattern(count: 100_000, seed: 3)).chunked(chunkSize: 4096)
+                    .effect(.close, at: .responseBody(afterBytes: 50_000)))
             let session = makeSession(transport, server: server)
             let error = await session.request("cut").serializingData().response.error
             #expect(error?.kind == .connectionLost)

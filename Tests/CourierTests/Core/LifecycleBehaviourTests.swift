@@ -19,9 +19,10 @@ import CourierLocking
             let request = session.request("a").onWillResume { _ in hooks.append("willResume") }
             _ = try await request.serializingString().value
             #expect(hooks.all == ["willResume"])
-            #expect(recorder.recorded == [
-                "created", "resumed", "adapted(1)", "exchange(/a)", "response(200)", "exchangeEnded(ok)", "finished(ok)", "serialized",
-            ])
+            #expect(
+                recorder.recorded == [
+                    "created", "resumed", "adapted(1)", "exchange(/a)", "response(200)", "exchangeEnded(ok)", "finished(ok)", "serialized",
+                ])
             #expect(await request.state == .finished)
         }
     }
@@ -45,8 +46,11 @@ import CourierLocking
             gate.open()
             #expect(response.error?.kind == .cancelled)
             #expect(hooks.all == ["willResume", "willCancel"])
-            #expect(recorder.recorded == ["created", "resumed", "adapted(1)", "exchange(/held)", "cancelled", "exchangeEnded(cancelled)",
-                                          "finished(cancelled)", "serialized"])
+            #expect(
+                recorder.recorded == [
+                    "created", "resumed", "adapted(1)", "exchange(/held)", "cancelled", "exchangeEnded(cancelled)",
+                    "finished(cancelled)", "serialized",
+                ])
             #expect(await request.state == .cancelled)
         }
     }
@@ -78,7 +82,8 @@ import CourierLocking
             let response = await request.serializingData().response
             #expect(response.error?.kind == .cancelled)
             #expect(counts.all == ["resume", "suspend", "resume", "cancel"])
-            #expect(recorder.recorded.filter { ["resumed", "suspended", "cancelled"].contains($0) } == ["resumed", "suspended", "resumed", "cancelled"])
+            #expect(
+                recorder.recorded.filter { ["resumed", "suspended", "cancelled"].contains($0) } == ["resumed", "suspended", "resumed", "cancelled"])
         }
     }
 

@@ -30,7 +30,7 @@ import CourierTestServer
             #expect(body.count == Int(size))
             let final = try #require(await request.metrics)
             #expect(final.bytesReceived == size)
-            if transport == .curl { #expect(final.httpVersion == "HTTP/1.1") }   // URLSession's figures have none
+            if transport == .curl { #expect(final.httpVersion == "HTTP/1.1") }  // URLSession's figures have none
         }
     }
 

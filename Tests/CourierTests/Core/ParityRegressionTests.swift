@@ -32,11 +32,15 @@ import CourierLocking
             #expect(try await server.takeRequest().headers["Content-Type"] == "application/json")
 
             // An explicit per-request header wins over the body's type.
-            _ = try await session.upload(multipartFormData: { $0.append(Data("bob".utf8), withName: "name") }, to: "explicit",
-                                         headers: ["Content-Type": "multipart/mixed; boundary=custom"]).serializingData().value
+            _ = try await session.upload(
+                multipartFormData: { $0.append(Data("bob".utf8), withName: "name") }, to: "explicit",
+                headers: ["Content-Type": "multipart/mixed; boundary=custom"]
+            ).serializingData().value
             #expect(try await server.takeRequest().headers["Content-Type"] == "multipart/mixed; boundary=custom")
-            _ = try await textSession.request("explicit-json", method: .post, parameters: ["a": "1"], encoder: .json,
-                                              headers: [.contentType("application/vnd.api+json")]).serializingData().value
+            _ = try await textSession.request(
+                "explicit-json", method: .post, parameters: ["a": "1"], encoder: .json,
+                headers: [.contentType("application/vnd.api+json")]
+            ).serializingData().value
             #expect(try await server.takeRequest().headers["Content-Type"] == "application/vnd.api+json")
 
             // Without a body type of its own, the session's default still applies.
@@ -132,7 +136,9 @@ import CourierLocking
             server.enqueue(.status(503))
             let calls = Locked(0)
             let failsOnRetry = ClosureAdapter { request, _ in
-                let call = calls.withLock { $0 += 1; return $0 }
+                let call = calls.withLock {
+                    $0 += 1; return $0
+                }
                 if call == 2 { throw CourierError(.encodingFailed, "no signature for a retry") }
                 return request
             }
@@ -158,11 +164,14 @@ import CourierLocking
             try Data("old".utf8).write(to: occupied)
             let plain = makeSession(transport, server: server)
             let store = DownloadStore(directory: directory.appendingPathComponent("store"))
-            let withStore = Session(configuration: plain.configuration, baseURL: server.baseURL, downloadStore: store,
-                                    callbackQueue: testCallbackQueue)
+            let withStore = Session(
+                configuration: plain.configuration, baseURL: server.baseURL, downloadStore: store,
+                callbackQueue: testCallbackQueue)
             func download(to destination: URL) async -> DownloadResponse<URL, CourierError> {
-                let request = resumable ? withStore.download("f", to: .file(destination), resumable: true)
-                                        : plain.download("f", to: .file(destination))
+                let request =
+                    resumable
+                    ? withStore.download("f", to: .file(destination), resumable: true)
+                    : plain.download("f", to: .file(destination))
                 return await request.serializingDownloadedFileURL().response
             }
 

@@ -56,7 +56,9 @@ import CourierTestSupport
             server.enqueue(.redirect(to: other.url("/elsewhere").absoluteString, status: 302))
             other.enqueue(.ok("there"))
             let session = makeSession(transport, server: server)
-            let headers: HTTPHeaders = [.authorization(bearerToken: "secret"), HTTPHeader(name: "Cookie", value: "s=1"), HTTPHeader(name: "X-Keep", value: "yes")]
+            let headers: HTTPHeaders = [
+                .authorization(bearerToken: "secret"), HTTPHeader(name: "Cookie", value: "s=1"), HTTPHeader(name: "X-Keep", value: "yes"),
+            ]
             let text = try await session.request("start", headers: headers).serializingString().value
             _ = try await server.takeRequest()
             let sameOrigin = try await server.takeRequest()
@@ -100,7 +102,9 @@ import CourierTestSupport
     @Test(arguments: TransportUnderTest.available)
     func cookiesAreStoredAndSentBack(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
-            server.enqueue(MockResponse.redirect(to: "/next", status: 302).header("Set-Cookie", "session=abc; Path=/").header("Set-Cookie", "theme=dark; Path=/"))
+            server.enqueue(
+                MockResponse.redirect(to: "/next", status: 302).header("Set-Cookie", "session=abc; Path=/").header("Set-Cookie", "theme=dark; Path=/")
+            )
             server.enqueue(.ok("next"))
             server.enqueue(.ok("later"))
             let storage = HTTPCookieStorage.makeIsolated()
@@ -140,11 +144,13 @@ import CourierTestSupport
             let session = makeSession(transport, server: server) { $0.redirectPolicy = .doNotFollow }
             let stopped = await session.request("start").serializingData().response
             #expect(stopped.response?.statusCode == 302)
-            let modified = try await session.request("start2").redirect(using: .modify { proposed, _ in
-                var request = proposed
-                request.setValue("1", forHTTPHeaderField: "X-Redirected")
-                return request
-            }).serializingString().value
+            let modified = try await session.request("start2").redirect(
+                using: .modify { proposed, _ in
+                    var request = proposed
+                    request.setValue("1", forHTTPHeaderField: "X-Redirected")
+                    return request
+                }
+            ).serializingString().value
             #expect(modified == "modified")
             _ = try await server.takeRequest()
             _ = try await server.takeRequest()

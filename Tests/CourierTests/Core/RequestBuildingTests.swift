@@ -107,7 +107,8 @@ import CourierTestServer
         try await withServer { server async throws in
             server.enqueue(.ok(""))
             let session = makeSession(transport, server: server, headers: ["User-Agent": "MyApp/1.0", "X-Team": "core", "Accept": "text/plain"])
-            _ = await session.request("h", headers: [HTTPHeader(name: "x-team", value: "edge"), .authorization(bearerToken: "t0k3n")]).serializingData().response
+            _ = await session.request("h", headers: [HTTPHeader(name: "x-team", value: "edge"), .authorization(bearerToken: "t0k3n")])
+                .serializingData().response
             let recorded = try await server.takeRequest()
             #expect(recorded.headers["User-Agent"] == "MyApp/1.0")
             #expect(recorded.headers.values(for: "X-Team") == ["edge"])

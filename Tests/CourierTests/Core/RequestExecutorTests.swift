@@ -43,7 +43,11 @@ import CourierLocking
                         for spin in 0..<spins { sink &+= spin }
                         if sink == -1 { print(sink) }
                     }
-                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                    if remaining.withLock({
+                        $0 -= 1; return $0
+                    }) == 0 {
+                        done.resume()
+                    }
                 }.start()
             }
         }

@@ -49,13 +49,14 @@ import FoundationNetworking
             { l, _ in l.transferEnded(attempt: 1, .answered) },
             { l, _ in l.finish(attempt: 1, "ok") },
         ])
-        #expect(steps == [
-            "willResume + prepare(1) → resumed",
-            "start(1, /a) → resumed",
-            "none → resumed",
-            "evaluate(1) → resumed",
-            "finish(ok) → finished",
-        ])
+        #expect(
+            steps == [
+                "willResume + prepare(1) → resumed",
+                "start(1, /a) → resumed",
+                "none → resumed",
+                "evaluate(1) → resumed",
+                "finish(ok) → finished",
+            ])
     }
 
     @Test func repeatedVerbsAreIdempotent() {
@@ -98,12 +99,13 @@ import FoundationNetworking
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, _ in l.resume() },
         ])
-        #expect(steps == [
-            "willResume + prepare(1) → resumed",
-            "willSuspend + none → suspended",
-            "none → suspended",
-            "willResume + start(1, /a) → resumed",
-        ])
+        #expect(
+            steps == [
+                "willResume + prepare(1) → resumed",
+                "willSuspend + none → suspended",
+                "none → suspended",
+                "willResume + start(1, /a) → resumed",
+            ])
     }
 
     @Test func cancelWhileTransferringCancelsTheTransferAndIgnoresItsEnd() {
@@ -116,15 +118,16 @@ import FoundationNetworking
             { l, _ in l.finish(attempt: 1, "late") },
             { l, _ in l.resume() },
         ])
-        #expect(steps == [
-            "willResume + prepare(1) → resumed",
-            "start(1, /a) → resumed",
-            "none → resumed",
-            "willCancel + cancel(transfer, cancelled) → cancelled",
-            "none → cancelled",
-            "none → cancelled",
-            "none → cancelled",
-        ])
+        #expect(
+            steps == [
+                "willResume + prepare(1) → resumed",
+                "start(1, /a) → resumed",
+                "none → resumed",
+                "willCancel + cancel(transfer, cancelled) → cancelled",
+                "none → cancelled",
+                "none → cancelled",
+                "none → cancelled",
+            ])
     }
 
     @Test func cancelBeforeResumeNeverStarts() {
@@ -169,11 +172,12 @@ import FoundationNetworking
             { l, _ in l.delayElapsed(attempt: 1) },
             { l, _ in l.prepared(attempt: 2, Self.request) },
         ])
-        #expect(steps.suffix(3) == [
-            "retry(1, 0.005 seconds) → resumed",
-            "prepare(2) → resumed",
-            "start(2, /a) → resumed",
-        ])
+        #expect(
+            steps.suffix(3) == [
+                "retry(1, 0.005 seconds) → resumed",
+                "prepare(2) → resumed",
+                "start(2, /a) → resumed",
+            ])
     }
 
     @Test func retryDelayEndingWhileSuspendedHoldsTheNextAttempt() {
@@ -224,10 +228,11 @@ import FoundationNetworking
             { l, _ in l.transferEnded(attempt: 2, .answered) },
             { l, _ in l.finish(attempt: 2, "ok") },
         ])
-        #expect(steps.suffix(7) == [
-            "evaluate(1, reset) → resumed", "retry(1, 1.0 seconds) → resumed", "prepare(2) → resumed",
-            "start(2, /a) → resumed", "none → resumed", "evaluate(2) → resumed", "finish(ok) → finished",
-        ])
+        #expect(
+            steps.suffix(7) == [
+                "evaluate(1, reset) → resumed", "retry(1, 1.0 seconds) → resumed", "prepare(2) → resumed",
+                "start(2, /a) → resumed", "none → resumed", "evaluate(2) → resumed", "finish(ok) → finished",
+            ])
     }
 
     @Test func aFailureWhileSuspendedIsEvaluatedAndARedirectWaits() {
@@ -253,14 +258,18 @@ import FoundationNetworking
     /// The start that follows adding a response handler, against every verb the caller may send first.
     @Test func theAutomaticStartNeverOverridesTheCaller() {
         #expect(Self.run([{ l, _ in l.startAutomatically() }]) == ["willResume + prepare(1) → resumed"])
-        #expect(Self.run([{ l, _ in l.suspend() }, { l, _ in l.startAutomatically() }])
+        #expect(
+            Self.run([{ l, _ in l.suspend() }, { l, _ in l.startAutomatically() }])
                 == ["willSuspend + none → suspended", "none → suspended"])
-        #expect(Self.run([{ l, _ in l.cancel("c") }, { l, _ in l.startAutomatically() }])
+        #expect(
+            Self.run([{ l, _ in l.cancel("c") }, { l, _ in l.startAutomatically() }])
                 == ["willCancel + cancel(no transfer, c) → cancelled", "none → cancelled"])
-        #expect(Self.run([{ l, _ in l.resume() }, { l, _ in l.startAutomatically() }])
+        #expect(
+            Self.run([{ l, _ in l.resume() }, { l, _ in l.startAutomatically() }])
                 == ["willResume + prepare(1) → resumed", "none → resumed"])
         // A caller's later resume still starts a request it suspended before the automatic start.
-        #expect(Self.run([{ l, _ in l.suspend() }, { l, _ in l.startAutomatically() }, { l, _ in l.resume() }]).last
+        #expect(
+            Self.run([{ l, _ in l.suspend() }, { l, _ in l.startAutomatically() }, { l, _ in l.resume() }]).last
                 == "willResume + prepare(1) → resumed")
     }
 

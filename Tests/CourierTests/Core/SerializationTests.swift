@@ -10,8 +10,10 @@ import CourierTestServer
 @Suite struct SerializationTests {
     struct User: Decodable, Sendable, Equatable { let nick: String; let level: Int }
 
-    static func respond(_ transport: TransportUnderTest, _ response: MockResponse, method: HTTPMethod = .get,
-                        _ body: (DataRequest) async throws -> Void) async throws {
+    static func respond(
+        _ transport: TransportUnderTest, _ response: MockResponse, method: HTTPMethod = .get,
+        _ body: (DataRequest) async throws -> Void
+    ) async throws {
         try await withServer { server async throws in
             server.enqueue(response)
             try await body(makeSession(transport, server: server).request("s", method: method))
@@ -34,7 +36,7 @@ import CourierTestServer
 
     @Test(arguments: TransportUnderTest.available)
     func stringEncodingPrefersTheCallerThenTheResponseThenLatin1(transport: TransportUnderTest) async throws {
-        let latin1Bytes = Data([0x63, 0x61, 0x66, 0xE9])          // "café" in ISO-8859-1
+        let latin1Bytes = Data([0x63, 0x61, 0x66, 0xE9])  // "café" in ISO-8859-1
         let utf8Bytes = Data("café".utf8)
         let declaredLatin1 = MockResponse(status: 200, headers: ["Content-Type": "text/plain; charset=iso-8859-1"], body: .data(latin1Bytes))
         let undeclared = MockResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .data(latin1Bytes))
@@ -117,7 +119,9 @@ import CourierTestServer
                     .responseDecodable(of: User.self) { _ in order.append("decodable") }
                     .responseString { _ in order.append("string") }
                     .responseJSON { _ in order.append("json") }
-                    .responseData { _ in order.append("data"); continuation.resume() }
+                    .responseData { _ in
+                        order.append("data"); continuation.resume()
+                    }
             }
             #expect(order.all == ["decodable", "string", "json", "data"])
             #expect(server.requestCount == 1)

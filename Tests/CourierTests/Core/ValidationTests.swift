@@ -9,8 +9,10 @@ import CourierTestServer
 /// Every validation rule, through real responses.
 @Suite struct ValidationTests {
     /// Sends one request answered by `response`, validated by `validate`, and returns its error.
-    static func validationError(_ transport: TransportUnderTest, _ response: MockResponse, accept: String? = nil,
-                                _ validate: @escaping @Sendable (DataRequest) -> DataRequest) async throws -> CourierError? {
+    static func validationError(
+        _ transport: TransportUnderTest, _ response: MockResponse, accept: String? = nil,
+        _ validate: @escaping @Sendable (DataRequest) -> DataRequest
+    ) async throws -> CourierError? {
         try await withServer { server async throws in
             server.enqueue(response)
             let session = makeSession(transport, server: server)
@@ -31,8 +33,9 @@ import CourierTestServer
         #expect(emptySet?.kind == .validationFailed)
     }
 
-    @Test(arguments: TransportUnderTest.available,
-          ["application/json", "application/*", "*/json", "*/*", "APPLICATION/JSON; charset=utf-8"])
+    @Test(
+        arguments: TransportUnderTest.available,
+        ["application/json", "application/*", "*/json", "*/*", "APPLICATION/JSON; charset=utf-8"])
     func contentTypeWildcardsAndParametersMatch(transport: TransportUnderTest, acceptable: String) async throws {
         let response = MockResponse.ok("{}").removingHeader("Content-Type").header("Content-Type", "application/json; charset=utf-8; q=0.8")
         #expect(try await Self.validationError(transport, response) { $0.validate(contentType: [acceptable]) } == nil)

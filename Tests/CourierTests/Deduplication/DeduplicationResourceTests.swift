@@ -19,8 +19,9 @@ import CourierLocking
         var configuration = SessionConfiguration()
         configuration.transport = transport.choice
         configuration.cookies = .none
-        return Session(configuration: configuration, baseURL: server.baseURL, deduplication: deduplication,
-                       callbackQueue: testCallbackQueue)
+        return Session(
+            configuration: configuration, baseURL: server.baseURL, deduplication: deduplication,
+            callbackQueue: testCallbackQueue)
     }
 
     /// Weak references to requests, checked once they should all be gone.
@@ -149,8 +150,9 @@ import CourierLocking
         let difference = rss[1] - rss[0]
         print("RSS after \(count) GETs: dedupe off \(rss[0] >> 20) MiB, on \(rss[1] >> 20) MiB (difference \(difference >> 10) KiB)")
         #expect(difference < 20 << 20, "dedupe on kept \(difference >> 20) MiB more than dedupe off")
-        #expect(await eventually(timeout: .seconds(10)) { ResourceMeasurement.openDescriptors() <= descriptorsBefore },
-                "descriptors: \(descriptorsBefore) before, \(ResourceMeasurement.openDescriptors()) after")
+        #expect(
+            await eventually(timeout: .seconds(10)) { ResourceMeasurement.openDescriptors() <= descriptorsBefore },
+            "descriptors: \(descriptorsBefore) before, \(ResourceMeasurement.openDescriptors()) after")
     }
 }
 
@@ -161,7 +163,8 @@ enum ResourceMeasurement {
         ProcessInfo.processInfo.environment["COURIER_RESOURCE_TESTS"] == "1" && dlsym(nil, "__tsan_init") == nil
     }
 
-    static let skipMessage: Comment = "SKIPPED process-wide RSS and descriptor checks: run this test alone with COURIER_RESOURCE_TESTS=1 (.ci/run does)"
+    static let skipMessage: Comment =
+        "SKIPPED process-wide RSS and descriptor checks: run this test alone with COURIER_RESOURCE_TESTS=1 (.ci/run does)"
 
     /// Open descriptors of this process.
     static func openDescriptors() -> Int {
@@ -171,8 +174,9 @@ enum ResourceMeasurement {
     /// Resident set size in bytes (`VmRSS`).
     static func residentBytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return -1 }
         return kilobytes << 10
     }
 }

@@ -26,7 +26,7 @@ import CourierTestServer
             let before = ResourceMeasurement.residentBytes()
             var peak = before
             var count = 0
-            let target = 256 << 10 // events: about 256 MB read
+            let target = 256 << 10  // events: about 256 MB read
             for try await tick in stream.decodingEvents(of: Tick.self) {
                 #expect(tick.sequence == 1)
                 count += 1

@@ -73,7 +73,9 @@ import CourierLocking
             let attempts = Locked(0)
             let script = EventStreamScript(events: Self.ticks(1...1))
             server.route("/events") { request in
-                let attempt = attempts.withLock { $0 += 1; return $0 }
+                let attempt = attempts.withLock {
+                    $0 += 1; return $0
+                }
                 if attempt <= 5 { return MockResponse(status: 503) }
                 return request.headers["Last-Event-ID"] == "1" ? MockResponse(status: 204) : script.response(for: request)
             }
@@ -94,10 +96,11 @@ import CourierLocking
         struct Prompt: Encodable, Sendable { let prompt: String }
         struct Chunk: Decodable, Sendable, Equatable { let token: String }
         try await withServer { server async throws in
-            let script = EventStreamScript(events: [
-                .init(data: #"{"token":"Hel"}"#), .init(data: #"{"token":"lo"}"#), .init(data: "[DONE]"),
-                .init(data: #"{"token":"never read"}"#),
-            ], ending: .stall)
+            let script = EventStreamScript(
+                events: [
+                    .init(data: #"{"token":"Hel"}"#), .init(data: #"{"token":"lo"}"#), .init(data: "[DONE]"),
+                    .init(data: #"{"token":"never read"}"#),
+                ], ending: .stall)
             server.route("/chat", method: .post) { script.response(for: $0) }
             let session = makeSession(transport, server: server)
             let stream = session.eventStream("chat", method: .post, parameters: Prompt(prompt: "hi"), encoder: .json)
@@ -116,7 +119,8 @@ import CourierLocking
             var received: [Chunk] = []
             await #expect(throws: CourierError.self) {
                 for try await chunk in session.eventStream("drop", method: .post, parameters: Prompt(prompt: "x"), encoder: .json)
-                    .decodingEvents(of: Chunk.self) { received.append(chunk) }
+                    .decodingEvents(of: Chunk.self)
+                { received.append(chunk) }
             }
             #expect(received == [Chunk(token: "a")])
             #expect(server.recordedRequests.filter { $0.path == "/drop" }.count == 1)
@@ -231,10 +235,13 @@ import CourierLocking
             }
             let recorder = EventRecorder()
             let clock = FrozenClock()
-            let session = makeSession(transport, server: server, interceptor: Interceptor(adapters: [ChainAdapter(label: "session")]),
-                                      monitors: [recorder]) { $0.retryClock = clock }
-            let stream = session.eventStream("events", interceptor: Interceptor(adapters: [ChainAdapter(label: "stream")]),
-                                             reconnection: Self.exact)
+            let session = makeSession(
+                transport, server: server, interceptor: Interceptor(adapters: [ChainAdapter(label: "session")]),
+                monitors: [recorder]
+            ) { $0.retryClock = clock }
+            let stream = session.eventStream(
+                "events", interceptor: Interceptor(adapters: [ChainAdapter(label: "stream")]),
+                reconnection: Self.exact)
             let events = try await collect(stream.events())
             #expect(events.count == 4)
             // Three connections (dropped, ended, 204), each adapted by the session's then the stream's adapter.

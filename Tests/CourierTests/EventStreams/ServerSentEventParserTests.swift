@@ -38,27 +38,35 @@ struct ServerSentEventParserTests {
         Case("CRLF line ends", "data: a\r\n\r\ndata: b\r\n\r\n", [ServerSentEvent(data: "a"), ServerSentEvent(data: "b")]),
         Case("CR line ends", "data: a\r\rdata: b\r\r", [ServerSentEvent(data: "a"), ServerSentEvent(data: "b")]),
         Case("mixed line ends", "data: a\r\ndata: b\rdata: c\n\r\n", [ServerSentEvent(data: "a\nb\nc")]),
-        Case("CR CR is two line ends, LF CR two, CR LF one",
-             "data: a\r\r" + "data: b\n\r" + "data: c\r\n\n", [ServerSentEvent(data: "a"), ServerSentEvent(data: "b"), ServerSentEvent(data: "c")]),
+        Case(
+            "CR CR is two line ends, LF CR two, CR LF one",
+            "data: a\r\r" + "data: b\n\r" + "data: c\r\n\n", [ServerSentEvent(data: "a"), ServerSentEvent(data: "b"), ServerSentEvent(data: "c")]),
         Case("a leading byte-order mark is dropped", [0xEF, 0xBB, 0xBF] + Array("data: a\n\n".utf8), [ServerSentEvent(data: "a")]),
         Case("a second byte-order mark is part of the field name", [0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF] + Array("data: a\n\n".utf8), []),
-        Case("a byte-order mark later in the stream is data", Array("data: ".utf8) + [0xEF, 0xBB, 0xBF] + Array("x\n\n".utf8),
-             [ServerSentEvent(data: "\u{FEFF}x")]),
-        Case("event sets the type of one event", "event: ping\ndata: x\n\ndata: y\n\n",
-             [ServerSentEvent(event: "ping", data: "x"), ServerSentEvent(data: "y")]),
+        Case(
+            "a byte-order mark later in the stream is data", Array("data: ".utf8) + [0xEF, 0xBB, 0xBF] + Array("x\n\n".utf8),
+            [ServerSentEvent(data: "\u{FEFF}x")]),
+        Case(
+            "event sets the type of one event", "event: ping\ndata: x\n\ndata: y\n\n",
+            [ServerSentEvent(event: "ping", data: "x"), ServerSentEvent(data: "y")]),
         Case("an empty event type is message", "event:\ndata: x\n\n", [ServerSentEvent(data: "x")]),
-        Case("the last event ID carries over", "id: 1\ndata: a\n\ndata: b\n\n",
-             [ServerSentEvent(id: "1", data: "a"), ServerSentEvent(id: "1", data: "b")], lastEventID: "1"),
-        Case("an empty id resets it", "id: 1\ndata: a\n\nid\ndata: b\n\n",
-             [ServerSentEvent(id: "1", data: "a"), ServerSentEvent(data: "b")]),
-        Case("an id containing NUL is ignored", "id: 1\ndata: a\n\nid: 2\u{0}3\ndata: b\n\n",
-             [ServerSentEvent(id: "1", data: "a"), ServerSentEvent(id: "1", data: "b")], lastEventID: "1"),
+        Case(
+            "the last event ID carries over", "id: 1\ndata: a\n\ndata: b\n\n",
+            [ServerSentEvent(id: "1", data: "a"), ServerSentEvent(id: "1", data: "b")], lastEventID: "1"),
+        Case(
+            "an empty id resets it", "id: 1\ndata: a\n\nid\ndata: b\n\n",
+            [ServerSentEvent(id: "1", data: "a"), ServerSentEvent(data: "b")]),
+        Case(
+            "an id containing NUL is ignored", "id: 1\ndata: a\n\nid: 2\u{0}3\ndata: b\n\n",
+            [ServerSentEvent(id: "1", data: "a"), ServerSentEvent(id: "1", data: "b")], lastEventID: "1"),
         Case("an id without data still becomes the last event ID", "id: 7\n\n", [], lastEventID: "7"),
-        Case("an id of an unfinished event is not yet the last event ID", "id: 1\ndata: a\n\nid: 2\ndata: b\n",
-             [ServerSentEvent(id: "1", data: "a")], lastEventID: "1"),
+        Case(
+            "an id of an unfinished event is not yet the last event ID", "id: 1\ndata: a\n\nid: 2\ndata: b\n",
+            [ServerSentEvent(id: "1", data: "a")], lastEventID: "1"),
         Case("retry sets the reconnection time", "retry: 1500\ndata: x\n\n", [ServerSentEvent(data: "x", retry: 1500)], retry: 1500),
-        Case("retry with a non-digit is ignored", "retry: 15x\ndata: x\n\nretry: -1\n\nretry: 1.5\n\nretry:\n\nretry: \n\n",
-             [ServerSentEvent(data: "x")]),
+        Case(
+            "retry with a non-digit is ignored", "retry: 15x\ndata: x\n\nretry: -1\n\nretry: 1.5\n\nretry:\n\nretry: \n\n",
+            [ServerSentEvent(data: "x")]),
         Case("retry alone changes the reconnection time", "retry: 10\n\nretry: 20\n\n", [], retry: 20),
         Case("retry past Int's range saturates", "retry: 99999999999999999999999\n\n", [], retry: Int.max),
         Case("comments are ignored", ": comment\ndata: x\n: another\n\n:\n\n", [ServerSentEvent(data: "x")]),
@@ -70,8 +78,9 @@ struct ServerSentEventParserTests {
         Case("a colon in the value is kept", "data: a: b\n\n", [ServerSentEvent(data: "a: b")]),
         Case("invalid UTF-8 becomes U+FFFD", Array("data: ".utf8) + [0xFF, 0x41] + Array("\n\n".utf8), [ServerSentEvent(data: "\u{FFFD}A")]),
         Case("multi-byte characters survive any split", "data: héllo 日本 🎉\n\n", [ServerSentEvent(data: "héllo 日本 🎉")]),
-        Case("an LLM-style stream", "event: message\ndata: {\"token\":\"Hel\"}\n\ndata: {\"token\":\"lo\"}\n\ndata: [DONE]\n\n",
-             [ServerSentEvent(data: "{\"token\":\"Hel\"}"), ServerSentEvent(data: "{\"token\":\"lo\"}"), ServerSentEvent(data: "[DONE]")]),
+        Case(
+            "an LLM-style stream", "event: message\ndata: {\"token\":\"Hel\"}\n\ndata: {\"token\":\"lo\"}\n\ndata: [DONE]\n\n",
+            [ServerSentEvent(data: "{\"token\":\"Hel\"}"), ServerSentEvent(data: "{\"token\":\"lo\"}"), ServerSentEvent(data: "[DONE]")]),
     ]
 
     @Test(arguments: cases)
@@ -142,8 +151,9 @@ struct ServerSentEventParserTests {
     @Test func theWireFormRoundTrips() throws {
         let events = [ServerSentEvent(id: "42", event: "update", data: "line 1\nline 2", retry: 500), ServerSentEvent(id: "42", data: "x")]
         var parser = ServerSentEventParser()
-        #expect(try parser.parse(Data(events.map(\.description).joined().utf8)) == [
-            ServerSentEvent(id: "42", event: "update", data: "line 1\nline 2", retry: 500), ServerSentEvent(id: "42", data: "x"),
-        ])
+        #expect(
+            try parser.parse(Data(events.map(\.description).joined().utf8)) == [
+                ServerSentEvent(id: "42", event: "update", data: "line 1\nline 2", retry: 500), ServerSentEvent(id: "42", data: "x"),
+            ])
     }
 }

@@ -34,8 +34,9 @@ import CourierTestServer
         }
     }
 
-    @Test("a resumed 206 whose body runs past its Content-Range fails; the file is never longer than the resource",
-          arguments: TransportUnderTest.available)
+    @Test(
+        "a resumed 206 whose body runs past its Content-Range fails; the file is never longer than the resource",
+        arguments: TransportUnderTest.available)
     func resumedBodyPastItsRange(transport: TransportUnderTest) async throws {
         defer { cleanUp() }
         let size = 2_000_000
@@ -51,17 +52,20 @@ import CourierTestServer
                 // The first resume claims the rest of the resource and sends 5,000 bytes more.
                 let extra = ranged.all.count == 1 ? 5_000 : 0
                 let body = PatternBody.data(offset: Int64(start), count: size - start + extra, seed: 12)
-                return MockResponse(status: 206, headers: ["Content-Range": "bytes \(start)-\(size - 1)/\(size)", "ETag": "\"b\""],
-                                    body: .data(body))
+                return MockResponse(
+                    status: 206, headers: ["Content-Range": "bytes \(start)-\(size - 1)/\(size)", "ETag": "\"b\""],
+                    body: .data(body))
             }
             try plantPartial(url: server.url("/big"), bytes: content.prefix(1_000_000), total: Int64(size), etag: "\"b\"")
             var configuration = SessionConfiguration()
             configuration.transport = transport.choice
             configuration.cookies = .none
-            let session = Session(configuration: configuration, baseURL: server.baseURL,
-                                  downloadStore: DownloadStore(directory: storeDirectory), callbackQueue: testCallbackQueue)
-            let destination = DownloadDestination.file(outputDirectory.appendingPathComponent("big.bin"),
-                                                       options: [.createIntermediateDirectories, .removePreviousFile])
+            let session = Session(
+                configuration: configuration, baseURL: server.baseURL,
+                downloadStore: DownloadStore(directory: storeDirectory), callbackQueue: testCallbackQueue)
+            let destination = DownloadDestination.file(
+                outputDirectory.appendingPathComponent("big.bin"),
+                options: [.createIntermediateDirectories, .removePreviousFile])
             let failed = await session.download("big", to: destination, resumable: true).serializingDownloadedFileURL().response
             #expect(failed.error?.kind == .invalidResponse)
             #expect(!FileManager.default.fileExists(atPath: outputDirectory.appendingPathComponent("big.bin").path))
@@ -77,8 +81,9 @@ import CourierTestServer
         try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
         let paths = DownloadStore.Paths(directory: storeDirectory, key: DownloadStore.key(url: url, method: .get))
         try bytes.write(to: paths.part)
-        let journal = DownloadJournal(url: url.absoluteString, method: "GET", etag: etag, lastModified: nil, expectedLength: total,
-                                      durableLength: Int64(bytes.count), bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
+        let journal = DownloadJournal(
+            url: url.absoluteString, method: "GET", etag: etag, lastModified: nil, expectedLength: total,
+            durableLength: Int64(bytes.count), bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
         try journal.save(to: paths.journal)
     }
 
@@ -87,16 +92,19 @@ import CourierTestServer
         String(repeating: "😀", count: 100),
     ]
 
-    @Test("long suggested names are cut at 255 bytes on a character boundary",
-          arguments: TransportUnderTest.available, longNames)
+    @Test(
+        "long suggested names are cut at 255 bytes on a character boundary",
+        arguments: TransportUnderTest.available, longNames)
     func longSuggestedNames(transport: TransportUnderTest, name: String) async throws {
         defer { cleanUp() }
         try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
         let encoded = try #require(name.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
         try await withServer { server async throws in
             let disposition = "attachment; filename*=UTF-8''\(encoded)"
-            server.enqueue([MockResponse.ok("content").header("Content-Disposition", disposition),
-                            MockResponse.ok("content").header("Content-Disposition", disposition)])
+            server.enqueue([
+                MockResponse.ok("content").header("Content-Disposition", disposition),
+                MockResponse.ok("content").header("Content-Disposition", disposition),
+            ])
             let session = makeSession(transport, server: server)
             let fileURL = try await session.download("files/1", to: .directory(outputDirectory)).serializingDownloadedFileURL().value
             #expect(fileURL.lastPathComponent.utf8.count <= 255)

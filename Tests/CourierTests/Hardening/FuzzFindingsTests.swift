@@ -57,8 +57,10 @@ struct FuzzFindingsTests {
         let longCombining = String(repeating: "e\u{301}", count: 250) + ".txt"
         let combining = try #require(SuggestedFileName.sanitize(longCombining))
         #expect(combining.utf8.count <= 255)
-        let accented = try #require(SuggestedFileName.fromContentDisposition(
-            "attachment; filename*=UTF-8''" + String(repeating: "%C3%A9", count: 300) + ".bin").flatMap(SuggestedFileName.sanitize))
+        let accented = try #require(
+            SuggestedFileName.fromContentDisposition(
+                "attachment; filename*=UTF-8''" + String(repeating: "%C3%A9", count: 300) + ".bin"
+            ).flatMap(SuggestedFileName.sanitize))
         #expect(accented.utf8.count == 254)
         #expect(accented == String(repeating: "é", count: 127))
         // Four-byte scalars are never split.

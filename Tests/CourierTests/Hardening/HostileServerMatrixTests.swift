@@ -80,55 +80,78 @@ import Glibc
     static func body(_ text: String) -> Data { Data(text.utf8) }
 
     static let cases: [Case] = [
-        Case(name: "garbage instead of a status line", script: reply("this is not HTTP at all\r\n\r\nnope"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "status line, then close", script: reply(ok),
-             curl: .fails(.invalidResponse), urlSession: .notRun(foundationTraps)),
-        Case(name: "a head that never ends",
-             script: [.readHead, .write(Data(ok.utf8)), .writeForever(Data("X-Endless: \(String(repeating: "e", count: 100))\r\n".utf8))],
-             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
-        Case(name: "a head that stops half way and is held open", script: [.readHead, .write(Data((ok + "X-Half: 1\r\n").utf8)), .hold],
-             curl: .fails(.timedOut), urlSession: .fails(.timedOut), timeout: 2),
-        Case(name: "one 1 MiB header line",
-             script: reply(ok + "X-Big: \(String(repeating: "a", count: 1 << 20))\r\nContent-Length: 2\r\n\r\nok"),
-             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
-        Case(name: "100,000 short header lines",
-             script: reply(ok + (0..<100_000).map { "X-\($0): v\r\n" }.joined() + "Content-Length: 2\r\n\r\nok"),
-             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
-        Case(name: "chunked: bad hex size", script: reply(chunked + "zz\r\nabc\r\n0\r\n\r\n"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "chunked: no CRLF after the data", script: reply(chunked + "3\r\nabcXY5\r\nhello\r\n0\r\n\r\n"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "chunked: chunk longer than declared", script: reply(chunked + "3\r\nabcdefgh\r\n0\r\n\r\n"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "chunked: closed before the last chunk", script: reply(chunked + "5\r\nhello\r\n"),
-             curl: .fails(.connectionLost), urlSession: .fails(.connectionLost)),
-        Case(name: "Content-Length longer than the body, then close", script: reply(ok + "Content-Length: 100\r\n\r\nshort"),
-             curl: .fails(.connectionLost), urlSession: .fails(.connectionLost)),
-        Case(name: "two different Content-Length fields", script: reply(ok + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "Content-Length list 5, 6", script: reply(ok + "Content-Length: 5, 6\r\n\r\nhello!"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "Content-Length list 5, 5", script: reply(ok + "Content-Length: 5, 5\r\n\r\nhello"),
-             curl: .succeeds(status: 200, body: body("hello")), urlSession: .succeeds(status: 200, body: body("hello"))),
-        Case(name: "negative Content-Length", script: reply(ok + "Content-Length: -5\r\n\r\nhello"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "overflowing Content-Length", script: reply(ok + "Content-Length: 99999999999999999999999\r\n\r\nhello"),
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
-        Case(name: "100 Continue without Expect", script: reply("HTTP/1.1 100 Continue\r\n\r\n" + ok + "Content-Length: 5\r\n\r\nhello"),
-             curl: .succeeds(status: 200, body: body("hello")), urlSession: .fails(.invalidResponse)),
-        Case(name: "102, 103 with headers, 100, then 200",
-             script: reply("HTTP/1.1 102 Processing\r\nX-Step: 1\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
-                           + "HTTP/1.1 100 Continue\r\n\r\n" + ok + "Content-Length: 5\r\n\r\nhello"),
-             curl: .succeeds(status: 200, body: body("hello")), urlSession: .fails(.invalidResponse)),
-        Case(name: "HTTP/1.0 close-delimited body",
-             script: reply("HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n" + String(repeating: "0123456789", count: 10_000)),
-             curl: .succeeds(status: 200, body: body(String(repeating: "0123456789", count: 10_000))),
-             urlSession: .succeeds(status: 200, body: body(String(repeating: "0123456789", count: 10_000)))),
-        Case(name: "chunked with trailers", script: reply(ok + "Transfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\r\n\r\n"),
-             curl: .succeeds(status: 200, body: body("hello")), urlSession: .notRun(foundationTraps)),
-        Case(name: "gzip corrupt half way", script: Gzip.corrupt,
-             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "garbage instead of a status line", script: reply("this is not HTTP at all\r\n\r\nnope"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "status line, then close", script: reply(ok),
+            curl: .fails(.invalidResponse), urlSession: .notRun(foundationTraps)),
+        Case(
+            name: "a head that never ends",
+            script: [.readHead, .write(Data(ok.utf8)), .writeForever(Data("X-Endless: \(String(repeating: "e", count: 100))\r\n".utf8))],
+            curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
+        Case(
+            name: "a head that stops half way and is held open", script: [.readHead, .write(Data((ok + "X-Half: 1\r\n").utf8)), .hold],
+            curl: .fails(.timedOut), urlSession: .fails(.timedOut), timeout: 2),
+        Case(
+            name: "one 1 MiB header line",
+            script: reply(ok + "X-Big: \(String(repeating: "a", count: 1 << 20))\r\nContent-Length: 2\r\n\r\nok"),
+            curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
+        Case(
+            name: "100,000 short header lines",
+            script: reply(ok + (0..<100_000).map { "X-\($0): v\r\n" }.joined() + "Content-Length: 2\r\n\r\nok"),
+            curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
+        Case(
+            name: "chunked: bad hex size", script: reply(chunked + "zz\r\nabc\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: no CRLF after the data", script: reply(chunked + "3\r\nabcXY5\r\nhello\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: chunk longer than declared", script: reply(chunked + "3\r\nabcdefgh\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: closed before the last chunk", script: reply(chunked + "5\r\nhello\r\n"),
+            curl: .fails(.connectionLost), urlSession: .fails(.connectionLost)),
+        Case(
+            name: "Content-Length longer than the body, then close", script: reply(ok + "Content-Length: 100\r\n\r\nshort"),
+            curl: .fails(.connectionLost), urlSession: .fails(.connectionLost)),
+        Case(
+            name: "two different Content-Length fields", script: reply(ok + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "Content-Length list 5, 6", script: reply(ok + "Content-Length: 5, 6\r\n\r\nhello!"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "Content-Length list 5, 5", script: reply(ok + "Content-Length: 5, 5\r\n\r\nhello"),
+            curl: .succeeds(status: 200, body: body("hello")), urlSession: .succeeds(status: 200, body: body("hello"))),
+        Case(
+            name: "negative Content-Length", script: reply(ok + "Content-Length: -5\r\n\r\nhello"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "overflowing Content-Length", script: reply(ok + "Content-Length: 99999999999999999999999\r\n\r\nhello"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "100 Continue without Expect", script: reply("HTTP/1.1 100 Continue\r\n\r\n" + ok + "Content-Length: 5\r\n\r\nhello"),
+            curl: .succeeds(status: 200, body: body("hello")), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "102, 103 with headers, 100, then 200",
+            script: reply(
+                "HTTP/1.1 102 Processing\r\nX-Step: 1\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                    + "HTTP/1.1 100 Continue\r\n\r\n" + ok + "Content-Length: 5\r\n\r\nhello"),
+            curl: .succeeds(status: 200, body: body("hello")), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "HTTP/1.0 close-delimited body",
+            script: reply("HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n" + String(repeating: "0123456789", count: 10_000)),
+            curl: .succeeds(status: 200, body: body(String(repeating: "0123456789", count: 10_000))),
+            urlSession: .succeeds(status: 200, body: body(String(repeating: "0123456789", count: 10_000)))),
+        Case(
+            name: "chunked with trailers",
+            script: reply(ok + "Transfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\r\n\r\n"),
+            curl: .succeeds(status: 200, body: body("hello")), urlSession: .notRun(foundationTraps)),
+        Case(
+            name: "gzip corrupt half way", script: Gzip.corrupt,
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
     ]
 
     @Test(arguments: TransportUnderTest.available, cases)
@@ -185,8 +208,10 @@ import Glibc
 
     @Test func curlFramingErrorsAreInvalidResponses() {
         let url = URL(fileURLWithPath: "/")
-        for detail in ["Illegal or missing hexadecimal sequence in chunked-encoding", "Malformed encoding found in chunked-encoding",
-                       "chunk hex-length char not a hex digit: 0x7a", "invalid chunk size: 'zz'"] {
+        for detail in [
+            "Illegal or missing hexadecimal sequence in chunked-encoding", "Malformed encoding found in chunked-encoding",
+            "chunk hex-length char not a hex digit: 0x7a", "invalid chunk size: 'zz'",
+        ] {
             #expect(CourierError(curl: CCURLE_RECV_ERROR, detail: detail, url: url).kind == .invalidResponse, "\(detail)")
         }
         let cut = CourierError(curl: CCURLE_RECV_ERROR, detail: "Connection reset by peer", url: url)
@@ -205,8 +230,10 @@ import Glibc
 
     @Test func contentLengthRules() {
         func problem(_ fields: [(String, String)]) -> String? {
-            ResponseHead(statusCode: 200, fields: fields.map { (name: $0.0, value: $0.1) }, url: URL(fileURLWithPath: "/"),
-                         httpVersion: "HTTP/1.1").contentLengthProblem
+            ResponseHead(
+                statusCode: 200, fields: fields.map { (name: $0.0, value: $0.1) }, url: URL(fileURLWithPath: "/"),
+                httpVersion: "HTTP/1.1"
+            ).contentLengthProblem
         }
         #expect(problem([("Content-Length", "5")]) == nil)
         #expect(problem([("Content-Length", " 5 ")]) == nil)
@@ -252,10 +279,12 @@ import Glibc
 
     /// Sends a GET to `server` on a fresh session with idle timeout `timeout`, drops the session
     /// and stops the server.
-    static func run(_ transport: TransportUnderTest, server: ScriptedReplyServer, timeout: TimeInterval,
-                    send: @Sendable (Session, URL) async -> DataResponse<Data, CourierError> = { session, url in
-                        await session.request(url).serializingData().response
-                    }) async throws -> Run {
+    static func run(
+        _ transport: TransportUnderTest, server: ScriptedReplyServer, timeout: TimeInterval,
+        send: @Sendable (Session, URL) async -> DataResponse<Data, CourierError> = { session, url in
+            await session.request(url).serializingData().response
+        }
+    ) async throws -> Run {
         defer { server.stop() }
         let session = makeSession(transport) { $0.requestTimeout = timeout }
         let started = ContinuousClock.now

@@ -91,8 +91,8 @@ struct RawServerError: Error, CustomStringConvertible {
     let description: String
 }
 
-private extension Array where Element == UInt8 {
-    func contains(sequence: [UInt8]) -> Bool {
+extension Array where Element == UInt8 {
+    fileprivate func contains(sequence: [UInt8]) -> Bool {
         guard count >= sequence.count else { return false }
         return (0...(count - sequence.count)).contains { Array(self[$0..<($0 + sequence.count)]) == sequence }
     }

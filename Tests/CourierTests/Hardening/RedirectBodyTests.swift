@@ -94,8 +94,10 @@ import CourierTestServer
         try await withServer { server async throws in
             server.enqueue([.redirect(to: "/landing", status: 302), .ok("landed")])
             let session = makeSession(transport, server: server)
-            let response = await session.request("form", method: .post, parameters: ["a": "1"],
-                                                 headers: ["Content-Encoding": "identity"]).serializingString().response
+            let response = await session.request(
+                "form", method: .post, parameters: ["a": "1"],
+                headers: ["Content-Encoding": "identity"]
+            ).serializingString().response
             #expect(response.value == "landed", "\(String(describing: response.error))")
             _ = try await server.takeRequest()
             let second = try await server.takeRequest()

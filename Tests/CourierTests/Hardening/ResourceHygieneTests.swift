@@ -155,8 +155,9 @@ import CourierLocking
                 notHTTP.stop()
                 conflicting.stop()
             }
-            let servers = Servers(refused: URL(string: "http://127.0.0.1:\(refused)/refused") ?? server.baseURL,
-                                  notHTTP: notHTTP, conflictingLength: conflicting)
+            let servers = Servers(
+                refused: URL(string: "http://127.0.0.1:\(refused)/refused") ?? server.baseURL,
+                notHTTP: notHTTP, conflictingLength: conflicting)
             let ports = [server.baseURL.port ?? 0, notHTTP.port, conflicting.port]
             /// Whether every connection to the servers is closed (sessions close theirs when dropped).
             func connectionsClosed() async -> Bool {
@@ -180,20 +181,23 @@ import CourierLocking
                     let session = makeSession(transport, server: server) { $0.requestTimeout = 10 }
                     let mismatches = await Self.run(count, width: width, on: session, servers: servers)
                     #expect(mismatches.isEmpty, "\(transport): \(mismatches)")
-                    print("\(transport): \(count) failures in \(ContinuousClock.now - started); with the session alive: "
-                          + "descriptors \(descriptors) → \(ResourceMeasurement.openDescriptors()), threads \(threads) → \(Self.threads())")
+                    print(
+                        "\(transport): \(count) failures in \(ContinuousClock.now - started); with the session alive: "
+                            + "descriptors \(descriptors) → \(ResourceMeasurement.openDescriptors()), threads \(threads) → \(Self.threads())")
                 }
                 #expect(await connectionsClosed(), "\(transport) left connections open")
                 // Sockets and files exactly; the runtime (Dispatch) may open an eventfd or epoll
                 // descriptor of its own on a busy moment, which a leak per request would dwarf.
-                #expect(await eventually(timeout: .seconds(15)) {
-                    let now = Self.descriptorCounts()
-                    return now.other <= baseline.other && now.anonymous <= baseline.anonymous + 2
-                },
-                        "\(transport) left descriptors open: \(Self.newDescriptors(since: table))")
+                #expect(
+                    await eventually(timeout: .seconds(15)) {
+                        let now = Self.descriptorCounts()
+                        return now.other <= baseline.other && now.anonymous <= baseline.anonymous + 2
+                    },
+                    "\(transport) left descriptors open: \(Self.newDescriptors(since: table))")
                 // The runtime's worker pool may grow or shrink by a few threads between two quiet moments.
-                #expect(await eventually(timeout: .seconds(15)) { Self.threads() <= threads + 4 },
-                        "\(transport) threads: \(threads) after the warm-up, \(Self.threads()) now")
+                #expect(
+                    await eventually(timeout: .seconds(15)) { Self.threads() <= threads + 4 },
+                    "\(transport) threads: \(threads) after the warm-up, \(Self.threads()) now")
             }
         }
     }

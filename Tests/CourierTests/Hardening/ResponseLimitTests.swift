@@ -13,11 +13,14 @@ import CourierTestServer
 
     /// Checks a `.responseTooLarge` failure: the message names the limit, and no more than the
     /// limit was kept in memory.
-    static func expectTooLarge(_ response: DataResponse<Data, CourierError>, limit: Int = limit, setting: String = "maximumResponseSize",
-                               sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectTooLarge(
+        _ response: DataResponse<Data, CourierError>, limit: Int = limit, setting: String = "maximumResponseSize",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(response.value == nil, sourceLocation: sourceLocation)
-        #expect(response.error?.kind == .responseTooLarge, "\(response.error.map { "\($0)" } ?? "no error")",
-                sourceLocation: sourceLocation)
+        #expect(
+            response.error?.kind == .responseTooLarge, "\(response.error.map { "\($0)" } ?? "no error")",
+            sourceLocation: sourceLocation)
         #expect(response.error?.message.contains(setting) == true, sourceLocation: sourceLocation)
         #expect(response.error?.message.contains(String(limit)) == true, sourceLocation: sourceLocation)
         #expect((response.data?.count ?? 0) <= limit, sourceLocation: sourceLocation)
@@ -27,9 +30,11 @@ import CourierTestServer
     /// request ended (and, on curl, everything the server managed to send) is the limit plus at most
     /// a flow-control window and socket buffers. (FoundationNetworking goes on reading for a while
     /// after a task is cancelled, dropping what it reads, so the server's count says nothing there.)
-    static func expectStoppedSoon(_ metrics: TransferMetrics?, server: TestServer, path: String,
-                                  limit: Int64, transport: TransportUnderTest,
-                                  sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectStoppedSoon(
+        _ metrics: TransferMetrics?, server: TestServer, path: String,
+        limit: Int64, transport: TransportUnderTest,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let slack: Int64 = 40 << 20
         #expect((metrics?.bytesReceived ?? .max) < limit + slack, sourceLocation: sourceLocation)
         if transport == .curl {
@@ -289,8 +294,9 @@ import CourierTestServer
             configuration.transport = transport.choice
             configuration.cookies = .none
             configuration.maximumDownloadSize = Int64(Self.limit)
-            let session = Session(configuration: configuration, baseURL: server.baseURL, downloadStore: DownloadStore(directory: store),
-                                  callbackQueue: testCallbackQueue)
+            let session = Session(
+                configuration: configuration, baseURL: server.baseURL, downloadStore: DownloadStore(directory: store),
+                callbackQueue: testCallbackQueue)
             let announced = await session.download("file", resumable: true).serializingDownloadedFileURL().response
             #expect(announced.error?.kind == .responseTooLarge)
             #expect(announced.error?.message.contains(String(8 << 20)) == true)
@@ -308,20 +314,20 @@ import CourierTestServer
 enum DeflateBomb {
     static func gzip(zeros count: Int) -> Data {
         var bits = BitWriter()
-        bits.write(1, count: 1)            // BFINAL
-        bits.write(1, count: 2)            // BTYPE = 01, fixed Huffman
-        bits.writeHuffman(0x30, length: 8) // literal 0 (codes 0-143 are 0x30 + value, 8 bits)
+        bits.write(1, count: 1)  // BFINAL
+        bits.write(1, count: 2)  // BTYPE = 01, fixed Huffman
+        bits.writeHuffman(0x30, length: 8)  // literal 0 (codes 0-143 are 0x30 + value, 8 bits)
         var remaining = count - 1
         while remaining >= 258 + 3 || remaining == 258 {
-            bits.writeHuffman(0xC5, length: 8) // length code 285 (258 bytes): 280-287 are 0xC0 + (code - 280)
-            bits.writeHuffman(0, length: 5)    // distance code 0: distance 1
+            bits.writeHuffman(0xC5, length: 8)  // length code 285 (258 bytes): 280-287 are 0xC0 + (code - 280)
+            bits.writeHuffman(0, length: 5)  // distance code 0: distance 1
             remaining -= 258
         }
         while remaining > 0 {
-            bits.writeHuffman(0x30, length: 8) // the rest as literal zeros
+            bits.writeHuffman(0x30, length: 8)  // the rest as literal zeros
             remaining -= 1
         }
-        bits.writeHuffman(0, length: 7)        // end of block (256: 7 bits, 0000000)
+        bits.writeHuffman(0, length: 7)  // end of block (256: 7 bits, 0000000)
         var data = Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF])
         data.append(contentsOf: bits.bytes)
         let crc = crc32(zeros: count)

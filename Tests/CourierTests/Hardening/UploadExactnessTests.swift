@@ -110,8 +110,9 @@ import CourierTestServer
         }
     }
 
-    @Test("a file that grew or shrank since it was measured fails as fileSystem; nothing extra reaches the server",
-          arguments: TransportUnderTest.available, [false, true])
+    @Test(
+        "a file that grew or shrank since it was measured fails as fileSystem; nothing extra reaches the server",
+        arguments: TransportUnderTest.available, [false, true])
     func fileChangedSinceMeasured(transport: TransportUnderTest, shrinks: Bool) async throws {
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -132,8 +133,9 @@ import CourierTestServer
         }
     }
 
-    @Test("curl's body source stops at the announced length and fails when the file grows or shrinks while read",
-          arguments: [false, true])
+    @Test(
+        "curl's body source stops at the announced length and fails when the file grows or shrinks while read",
+        arguments: [false, true])
     func curlBodySourceChangesWhileRead(shrinks: Bool) throws {
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -189,9 +191,11 @@ extension UploadExactnessTests {
         try #require(mkfifo(fifo.path, 0o600) == 0)
         try await withServer { server async throws in
             let session = makeSession(transport, server: server)
-            let error = await session.upload(multipartFormData: { form in
-                form.append(fileURL: fifo, withName: "part")
-            }, to: "upload").serializingData().response.error
+            let error = await session.upload(
+                multipartFormData: { form in
+                    form.append(fileURL: fifo, withName: "part")
+                }, to: "upload"
+            ).serializingData().response.error
             #expect(error?.kind == .fileSystem)
             #expect(error?.message.contains("not a regular file") == true)
             #expect(server.requestCount == 0)
@@ -200,8 +204,9 @@ extension UploadExactnessTests {
 }
 
 extension UploadExactnessTests {
-    @Test("a file that grows while it is sent: the server never gets more than the announced bytes, nor a second request",
-          arguments: TransportUnderTest.available)
+    @Test(
+        "a file that grows while it is sent: the server never gets more than the announced bytes, nor a second request",
+        arguments: TransportUnderTest.available)
     func fileGrowsWhileSent(transport: TransportUnderTest) async throws {
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

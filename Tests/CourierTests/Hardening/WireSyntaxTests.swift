@@ -11,11 +11,13 @@ import CourierTestServer
 @Suite struct WireSyntaxTests {
     /// Runs `make` against a fresh server, expects `.invalidRequest` mentioning `mention`, and
     /// proves the server saw nothing: the next, valid request is the first one it records.
-    static func expectRejected(_ transport: TransportUnderTest, mentioning mention: String,
-                               sourceLocation: SourceLocation = #_sourceLocation,
-                               headers: HTTPHeaders = [:], interceptor: (any RequestInterceptor)? = nil,
-                               configure: (inout SessionConfiguration) -> Void = { _ in },
-                               _ make: @escaping (Session, TestServer) -> DataRequest) async throws {
+    static func expectRejected(
+        _ transport: TransportUnderTest, mentioning mention: String,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        headers: HTTPHeaders = [:], interceptor: (any RequestInterceptor)? = nil,
+        configure: (inout SessionConfiguration) -> Void = { _ in },
+        _ make: @escaping (Session, TestServer) -> DataRequest
+    ) async throws {
         try await withServer { server async throws in
             let session = makeSession(transport, server: server, headers: headers, interceptor: interceptor, configure: configure)
             let error = await make(session, server).serializingData().response.error
@@ -113,8 +115,10 @@ import CourierTestServer
     func badCookieValueFromTheStore(transport: TransportUnderTest) async throws {
         let storage = HTTPCookieStorage.makeIsolated()
         try await Self.expectRejected(transport, mentioning: "Cookie", configure: { $0.cookies = .storage(storage) }) { session, server in
-            let cookie = HTTPCookie(properties: [.name: "session", .value: "a\r\nInjected: 1", .path: "/",
-                                                 .domain: server.baseURL.host ?? "127.0.0.1", .originURL: server.baseURL])
+            let cookie = HTTPCookie(properties: [
+                .name: "session", .value: "a\r\nInjected: 1", .path: "/",
+                .domain: server.baseURL.host ?? "127.0.0.1", .originURL: server.baseURL,
+            ])
             if let cookie { storage.setCookie(cookie) }
             return session.request("target")
         }

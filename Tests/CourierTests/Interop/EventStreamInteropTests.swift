@@ -11,8 +11,10 @@ import FoundationNetworking
 @Suite struct EventStreamInteropTests {
     static let exact = EventStreamReconnection(jitter: 0)
 
-    private func session(_ transport: TransportUnderTest, baseURL: URL, clock: FrozenClock = FrozenClock(),
-                         configure: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
+    private func session(
+        _ transport: TransportUnderTest, baseURL: URL, clock: FrozenClock = FrozenClock(),
+        configure: (inout SessionConfiguration) -> Void = { _ in }
+    ) -> Session {
         var configuration = SessionConfiguration()
         configuration.transport = transport.choice
         configuration.cookies = .none
@@ -41,7 +43,8 @@ import FoundationNetworking
         guard let server = InteropServer.sse else { return }
         let clock = FrozenClock()
         var updates: [EventStreamUpdate] = []
-        for try await update in session(transport, baseURL: server, clock: clock).eventStream("drop?n=7&after=3", reconnection: Self.exact).updates() {
+        for try await update in session(transport, baseURL: server, clock: clock).eventStream("drop?n=7&after=3", reconnection: Self.exact).updates()
+        {
             updates.append(update)
         }
         let events = updates.compactMap { if case .event(let event) = $0 { event.data } else { nil } }

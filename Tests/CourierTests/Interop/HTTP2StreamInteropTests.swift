@@ -135,7 +135,10 @@ struct HTTP2StreamInteropTests {
                     case 1:
                         task.resume()
                         request.cancel()
-                    case 2: Task { _ = await task.result; request.cancel() }
+                    case 2:
+                        Task {
+                            _ = await task.result; request.cancel()
+                        }
                     default: break
                     }
                     let response = await task.response

@@ -18,8 +18,12 @@ struct HTTPBinAuthInteropTests {
         return Session(configuration: configuration, baseURL: InteropServer.httpbin, callbackQueue: testCallbackQueue)
     }
 
-    @Test(arguments: TransportUnderTest.available, ["basic-auth/bob/s3cret", "digest-auth/auth/bob/s3cret/MD5",
-                                                     "digest-auth/auth/bob/s3cret/SHA-256"])
+    @Test(
+        arguments: TransportUnderTest.available,
+        [
+            "basic-auth/bob/s3cret", "digest-auth/auth/bob/s3cret/MD5",
+            "digest-auth/auth/bob/s3cret/SHA-256",
+        ])
     func challengesAreAnswered(transport: TransportUnderTest, path: String) async throws {
         let answer = try await session(transport).request(path).authenticate(with: HTTPCredential(username: "bob", password: "s3cret"))
             .validate().serializingDecodable(Authenticated.self).value

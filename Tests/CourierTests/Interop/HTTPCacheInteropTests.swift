@@ -19,8 +19,11 @@ struct HTTPCacheInteropTests {
         configuration.transport = transport.choice
         configuration.httpCache = .enabled
         let directory = makeTemporaryDirectory("http-cache-interop")
-        return (Session(configuration: configuration, baseURL: baseURL, responseCache: ResponseCache(diskDirectory: directory),
-                        callbackQueue: testCallbackQueue), directory)
+        return (
+            Session(
+                configuration: configuration, baseURL: baseURL, responseCache: ResponseCache(diskDirectory: directory),
+                callbackQueue: testCallbackQueue), directory
+        )
     }
 
     /// The lines of `log` that mention `marker` (a unique query each test adds to its URLs).
@@ -33,8 +36,9 @@ struct HTTPCacheInteropTests {
 
     // MARK: nginx
 
-    @Test(.enabled(if: InteropServer.nginx != nil && nginxLog != nil, "nginx is not running (COURIER_NGINX_URL unset)"),
-          arguments: TransportUnderTest.available)
+    @Test(
+        .enabled(if: InteropServer.nginx != nil && nginxLog != nil, "nginx is not running (COURIER_NGINX_URL unset)"),
+        arguments: TransportUnderTest.available)
     func nginxExpiresServesTheSecondRequestFromTheStore(transport: TransportUnderTest) async throws {
         let (session, directory) = Self.cachingSession(transport, baseURL: InteropServer.nginx)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -48,8 +52,9 @@ struct HTTPCacheInteropTests {
         #expect(lines.count == 1, "\(lines)")
     }
 
-    @Test(.enabled(if: InteropServer.nginx != nil && nginxLog != nil, "nginx is not running (COURIER_NGINX_URL unset)"),
-          arguments: TransportUnderTest.available)
+    @Test(
+        .enabled(if: InteropServer.nginx != nil && nginxLog != nil, "nginx is not running (COURIER_NGINX_URL unset)"),
+        arguments: TransportUnderTest.available)
     func nginxNoCacheRevalidatesWithTheETagAndGetsA304(transport: TransportUnderTest) async throws {
         let (session, directory) = Self.cachingSession(transport, baseURL: InteropServer.nginx)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -67,8 +72,9 @@ struct HTTPCacheInteropTests {
         #expect(lines.filter { $0.contains(" 304 ") && !$0.contains("inm=-") }.count == 2, "\(lines)")
     }
 
-    @Test(.enabled(if: InteropServer.nginx != nil && nginxLog != nil, "nginx is not running (COURIER_NGINX_URL unset)"),
-          arguments: TransportUnderTest.available)
+    @Test(
+        .enabled(if: InteropServer.nginx != nil && nginxLog != nil, "nginx is not running (COURIER_NGINX_URL unset)"),
+        arguments: TransportUnderTest.available)
     func nginxLastModifiedAloneGivesHeuristicFreshness(transport: TransportUnderTest) async throws {
         let (session, directory) = Self.cachingSession(transport, baseURL: InteropServer.nginx)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -81,8 +87,9 @@ struct HTTPCacheInteropTests {
     }
 
     /// On the curl transport only: the URLSession transport cannot trust the test CA.
-    @Test(.enabled(if: InteropServer.nginxHTTPS != nil && nginxLog != nil && InteropServer.testCA != nil, "nginx TLS is not running"),
-          arguments: TransportUnderTest.available.filter { $0 == .curl })
+    @Test(
+        .enabled(if: InteropServer.nginxHTTPS != nil && nginxLog != nil && InteropServer.testCA != nil, "nginx TLS is not running"),
+        arguments: TransportUnderTest.available.filter { $0 == .curl })
     func nginxOverHTTP2RevalidatesToo(transport: TransportUnderTest) async throws {
         var configuration = SessionConfiguration()
         configuration.transport = transport.choice
@@ -101,8 +108,9 @@ struct HTTPCacheInteropTests {
 
     // MARK: httpbin
 
-    @Test(.enabled(if: InteropServer.httpbin != nil && httpbinLog != nil, "httpbin is not running (COURIER_HTTPBIN_URL unset)"),
-          arguments: TransportUnderTest.available)
+    @Test(
+        .enabled(if: InteropServer.httpbin != nil && httpbinLog != nil, "httpbin is not running (COURIER_HTTPBIN_URL unset)"),
+        arguments: TransportUnderTest.available)
     func httpbinCacheNIsFreshForNSeconds(transport: TransportUnderTest) async throws {
         let (session, directory) = Self.cachingSession(transport, baseURL: InteropServer.httpbin)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -113,8 +121,9 @@ struct HTTPCacheInteropTests {
         #expect(try Self.logLines(#require(Self.httpbinLog), containing: marker).count == 1)
     }
 
-    @Test(.enabled(if: InteropServer.httpbin != nil && httpbinLog != nil, "httpbin is not running (COURIER_HTTPBIN_URL unset)"),
-          arguments: TransportUnderTest.available)
+    @Test(
+        .enabled(if: InteropServer.httpbin != nil && httpbinLog != nil, "httpbin is not running (COURIER_HTTPBIN_URL unset)"),
+        arguments: TransportUnderTest.available)
     func httpbinCacheAndEtagAnswer304ToTheRevalidation(transport: TransportUnderTest) async throws {
         let (session, directory) = Self.cachingSession(transport, baseURL: InteropServer.httpbin)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -132,8 +141,9 @@ struct HTTPCacheInteropTests {
         #expect(lines.filter { $0.contains("\" 304 ") }.count == 2, "\(lines)")
     }
 
-    @Test(.enabled(if: InteropServer.httpbin != nil && httpbinLog != nil, "httpbin is not running (COURIER_HTTPBIN_URL unset)"),
-          arguments: TransportUnderTest.available)
+    @Test(
+        .enabled(if: InteropServer.httpbin != nil && httpbinLog != nil, "httpbin is not running (COURIER_HTTPBIN_URL unset)"),
+        arguments: TransportUnderTest.available)
     func httpbinResponseHeadersDriveStorage(transport: TransportUnderTest) async throws {
         let (session, directory) = Self.cachingSession(transport, baseURL: InteropServer.httpbin)
         defer { try? FileManager.default.removeItem(at: directory) }

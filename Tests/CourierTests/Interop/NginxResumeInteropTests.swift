@@ -22,7 +22,8 @@ struct NginxResumeInteropTests {
     @Test(arguments: Validator.allCases)
     func resumesAPlantedPartialOverHTTP2(validator: Validator) async throws {
         guard TransportUnderTest.available.contains(.curl), let https = InteropServer.nginxHTTPS,
-              let ca = InteropServer.testCA else { return }
+            let ca = InteropServer.testCA
+        else { return }
         try await resume(base: https, transport: .curl, validator: validator, trusting: ca)
     }
 
@@ -37,8 +38,9 @@ struct NginxResumeInteropTests {
         configuration.transport = transport.choice
         if let ca { configuration.tls.trustRoots = .system(adding: [ca]) }
         let monitor = EventRecorderWithHeaders()
-        let session = Session(configuration: configuration, baseURL: base, eventMonitors: [monitor],
-                              downloadStore: DownloadStore(directory: storeDirectory), callbackQueue: testCallbackQueue)
+        let session = Session(
+            configuration: configuration, baseURL: base, eventMonitors: [monitor],
+            downloadStore: DownloadStore(directory: storeDirectory), callbackQueue: testCallbackQueue)
 
         // The real bytes and validators, then a partial as an interrupted run would have left it.
         let whole = await session.request("random-1m.bin").serializingData().response
@@ -50,11 +52,12 @@ struct NginxResumeInteropTests {
         try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
         let paths = DownloadStore.Paths(directory: storeDirectory, key: DownloadStore.key(url: url, method: .get))
         try content.prefix(kept).write(to: paths.part)
-        let journal = DownloadJournal(url: url.absoluteString, method: "GET",
-                                      etag: validator == .etag ? etag : (validator == .stale ? "\"not-the-etag\"" : nil),
-                                      lastModified: validator == .lastModified ? lastModified : nil,
-                                      expectedLength: Int64(content.count), durableLength: Int64(kept),
-                                      bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
+        let journal = DownloadJournal(
+            url: url.absoluteString, method: "GET",
+            etag: validator == .etag ? etag : (validator == .stale ? "\"not-the-etag\"" : nil),
+            lastModified: validator == .lastModified ? lastModified : nil,
+            expectedLength: Int64(content.count), durableLength: Int64(kept),
+            bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
         try journal.save(to: paths.journal)
 
         let response = await session.download("random-1m.bin", to: .file(output), resumable: true).serializingDownloadedFileURL().response

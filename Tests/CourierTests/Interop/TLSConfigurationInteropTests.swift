@@ -25,7 +25,8 @@ struct TLSConfigurationInteropTests {
 
     @Test func trustRootsDecideWhichServersAreTrusted() async throws {
         guard let server = InteropServer.nginxHTTPS, let ca = InteropServer.testCA, let other = InteropServer.otherCA,
-              let directory = InteropServer.testCADirectory else { return }
+            let directory = InteropServer.testCADirectory
+        else { return }
         let system = await get(server, on: session { _ in })
         #expect(system.error?.kind == .serverCertificateUntrusted, "\(String(describing: system.error))")
         #expect(system.error?.message.contains("127.0.0.1") == true)
@@ -50,7 +51,8 @@ struct TLSConfigurationInteropTests {
     /// `SSL_CERT_FILE` / `SSL_CERT_DIR`; and where libcurl's TLS is OpenSSL the store is really used.
     @Test func theSharedTrustStoreTrustsWhatTheCAFilesTrust() async throws {
         guard let server = InteropServer.nginxHTTPS, let ca = InteropServer.testCA, let other = InteropServer.otherCA,
-              let directory = InteropServer.testCADirectory else { return }
+            let directory = InteropServer.testCADirectory
+        else { return }
         var cases: [(String, TLSConfiguration.TrustRoots, [String: String], Bool)] = [
             ("system", .system, [:], false),
             ("system + CA", .system(adding: [ca]), [:], true),
@@ -66,23 +68,29 @@ struct TLSConfigurationInteropTests {
         let library = try CurlLibrary.load()
         if let bundle = CurlTrustStore.systemBundlePath(library: library) {
             // The distributions' pair: the system bundle with a hashed directory is read as the directory alone.
-            cases.append(("SSL_CERT_FILE bundle + SSL_CERT_DIR CA directory", .system,
-                          ["SSL_CERT_FILE": bundle, "SSL_CERT_DIR": directory.path], true))
-            #expect(CurlTLSSettings.SystemTrust.locateForSharedStore(
-                library: library, environment: ["SSL_CERT_FILE": bundle, "SSL_CERT_DIR": directory.path])
-                == CurlTLSSettings.SystemTrust(file: nil, directory: directory.path))
-            #expect(CurlTLSSettings.SystemTrust.locateForSharedStore(
-                library: library, environment: ["SSL_CERT_FILE": ca.path, "SSL_CERT_DIR": directory.path])
-                == CurlTLSSettings.SystemTrust(file: ca.path, directory: directory.path))
+            cases.append(
+                (
+                    "SSL_CERT_FILE bundle + SSL_CERT_DIR CA directory", .system,
+                    ["SSL_CERT_FILE": bundle, "SSL_CERT_DIR": directory.path], true
+                ))
+            #expect(
+                CurlTLSSettings.SystemTrust.locateForSharedStore(
+                    library: library, environment: ["SSL_CERT_FILE": bundle, "SSL_CERT_DIR": directory.path])
+                    == CurlTLSSettings.SystemTrust(file: nil, directory: directory.path))
+            #expect(
+                CurlTLSSettings.SystemTrust.locateForSharedStore(
+                    library: library, environment: ["SSL_CERT_FILE": ca.path, "SSL_CERT_DIR": directory.path])
+                    == CurlTLSSettings.SystemTrust(file: ca.path, directory: directory.path))
         }
         let openSSL = (library.sslVersion ?? "").hasPrefix("OpenSSL/")
         for (name, roots, environment, trusted) in cases {
             for sharing in [true, false] {
                 var configuration = TransportConfiguration()
                 configuration.tls.trustRoots = roots
-                let transport = try CurlTransport(configuration: configuration, receiveBufferSize: 64 * 1024,
-                                                  responseWaitLimit: .zero, proxies: CurlProxyEnvironment(environment: [:]),
-                                                  environment: environment, sharesTrust: sharing)
+                let transport = try CurlTransport(
+                    configuration: configuration, receiveBufferSize: 64 * 1024,
+                    responseWaitLimit: .zero, proxies: CurlProxyEnvironment(environment: [:]),
+                    environment: environment, sharesTrust: sharing)
                 defer { transport.shutdown() }
                 #expect(transport.sharesTrustStore == (sharing && openSSL), "\(name), sharing \(sharing)")
                 let result = try await CurlTestSupport.run(TransportRequest(url: server.appendingPathComponent("connection")), on: transport)
@@ -98,9 +106,10 @@ struct TLSConfigurationInteropTests {
     @Test func sslCertFileAndDirAreHonouredForTheSystemStore() async throws {
         guard let server = InteropServer.nginxHTTPS, let ca = InteropServer.testCA, let directory = InteropServer.testCADirectory else { return }
         for environment in [["SSL_CERT_FILE": ca.path], ["SSL_CERT_DIR": directory.path], ["SSL_CERT_FILE": "/nonexistent.pem"]] {
-            let transport = try CurlTransport(configuration: TransportConfiguration(), receiveBufferSize: 64 * 1024,
-                                              responseWaitLimit: .zero, proxies: CurlProxyEnvironment(environment: [:]),
-                                              environment: environment)
+            let transport = try CurlTransport(
+                configuration: TransportConfiguration(), receiveBufferSize: 64 * 1024,
+                responseWaitLimit: .zero, proxies: CurlProxyEnvironment(environment: [:]),
+                environment: environment)
             defer { transport.shutdown() }
             let result = try await CurlTestSupport.run(TransportRequest(url: server.appendingPathComponent("connection")), on: transport)
             if environment["SSL_CERT_FILE"] == "/nonexistent.pem" {
@@ -115,7 +124,8 @@ struct TLSConfigurationInteropTests {
 
     @Test func serverCertificateFailuresHaveTheirOwnKinds() async throws {
         guard let expired = InteropServer.nginxExpired, let wrongHost = InteropServer.nginxWrongHost,
-              let selfSigned = InteropServer.nginxSelfSigned, let ca = InteropServer.testCA else { return }
+            let selfSigned = InteropServer.nginxSelfSigned, let ca = InteropServer.testCA
+        else { return }
         let trusting = session { $0.trustRoots = .system(adding: [ca]) }
         let badDate = await get(expired, on: trusting)
         #expect(badDate.error?.kind == .serverCertificateHasBadDate, "\(String(describing: badDate.error))")
@@ -140,7 +150,8 @@ struct TLSConfigurationInteropTests {
 
     @Test func pinsAreCheckedPerHost() async throws {
         guard let server = InteropServer.nginxHTTPS, let ca = InteropServer.testCA,
-              let right = InteropServer.serverPin, let wrong = InteropServer.wrongPin else { return }
+            let right = InteropServer.serverPin, let wrong = InteropServer.wrongPin
+        else { return }
         let okHttpSpelling = "sha256/" + right.dropFirst("sha256//".count)
         let pinned = session {
             $0.trustRoots = .system(adding: [ca])
@@ -201,10 +212,11 @@ struct TLSConfigurationInteropTests {
 
     @Test func clientCertificatesOpenMutualTLSServers() async throws {
         guard let nginx = InteropServer.nginxMutualTLS, let python = InteropServer.pythonMutualTLS, let ca = InteropServer.testCA,
-              let certificate = InteropServer.clientCertificate, let key = InteropServer.clientKey,
-              let combined = InteropServer.clientCombined, let p12 = InteropServer.clientP12,
-              let password = InteropServer.clientP12Password,
-              let rogue = InteropServer.rogueClientCertificate, let rogueKey = InteropServer.rogueClientKey else { return }
+            let certificate = InteropServer.clientCertificate, let key = InteropServer.clientKey,
+            let combined = InteropServer.clientCombined, let p12 = InteropServer.clientP12,
+            let password = InteropServer.clientP12Password,
+            let rogue = InteropServer.rogueClientCertificate, let rogueKey = InteropServer.rogueClientKey
+        else { return }
         let clients: [TLSConfiguration.ClientCertificate] = [
             .pem(certificate: certificate, privateKey: key), .pem(certificate: combined), .pkcs12(p12, password: password),
         ]

@@ -15,8 +15,12 @@ import CourierTestServer
         let session = Session(configuration: configuration, baseURL: URL(string: "http://user:secret@127.0.0.1:9/"))
         let cookie = try #require(HTTPCookie(properties: [.name: "session", .value: "cookie-value", .domain: "127.0.0.1", .path: "/"]))
         storage.setCookie(cookie)
-        let request = session.request("x", headers: [.authorization(bearerToken: "token-value"), HTTPHeader(name: "Proxy-Authorization", value: "proxy-value"),
-                                                     HTTPHeader(name: "X-Api-Key", value: "key-value")])
+        let request = session.request(
+            "x",
+            headers: [
+                .authorization(bearerToken: "token-value"), HTTPHeader(name: "Proxy-Authorization", value: "proxy-value"),
+                HTTPHeader(name: "X-Api-Key", value: "key-value"),
+            ])
         let redacted = await request.cURLDescription()
         for secret in ["token-value", "cookie-value", "proxy-value", "secret"] { #expect(!redacted.contains(secret), "\(redacted)") }
         #expect(redacted.contains("-H 'Authorization: <redacted>'"))
@@ -35,15 +39,16 @@ import CourierTestServer
     func theCallbackFormDescribesTheRequestAsFirstSentOnce(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
             server.enqueue([.status(503), .ok("ok")])
-            let session = makeSession(transport, server: server, clock: FrozenClock(),
-                                      interceptor: Interceptor(adapters: [ChainAdapter(label: "signed")], retriers: [RetryPolicy(jitter: false)]))
+            let session = makeSession(
+                transport, server: server, clock: FrozenClock(),
+                interceptor: Interceptor(adapters: [ChainAdapter(label: "signed")], retriers: [RetryPolicy(jitter: false)]))
             let commands = Collected<String>()
             let request = session.request("orders", headers: [.authorization(bearerToken: "abc")])
                 .cURLDescription { commands.append($0) }
             _ = try await request.validate().serializingString().value
             #expect(await eventually { commands.all.count == 1 })
             let command = try #require(commands.all.first)
-            #expect(command.contains("X-Chain: signed"))                 // after adapters
+            #expect(command.contains("X-Chain: signed"))  // after adapters
             #expect(command.contains("Authorization: <redacted>"))
             #expect(!command.hasPrefix("#"))
 

@@ -38,16 +38,22 @@ struct AuthenticatingRoute: Sendable {
         case .digest(let algorithm, let qop):
             let fields = HTTPChallenge.parse(authorization).first { $0.scheme == "digest" }?.parameters ?? [:]
             guard let nonce = fields["nonce"], nonces.withLock({ $0.issued.contains(nonce) }),
-                  fields["username"] == username, fields["realm"] == realm, fields["uri"] == request.target,
-                  fields["algorithm"] == algorithm.rawValue, fields["opaque"] == "opaque-value" else { return challenge(stale: false) }
+                fields["username"] == username, fields["realm"] == realm, fields["uri"] == request.target,
+                fields["algorithm"] == algorithm.rawValue, fields["opaque"] == "opaque-value"
+            else { return challenge(stale: false) }
             var parameters = ["realm": realm, "nonce": nonce, "algorithm": algorithm.rawValue]
             if qop { parameters["qop"] = "auth" }
             guard let digest = DigestChallenge(HTTPChallenge(scheme: "digest", parameters: parameters)) else { return .status(500) }
             if qop, fields["qop"] != "auth" || fields["nc"]?.count != 8 || fields["cnonce"] == nil { return challenge(stale: false) }
-            let expected = digest.response(username: username, password: password, method: request.method, uri: request.target,
-                                           nonceCount: Int(fields["nc"] ?? "0", radix: 16) ?? 0, clientNonce: fields["cnonce"] ?? "")
+            let expected = digest.response(
+                username: username, password: password, method: request.method, uri: request.target,
+                nonceCount: Int(fields["nc"] ?? "0", radix: 16) ?? 0, clientNonce: fields["cnonce"] ?? "")
             guard fields["response"] == expected else { return challenge(stale: false) }
-            if nonces.withLock({ state in defer { state.staleOnce = false }; return state.staleOnce }) { return challenge(stale: true) }
+            if nonces.withLock({ state in
+                defer { state.staleOnce = false }; return state.staleOnce
+            }) {
+                return challenge(stale: true)
+            }
             return .text("welcome \(username)")
         }
     }
@@ -55,12 +61,14 @@ struct AuthenticatingRoute: Sendable {
     private func challenge(stale: Bool) -> MockResponse {
         switch scheme {
         case .basic:
-            return MockResponse(status: 401, headers: ["WWW-Authenticate": "Basic realm=\"\(realm)\", charset=\"UTF-8\""],
-                                body: .text("who are you?"))
+            return MockResponse(
+                status: 401, headers: ["WWW-Authenticate": "Basic realm=\"\(realm)\", charset=\"UTF-8\""],
+                body: .text("who are you?"))
         case .digest(let algorithm, let qop):
             let nonce = UUID().uuidString
             nonces.withLock { $0.issued.append(nonce) }
-            var value = "Digest realm=\"\(realm)\", \(qop ? "qop=\"auth, auth-int\", " : "")algorithm=\(algorithm.rawValue), "
+            var value =
+                "Digest realm=\"\(realm)\", \(qop ? "qop=\"auth, auth-int\", " : "")algorithm=\(algorithm.rawValue), "
                 + "nonce=\"\(nonce)\", opaque=\"opaque-value\""
             if stale { value += ", stale=TRUE" }
             return MockResponse(status: 401, headers: ["WWW-Authenticate": value], body: .text("who are you?"))
@@ -77,38 +85,46 @@ struct AuthenticatingRoute: Sendable {
 
     // MARK: Known answers
 
-    @Test("MD5 matches RFC 1321's test suite", arguments: [
-        ("", "d41d8cd98f00b204e9800998ecf8427e"),
-        ("a", "0cc175b9c0f1b6a831c399e269772661"),
-        ("abc", "900150983cd24fb0d6963f7d28e17f72"),
-        ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
-        ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
-        ("12345678901234567890123456789012345678901234567890123456789012345678901234567890", "57edf4a22be3c955ac49da2e2107b67a"),
-    ])
+    @Test(
+        "MD5 matches RFC 1321's test suite",
+        arguments: [
+            ("", "d41d8cd98f00b204e9800998ecf8427e"),
+            ("a", "0cc175b9c0f1b6a831c399e269772661"),
+            ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+            ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+            ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+            ("12345678901234567890123456789012345678901234567890123456789012345678901234567890", "57edf4a22be3c955ac49da2e2107b67a"),
+        ])
     func md5(input: String, hex: String) {
         #expect(MD5.hash(Array(input.utf8)).map { String(format: "%02x", $0) }.joined() == hex)
     }
 
-    @Test("Digest responses match RFC 7616 §3.9.1 for MD5 and SHA-256", arguments: [
-        (DigestChallenge.Algorithm.md5, "8ca523f5e9506fed4657c9700eebdbec"),
-        (.sha256, "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1"),
-    ])
+    @Test(
+        "Digest responses match RFC 7616 §3.9.1 for MD5 and SHA-256",
+        arguments: [
+            (DigestChallenge.Algorithm.md5, "8ca523f5e9506fed4657c9700eebdbec"),
+            (.sha256, "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1"),
+        ])
     func rfc7616Example(algorithm: DigestChallenge.Algorithm, expected: String) throws {
-        let field = "Digest realm=\"http-auth@example.org\", qop=\"auth, auth-int\", algorithm=\(algorithm.rawValue), "
+        let field =
+            "Digest realm=\"http-auth@example.org\", qop=\"auth, auth-int\", algorithm=\(algorithm.rawValue), "
             + "nonce=\"7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v\", opaque=\"FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS\""
         let challenge = try #require(HTTPChallenge.parse(field).first.flatMap(DigestChallenge.init))
-        let response = challenge.response(username: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html",
-                                          nonceCount: 1, clientNonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ")
+        let response = challenge.response(
+            username: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html",
+            nonceCount: 1, clientNonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ")
         #expect(response == expected)
-        let header = challenge.authorization(username: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html",
-                                             nonceCount: 1, clientNonce: "c")
+        let header = challenge.authorization(
+            username: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html",
+            nonceCount: 1, clientNonce: "c")
         #expect(header.hasPrefix("Digest username=\"Mufasa\", realm=\"http-auth@example.org\""))
         #expect(header.contains("qop=auth, nc=00000001, cnonce=\"c\"") && header.contains("opaque=\"FQhe"))
     }
 
     @Test("WWW-Authenticate fields with several challenges, quoting and token68 parse")
     func challengeParsing() {
-        let parsed = HTTPChallenge.parse(#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple", Bearer dXNlcg==, Digest nonce=abc"#)
+        let parsed = HTTPChallenge.parse(
+            #"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple", Bearer dXNlcg==, Digest nonce=abc"#)
         #expect(parsed.map(\.scheme) == ["newauth", "basic", "bearer", "digest"])
         #expect(parsed[0].parameters == ["realm": "apps", "type": "1", "title": #"Login to "apps""#])
         #expect(parsed[3].parameters["nonce"] == "abc")

@@ -18,7 +18,8 @@ import CourierLocking
             let session = makeSession(transport, server: server)
             let seen = Locked<(Int, String?, Int64)?>(nil)
             let request = session.request("r")
-            let data = try await request
+            let data =
+                try await request
                 .onHTTPResponse { response in
                     // The server holds the whole body until the gate opens: none of it can be in yet.
                     seen.withLock { $0 = (response.statusCode, response.value(forHTTPHeaderField: "ETag"), response.expectedContentLength) }

@@ -37,10 +37,11 @@ import CourierLocking
             let log = Collected<String>()
             let session = makeSession(transport, server: server, monitors: [LabelledMonitor("s", log: log)])
             _ = try await session.request("one").eventMonitors([LabelledMonitor("r", log: log)]).serializingString().value
-            #expect(log.all == [
-                "s:created", "r:created", "s:exchange", "r:exchange", "s:exchangeEnded", "r:exchangeEnded",
-                "s:finished", "r:finished", "s:serialized", "r:serialized",
-            ])
+            #expect(
+                log.all == [
+                    "s:created", "r:created", "s:exchange", "r:exchange", "s:exchangeEnded", "r:exchangeEnded",
+                    "s:finished", "r:finished", "s:serialized", "r:serialized",
+                ])
             // Another request of the same session is not heard by the first one's monitor.
             let before = log.all.count
             _ = try await session.request("two").serializingString().value

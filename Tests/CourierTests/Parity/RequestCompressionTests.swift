@@ -47,27 +47,37 @@ import CourierTestServer
         try await withServer { server async throws in
             server.route("/x") { request in .text(request.headers["Content-Encoding"] ?? "none") }
             let session = makeSession(transport, server: server)
-            let small = try await session.request("x", method: .post, parameters: ["a": "1"],
-                                                  interceptor: .requestCompressor(minimumSize: 1024)).serializingString().value
+            let small = try await session.request(
+                "x", method: .post, parameters: ["a": "1"],
+                interceptor: .requestCompressor(minimumSize: 1024)
+            ).serializingString().value
             #expect(small == "none")
             #expect(server.recordedRequests.last?.body == Data("a=1".utf8))
             let encoded: RequestModifier = { $0.setValue("br", forHTTPHeaderField: "Content-Encoding") }
-            let refused = await session.request("x", method: .post, parameters: Self.batch, encoder: .json,
-                                                interceptor: .deflateCompressor, requestModifier: encoded).serializingString().result
+            let refused = await session.request(
+                "x", method: .post, parameters: Self.batch, encoder: .json,
+                interceptor: .deflateCompressor, requestModifier: encoded
+            ).serializingString().result
             let kinds = [refused.error?.kind, (refused.error?.underlyingError as? CourierError)?.kind]
             #expect(kinds.contains(.encodingFailed))
-            let skipped = try await session.request("x", method: .post, parameters: Self.batch, encoder: .json,
-                                                    interceptor: .requestCompressor(duplicateHeaderBehavior: .skip),
-                                                    requestModifier: encoded).serializingString().value
+            let skipped = try await session.request(
+                "x", method: .post, parameters: Self.batch, encoder: .json,
+                interceptor: .requestCompressor(duplicateHeaderBehavior: .skip),
+                requestModifier: encoded
+            ).serializingString().value
             #expect(skipped == "br")
-            let replaced = try await session.request("x", method: .post, parameters: Self.batch, encoder: .json,
-                                                     interceptor: .requestCompressor(encoding: .gzip, duplicateHeaderBehavior: .replace),
-                                                     requestModifier: encoded).serializingString().value
+            let replaced = try await session.request(
+                "x", method: .post, parameters: Self.batch, encoder: .json,
+                interceptor: .requestCompressor(encoding: .gzip, duplicateHeaderBehavior: .replace),
+                requestModifier: encoded
+            ).serializingString().value
             #expect(replaced == "gzip")
-            let declined = try await session.request("x", method: .post, parameters: Self.batch, encoder: .json,
-                                                     interceptor: RequestCompressor(shouldCompress: { _ in false })).serializingString().value
+            let declined = try await session.request(
+                "x", method: .post, parameters: Self.batch, encoder: .json,
+                interceptor: RequestCompressor(shouldCompress: { _ in false })
+            ).serializingString().value
             #expect(declined == "none")
-            _ = try await session.request("x").serializingString().value   // no body: nothing to do
+            _ = try await session.request("x").serializingString().value  // no body: nothing to do
         }
     }
 }

@@ -12,8 +12,10 @@ import CourierTestServer
     struct User: Codable, Sendable, Equatable { let nick: String; let level: Int }
     struct AppError: Error, Equatable { let code: Int? }
 
-    static func respond(_ transport: TransportUnderTest, _ response: MockResponse, method: HTTPMethod = .get,
-                        _ body: (DataRequest) async throws -> Void) async throws {
+    static func respond(
+        _ transport: TransportUnderTest, _ response: MockResponse, method: HTTPMethod = .get,
+        _ body: (DataRequest) async throws -> Void
+    ) async throws {
         try await withServer { server async throws in
             server.enqueue(response)
             try await body(makeSession(transport, server: server).request("s", method: method))

@@ -59,7 +59,9 @@ final class ScriptedInputStream: InputStream {
     @Test(arguments: TransportUnderTest.available, [0, 5, 1 << 20])
     func theStreamsBytesArriveChunked(transport: TransportUnderTest, size: Int) async throws {
         try await withServer { server async throws in
-            server.route("/up") { request in .text("\(request.bodySize) \(request.headers["Transfer-Encoding"] ?? "-") \(request.headers["Content-Length"] ?? "-")") }
+            server.route("/up") { request in
+                .text("\(request.bodySize) \(request.headers["Transfer-Encoding"] ?? "-") \(request.headers["Content-Length"] ?? "-")")
+            }
             let body = Self.pattern(size)
             let progress = Collected<TransferProgress>()
             let text = try await makeSession(transport, server: server)

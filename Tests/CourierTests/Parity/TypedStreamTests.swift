@@ -52,15 +52,16 @@ import CourierLocking
                 offset += size
             }
             output += lines.finish().values
-            #expect(output == ["plain ascii, é (2 bytes), € (3 bytes), 🚀 (4 bytes)", "second line 日本語", "third without break 👍🏽"],
-                    "chunk size \(size)")
+            #expect(
+                output == ["plain ascii, é (2 bytes), € (3 bytes), 🚀 (4 bytes)", "second line 日本語", "third without break 👍🏽"],
+                "chunk size \(size)")
         }
     }
 
     @Test func aLineLongerThanTheLimitIsAnErrorBeforeItGrowsFurther() {
         var lines = LineValues<Data>(maximumLineLength: 10) { $0 }
         let ten = lines.feed(Data("0123456789".utf8))
-        let carriageReturn = lines.feed(Data("\r".utf8))            // a pending \r is not counted
+        let carriageReturn = lines.feed(Data("\r".utf8))  // a pending \r is not counted
         let two = lines.feed(Data("\n0123456789\nab".utf8))
         let tooLong = lines.feed(Data("c\n01234567890".utf8))
         #expect(ten.failure == nil && carriageReturn.failure == nil && two.failure == nil)
@@ -85,7 +86,7 @@ import CourierLocking
         for (index, tick) in ticks.enumerated() {
             body.append((try? encoder.encode(tick)) ?? Data())
             body.append(contentsOf: index % 3 == 0 ? [0x0D, 0x0A] : [0x0A])
-            if index % 5 == 0 { body.append(contentsOf: [0x20, 0x0A]) }   // blank lines are skipped
+            if index % 5 == 0 { body.append(contentsOf: [0x20, 0x0A]) }  // blank lines are skipped
         }
         return (body, ticks)
     }

@@ -33,8 +33,9 @@ extension Pipeline {
                     adapted.setValue(String(attempts.add(1, ordering: .relaxed).newValue), forHTTPHeaderField: "X-Attempt")
                     return adapted
                 }
-                let interceptor = Interceptor(adapters: [ChainAdapter(label: "a"), counting],
-                                              retriers: [RetryPolicy(jitter: false)])
+                let interceptor = Interceptor(
+                    adapters: [ChainAdapter(label: "a"), counting],
+                    retriers: [RetryPolicy(jitter: false)])
                 let clock = FrozenClock()
                 let session = makeSession(transport, server: server, clock: clock, interceptor: interceptor)
                 let request = session.request("again")
@@ -78,8 +79,9 @@ extension Pipeline {
                     if calls.add(1, ordering: .relaxed).newValue == 2 { throw TestFailure(reason: "second") }
                     return request
                 }
-                let session = makeSession(transport, server: server, clock: FrozenClock(),
-                                          interceptor: Interceptor(adapters: [failsSecondTime], retriers: [RetryPolicy(jitter: false)]))
+                let session = makeSession(
+                    transport, server: server, clock: FrozenClock(),
+                    interceptor: Interceptor(adapters: [failsSecondTime], retriers: [RetryPolicy(jitter: false)]))
                 let request = session.request("flaky").validate()
                 async let data = request.serializingData().response
                 async let text = request.serializingString().response
@@ -96,10 +98,14 @@ extension Pipeline {
             try await withServer { server async throws in
                 server.enqueue([.status(500), .ok("ok")])
                 let log = Collected<String>()
-                let sessionInterceptor = Interceptor(retriers: [LabelledRetrier(label: "s1", log: log),
-                                                                LabelledRetrier(label: "s2", log: log)])
-                let requestInterceptor = Interceptor(retriers: [LabelledRetrier(label: "r1", log: log, decision: .retry),
-                                                                LabelledRetrier(label: "r2", log: log, decision: .retry)])
+                let sessionInterceptor = Interceptor(retriers: [
+                    LabelledRetrier(label: "s1", log: log),
+                    LabelledRetrier(label: "s2", log: log),
+                ])
+                let requestInterceptor = Interceptor(retriers: [
+                    LabelledRetrier(label: "r1", log: log, decision: .retry),
+                    LabelledRetrier(label: "r2", log: log, decision: .retry),
+                ])
                 let session = makeSession(transport, server: server, interceptor: sessionInterceptor)
                 let request = session.request("order", interceptor: requestInterceptor)
                 _ = try await request.validate().serializingData().value

@@ -111,7 +111,8 @@ extension Pipeline {
                 // Without a credential, the next request fails before reaching the server.
                 let next = await session.request("private").validate().serializingString().response
                 #expect(next.error?.kind == .authenticationFailed)
-                #expect(next.error?.underlyingError.flatMap { $0 as? AuthenticationError }.map { "\($0)" }
+                #expect(
+                    next.error?.underlyingError.flatMap { $0 as? AuthenticationError }.map { "\($0)" }
                         == "\(AuthenticationError.missingCredential)")
                 #expect(server.requestCount == 6)
             }
@@ -123,8 +124,9 @@ extension Pipeline {
                 protect(server, accepting: "fresh-1")
                 let release = CountdownLatch(target: 1)
                 let authenticator = TestAuthenticator(hold: release)
-                let auth = AuthenticationInterceptor(authenticator: authenticator,
-                                                     credential: TestToken(value: "expiring", requiresRefresh: true))
+                let auth = AuthenticationInterceptor(
+                    authenticator: authenticator,
+                    credential: TestToken(value: "expiring", requiresRefresh: true))
                 let session = makeSession(transport, server: server, interceptor: auth)
                 let tasks = (0..<6).map { _ in session.request("private").validate().serializingString() }
                 tasks.forEach { $0.resume() }

@@ -15,7 +15,9 @@ extension Pipeline {
         private static let transportOwned: Set<String> = ["host", "connection", "content-length", "expect", "te", "keep-alive"]
 
         /// Sends `request` with Courier, then runs its cURL description; returns both recorded requests.
-        private func replay(_ request: some DataResponseRequest, on server: TestServer) async throws -> (courier: RecordedRequest, curl: RecordedRequest, command: String) {
+        private func replay(_ request: some DataResponseRequest, on server: TestServer) async throws -> (
+            courier: RecordedRequest, curl: RecordedRequest, command: String
+        ) {
             server.enqueue([.ok("first"), .ok("second")])
             _ = try await request.serializingData().value
             let courier = try await server.takeRequest()
@@ -56,8 +58,9 @@ extension Pipeline {
         func postJSON(transport: TransportUnderTest) async throws {
             try await withServer { server async throws in
                 let session = makeSession(transport, server: server)
-                let request = session.request("orders", method: .post, parameters: ["item": "42", "note": "it's \"quoted\"\nand multi-line"],
-                                              encoder: .json, headers: [.authorization(bearerToken: "abc")])
+                let request = session.request(
+                    "orders", method: .post, parameters: ["item": "42", "note": "it's \"quoted\"\nand multi-line"],
+                    encoder: .json, headers: [.authorization(bearerToken: "abc")])
                 let pair = try await replay(request, on: server)
                 expectSame(pair)
                 #expect(pair.curl.headers["Content-Type"] == "application/json")
@@ -124,10 +127,11 @@ extension Pipeline {
         func multipartFormIsInlined(transport: TransportUnderTest) async throws {
             try await withServer { server async throws in
                 let session = makeSession(transport, server: server)
-                let request = session.upload(multipartFormData: { form in
-                    form.append("value", withName: "field")
-                    form.append(Data([0, 1, 2, 0xFE]), withName: "blob", fileName: "b.bin", mimeType: "application/octet-stream")
-                }, to: "form")
+                let request = session.upload(
+                    multipartFormData: { form in
+                        form.append("value", withName: "field")
+                        form.append(Data([0, 1, 2, 0xFE]), withName: "blob", fileName: "b.bin", mimeType: "application/octet-stream")
+                    }, to: "form")
                 let pair = try await replay(request, on: server)
                 expectSame(pair)
                 #expect(pair.curl.headers["Content-Type"]?.hasPrefix("multipart/form-data; boundary=") == true)

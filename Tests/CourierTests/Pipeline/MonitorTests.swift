@@ -17,10 +17,11 @@ extension Pipeline {
                 let recorder = EventRecorder()
                 let session = makeSession(transport, server: server, monitors: [recorder])
                 _ = try await session.request("ok").validate().serializingString().value
-                #expect(recorder.recorded == [
-                    "created", "resumed", "adapted(1)", "exchange(/ok)", "response(200)", "exchangeEnded(ok)",
-                    "finished(ok)", "serialized",
-                ])
+                #expect(
+                    recorder.recorded == [
+                        "created", "resumed", "adapted(1)", "exchange(/ok)", "response(200)", "exchangeEnded(ok)",
+                        "finished(ok)", "serialized",
+                    ])
             }
         }
 
@@ -31,10 +32,11 @@ extension Pipeline {
                 let recorder = EventRecorder()
                 let session = makeSession(transport, server: server, interceptor: RetryPolicy(), monitors: [recorder])
                 _ = await session.request("missing").validate().serializingString().response
-                #expect(recorder.recorded == [
-                    "created", "resumed", "adapted(1)", "exchange(/missing)", "response(404)", "exchangeEnded(ok)",
-                    "validationFailed", "finished(validationFailed)", "serialized",
-                ])
+                #expect(
+                    recorder.recorded == [
+                        "created", "resumed", "adapted(1)", "exchange(/missing)", "response(404)", "exchangeEnded(ok)",
+                        "validationFailed", "finished(validationFailed)", "serialized",
+                    ])
             }
         }
 
@@ -45,9 +47,10 @@ extension Pipeline {
                 let failing = ClosureAdapter { _, _ in throw TestFailure(reason: "no") }
                 let session = makeSession(transport, server: server, interceptor: Interceptor(adapters: [failing]), monitors: [recorder])
                 _ = await session.request("never").serializingString().response
-                #expect(recorder.recorded == [
-                    "created", "resumed", "prepareFailed(adaptationFailed)", "finished(adaptationFailed)", "serialized",
-                ])
+                #expect(
+                    recorder.recorded == [
+                        "created", "resumed", "prepareFailed(adaptationFailed)", "finished(adaptationFailed)", "serialized",
+                    ])
             }
         }
 
@@ -65,11 +68,12 @@ extension Pipeline {
                 request.cancel()
                 _ = await task.response
                 gate.open()
-                #expect(recorder.recorded == [
-                    // The cancelled exchange ends with its completion event (#26), before the request finishes.
-                    "created", "resumed", "adapted(1)", "exchange(/held)", "cancelled", "exchangeEnded(cancelled)",
-                    "finished(cancelled)", "serialized",
-                ])
+                #expect(
+                    recorder.recorded == [
+                        // The cancelled exchange ends with its completion event (#26), before the request finishes.
+                        "created", "resumed", "adapted(1)", "exchange(/held)", "cancelled", "exchangeEnded(cancelled)",
+                        "finished(cancelled)", "serialized",
+                    ])
             }
         }
 
@@ -80,12 +84,13 @@ extension Pipeline {
                 let recorder = EventRecorder()
                 let session = makeSession(transport, server: server, clock: FrozenClock(), interceptor: RetryPolicy(), monitors: [recorder])
                 _ = try await session.request("again").validate().serializingString().value
-                #expect(recorder.recorded == [
-                    "created", "resumed",
-                    "adapted(1)", "exchange(/again)", "response(500)", "exchangeEnded(ok)", "validationFailed", "retry",
-                    "adapted(2)", "exchange(/again)", "response(200)", "exchangeEnded(ok)",
-                    "finished(ok)", "serialized",
-                ])
+                #expect(
+                    recorder.recorded == [
+                        "created", "resumed",
+                        "adapted(1)", "exchange(/again)", "response(500)", "exchangeEnded(ok)", "validationFailed", "retry",
+                        "adapted(2)", "exchange(/again)", "response(200)", "exchangeEnded(ok)",
+                        "finished(ok)", "serialized",
+                    ])
             }
         }
 
@@ -100,9 +105,10 @@ extension Pipeline {
                 #expect(events.first == "created")
                 #expect(Array(events.prefix(4)) == ["created", "resumed", "adapted(1)", "exchange(/reset)"])
                 #expect(events[4].hasPrefix("exchangeEnded(") && events[4] != "exchangeEnded(ok)")
-                #expect(Array(events.dropFirst(5)) == [
-                    "retry", "adapted(2)", "exchange(/reset)", "response(200)", "exchangeEnded(ok)", "finished(ok)", "serialized",
-                ])
+                #expect(
+                    Array(events.dropFirst(5)) == [
+                        "retry", "adapted(2)", "exchange(/reset)", "response(200)", "exchangeEnded(ok)", "finished(ok)", "serialized",
+                    ])
             }
         }
     }
@@ -119,10 +125,12 @@ extension Pipeline {
                 _ = await session.request("missing", method: .delete).validate().serializingString().response
                 let base = server.baseURL.absoluteString
                 #expect(lines.all.count == 2)
-                #expect(lines.all.first?.matches(#"^\[Courier\] GET \#(base)/users\?page=2 → 200, 5 bytes, \d+ ms$"#) == true,
-                        "\(lines.all)")
-                #expect(lines.all.last?.matches(#"^\[Courier\] DELETE \#(base)/missing → 404 validationFailed, 0 bytes, \d+ ms$"#) == true,
-                        "\(lines.all)")
+                #expect(
+                    lines.all.first?.matches(#"^\[Courier\] GET \#(base)/users\?page=2 → 200, 5 bytes, \d+ ms$"#) == true,
+                    "\(lines.all)")
+                #expect(
+                    lines.all.last?.matches(#"^\[Courier\] DELETE \#(base)/missing → 404 validationFailed, 0 bytes, \d+ ms$"#) == true,
+                    "\(lines.all)")
             }
         }
 
@@ -133,15 +141,17 @@ extension Pipeline {
             var configuration = SessionConfiguration()
             configuration.transport = transport.choice
             configuration.retryClock = FrozenClock()
-            let session = Session(configuration: configuration, interceptor: RetryPolicy(jitter: false),
-                                  eventMonitors: [LoggingMonitor(verbose: true) { lines.append($0) }], callbackQueue: testCallbackQueue)
+            let session = Session(
+                configuration: configuration, interceptor: RetryPolicy(jitter: false),
+                eventMonitors: [LoggingMonitor(verbose: true) { lines.append($0) }], callbackQueue: testCallbackQueue)
             _ = await session.request("http://127.0.0.1:\(port)/down").serializingData().response
             let url = "http://127.0.0.1:\(port)/down"
             #expect(lines.all.count == 3, "\(lines.all)")
             #expect(lines.all.first == "[Courier] GET \(url) retry 1 in 500 ms after cannotConnect")
             #expect(lines.all.dropFirst().first == "[Courier] GET \(url) retry 2 in 1000 ms after cannotConnect")
-            #expect(lines.all.last?.matches(#"^\[Courier\] GET \#(url) → cannotConnect, 0 bytes, \d+ ms, 2 retries$"#) == true,
-                    "\(lines.all)")
+            #expect(
+                lines.all.last?.matches(#"^\[Courier\] GET \#(url) → cannotConnect, 0 bytes, \d+ ms, 2 retries$"#) == true,
+                "\(lines.all)")
         }
 
         @Test(arguments: TransportUnderTest.available)

@@ -40,8 +40,10 @@ final class FrozenClock: Clock, Sendable {
 }
 
 /// A session whose retry delays are recorded by `clock` instead of slept.
-func makeSession(_ transport: TransportUnderTest, server: TestServer, clock: FrozenClock,
-                 interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = []) -> Session {
+func makeSession(
+    _ transport: TransportUnderTest, server: TestServer, clock: FrozenClock,
+    interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = []
+) -> Session {
     makeSession(transport, server: server, interceptor: interceptor, monitors: monitors) { $0.retryClock = clock }
 }
 

@@ -31,8 +31,9 @@ extension Pipeline {
             try await withServer(unconsumedResponses: 1) { server async throws in
                 server.enqueue([.status(500), .status(500), .ok("not reached")])
                 let clock = FrozenClock()
-                let session = makeSession(transport, server: server, clock: clock,
-                                          interceptor: RetryPolicy(retryLimit: 1, exponentialBackoffBase: 3, exponentialBackoffScale: 0.2, jitter: false))
+                let session = makeSession(
+                    transport, server: server, clock: clock,
+                    interceptor: RetryPolicy(retryLimit: 1, exponentialBackoffBase: 3, exponentialBackoffScale: 0.2, jitter: false))
                 let request = session.request("flaky").validate()
                 let response = await request.serializingString().response
                 #expect(response.error?.kind == .validationFailed)
@@ -62,12 +63,15 @@ extension Pipeline {
         @Test(arguments: TransportUnderTest.available, [429, 503])
         func retryAfterSecondsIsHonouredAndCapped(transport: TransportUnderTest, status: Int) async throws {
             try await withServer { server async throws in
-                server.enqueue([MockResponse.status(status).header("Retry-After", "7"),
-                                MockResponse.status(status).header("Retry-After", "86400"),
-                                .ok("ok")])
+                server.enqueue([
+                    MockResponse.status(status).header("Retry-After", "7"),
+                    MockResponse.status(status).header("Retry-After", "86400"),
+                    .ok("ok"),
+                ])
                 let clock = FrozenClock()
-                let session = makeSession(transport, server: server, clock: clock,
-                                          interceptor: RetryPolicy(jitter: true, maximumRetryAfter: .seconds(30)))
+                let session = makeSession(
+                    transport, server: server, clock: clock,
+                    interceptor: RetryPolicy(jitter: true, maximumRetryAfter: .seconds(30)))
                 let request = session.request("busy").validate()
                 _ = try await request.serializingData().value
                 #expect(clock.recorded == [.seconds(7), .seconds(30)])
@@ -80,10 +84,12 @@ extension Pipeline {
             try await withServer { server async throws in
                 // A server clock an hour behind the client's: the delay still comes out right.
                 let serverNow = Date().addingTimeInterval(-3600).rounded()
-                server.enqueue([MockResponse.status(503)
-                                    .header("Date", HTTPDate.format(serverNow))
-                                    .header("Retry-After", HTTPDate.format(serverNow.addingTimeInterval(12))),
-                                .ok("ok")])
+                server.enqueue([
+                    MockResponse.status(503)
+                        .header("Date", HTTPDate.format(serverNow))
+                        .header("Retry-After", HTTPDate.format(serverNow.addingTimeInterval(12))),
+                    .ok("ok"),
+                ])
                 let clock = FrozenClock()
                 let session = makeSession(transport, server: server, clock: clock, interceptor: RetryPolicy())
                 _ = try await session.request("dated").validate().serializingData().value
@@ -97,7 +103,7 @@ extension Pipeline {
                 let now = Date(timeIntervalSince1970: 1_700_000_000)
                 server.enqueue([MockResponse.status(429).header("Retry-After", "Tuesday, 14-Nov-23 22:14:05 GMT"), .ok("ok")])
                 var policy = RetryPolicy()
-                policy.now = { now } // 22:13:20
+                policy.now = { now }  // 22:13:20
                 let clock = FrozenClock()
                 let session = makeSession(transport, server: server, clock: clock, interceptor: policy)
                 _ = try await session.request("obsolete-date").validate().serializingData().value

@@ -41,8 +41,10 @@ extension Pipeline {
             for kind: CourierError.Kind in [.timedOut, .connectionLost, .cannotConnect, .cannotFindHost] {
                 #expect(policy.shouldRetry(method: .put, error: CourierError(kind, "transient")), "\(kind)")
             }
-            for kind: CourierError.Kind in [.secureConnectionFailed, .invalidURL, .encodingFailed, .adaptationFailed,
-                                            .serializationFailed, .tooManyRedirects, .fileSystem] {
+            for kind: CourierError.Kind in [
+                .secureConnectionFailed, .invalidURL, .encodingFailed, .adaptationFailed,
+                .serializationFailed, .tooManyRedirects, .fileSystem,
+            ] {
                 #expect(!policy.shouldRetry(method: .get, error: CourierError(kind, "permanent")), "\(kind)")
             }
             // A status code only counts when it is the reason for the failure.
@@ -108,7 +110,7 @@ extension Pipeline {
 
     /// `Retry-After` and HTTP-date parsing (RFC 9110 §5.6.7, §10.2.3).
     @Suite("Pipeline: Retry-After") struct RetryAfterTests {
-        private let now = Date(timeIntervalSince1970: 1_700_000_000) // 2023-11-14
+        private let now = Date(timeIntervalSince1970: 1_700_000_000)  // 2023-11-14
 
         @Test(arguments: [
             ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777.0),

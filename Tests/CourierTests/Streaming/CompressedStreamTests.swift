@@ -11,8 +11,10 @@ import CourierTestServer
 @Suite struct CompressedStreamTests {
     /// Reads the whole stream, checking each byte against `body`; returns the byte count and the
     /// number of chunks. `pause` runs after each chunk (a slow consumer).
-    static func consume(_ request: DataStreamRequest, body: CompressibleBody,
-                        pause: (Int) async -> Void = { _ in }) async throws -> (bytes: Int, chunks: Int) {
+    static func consume(
+        _ request: DataStreamRequest, body: CompressibleBody,
+        pause: (Int) async -> Void = { _ in }
+    ) async throws -> (bytes: Int, chunks: Int) {
         var offset = 0, chunks = 0
         for try await chunk in request.streamingData() {
             if let mismatch = body.firstMismatch(in: chunk, at: offset) {

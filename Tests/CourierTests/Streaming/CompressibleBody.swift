@@ -57,8 +57,8 @@ struct CompressibleBody: Sendable {
     /// The body as one Zstandard (RFC 8878) frame of RLE blocks (128 KiB of one byte in 4 bytes: 1:32768).
     var zstd: Data {
         var data = Data([0x28, 0xB5, 0x2F, 0xFD])
-        data.append(0x00)      // Frame_Header_Descriptor: no content size, no checksum, no dictionary
-        data.append(7 << 3)    // Window_Descriptor: 2^(10 + 7) = 128 KiB
+        data.append(0x00)  // Frame_Header_Descriptor: no content size, no checksum, no dictionary
+        data.append(7 << 3)  // Window_Descriptor: 2^(10 + 7) = 128 KiB
         let blockLimit = 128 << 10
         var blocks: [(byte: UInt8, count: Int)] = []
         for run in runs {
@@ -71,11 +71,13 @@ struct CompressibleBody: Sendable {
         }
         for (index, block) in blocks.enumerated() {
             let last: UInt32 = index == blocks.count - 1 ? 1 : 0
-            let header = last | 1 << 1 | UInt32(block.count) << 3 // Block_Type 1: RLE
-            data.append(contentsOf: [UInt8(truncatingIfNeeded: header), UInt8(truncatingIfNeeded: header >> 8),
-                                     UInt8(truncatingIfNeeded: header >> 16), block.byte])
+            let header = last | 1 << 1 | UInt32(block.count) << 3  // Block_Type 1: RLE
+            data.append(contentsOf: [
+                UInt8(truncatingIfNeeded: header), UInt8(truncatingIfNeeded: header >> 8),
+                UInt8(truncatingIfNeeded: header >> 16), block.byte,
+            ])
         }
-        if blocks.isEmpty { data.append(contentsOf: [1, 0, 0]) } // one empty raw block, the last
+        if blocks.isEmpty { data.append(contentsOf: [1, 0, 0]) }  // one empty raw block, the last
         return data
     }
 
@@ -85,20 +87,20 @@ struct CompressibleBody: Sendable {
         var bytes: [UInt8] = []
         for run in runs { bytes.append(contentsOf: repeatElement(run.byte, count: run.count)) }
         var bits = DeflateBomb.BitWriter()
-        bits.write(0, count: 1) // WBITS = 16
+        bits.write(0, count: 1)  // WBITS = 16
         var offset = 0
         while offset < bytes.count {
             let count = min(1 << 16, bytes.count - offset)
-            bits.write(0, count: 1)                   // ISLAST
-            bits.write(0, count: 2)                   // MNIBBLES: 4
+            bits.write(0, count: 1)  // ISLAST
+            bits.write(0, count: 2)  // MNIBBLES: 4
             bits.write(UInt32(count - 1), count: 16)  // MLEN - 1
-            bits.write(1, count: 1)                   // ISUNCOMPRESSED
+            bits.write(1, count: 1)  // ISUNCOMPRESSED
             bits.alignToByte()
             bits.bytes.append(contentsOf: bytes[offset..<(offset + count)])
             offset += count
         }
-        bits.write(1, count: 1) // ISLAST
-        bits.write(1, count: 1) // ISLASTEMPTY
+        bits.write(1, count: 1)  // ISLAST
+        bits.write(1, count: 1)  // ISLASTEMPTY
         return Data(bits.bytes)
     }
 
@@ -159,11 +161,11 @@ struct CompressibleBody: Sendable {
         let order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
 
         var bits = DeflateBomb.BitWriter()
-        bits.write(1, count: 1)   // BFINAL
-        bits.write(2, count: 2)   // BTYPE = 10, dynamic Huffman
-        bits.write(286 - 257, count: 5) // HLIT
-        bits.write(1 - 1, count: 5)     // HDIST: one distance code
-        bits.write(18 - 4, count: 4)    // HCLEN: the first 18 entries of `order` (up to symbol 1)
+        bits.write(1, count: 1)  // BFINAL
+        bits.write(2, count: 2)  // BTYPE = 10, dynamic Huffman
+        bits.write(286 - 257, count: 5)  // HLIT
+        bits.write(1 - 1, count: 5)  // HDIST: one distance code
+        bits.write(18 - 4, count: 4)  // HCLEN: the first 18 entries of `order` (up to symbol 1)
         for symbol in order.prefix(18) { bits.write(UInt32(codeLengthLengths[symbol]), count: 3) }
         // The 286 literal/length lengths, then the one distance length (1).
         var symbol = 0
@@ -192,8 +194,8 @@ struct CompressibleBody: Sendable {
             literal(run.byte)
             var remaining = run.count - 1
             while remaining >= 258 + 3 || remaining == 258 {
-                bits.writeHuffman(literalCodes[285], length: 1) // 258 bytes
-                bits.writeHuffman(0, length: 1)                 // distance 1
+                bits.writeHuffman(literalCodes[285], length: 1)  // 258 bytes
+                bits.writeHuffman(0, length: 1)  // distance 1
                 remaining -= 258
             }
             while remaining > 0 {

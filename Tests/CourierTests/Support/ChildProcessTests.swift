@@ -31,8 +31,9 @@ import Glibc
         }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("child-fds-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
-        let child = try ChildProcess(executable: "/bin/ls", arguments: ["/proc/self/fd"], currentDirectory: "/",
-                                     stdout: .file(output.path))
+        let child = try ChildProcess(
+            executable: "/bin/ls", arguments: ["/proc/self/fd"], currentDirectory: "/",
+            stdout: .file(output.path))
         #expect(await child.wait(timeout: .seconds(60)) == ChildProcess.Exit(status: 0, signalled: false))
         let listed = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").compactMap { Int($0) }
         // 0, 1, 2 and the descriptor ls opened to read the directory.

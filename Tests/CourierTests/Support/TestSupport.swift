@@ -38,28 +38,34 @@ enum TransportUnderTest: String, CaseIterable, CustomTestStringConvertible, Send
 let testCallbackQueue = DispatchQueue(label: "courier.tests.callbacks")
 
 /// A session on `transport` talking to `server`, with a private cookie store.
-func makeSession(_ transport: TransportUnderTest, server: TestServer? = nil, headers: HTTPHeaders = [:],
-                 interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = [],
-                 configure: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
+func makeSession(
+    _ transport: TransportUnderTest, server: TestServer? = nil, headers: HTTPHeaders = [:],
+    interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = [],
+    configure: (inout SessionConfiguration) -> Void = { _ in }
+) -> Session {
     var configuration = SessionConfiguration()
     configuration.transport = transport.choice
     configuration.cookies = .storage(HTTPCookieStorage.makeIsolated())
     configuration.temporaryDirectory = FileManager.default.temporaryDirectory
         .appendingPathComponent("courier-tests-\(UUID().uuidString)", isDirectory: true)
     configure(&configuration)
-    return Session(configuration: configuration, baseURL: server?.baseURL, headers: headers, interceptor: interceptor,
-                   eventMonitors: monitors, callbackQueue: testCallbackQueue)
+    return Session(
+        configuration: configuration, baseURL: server?.baseURL, headers: headers, interceptor: interceptor,
+        eventMonitors: monitors, callbackQueue: testCallbackQueue)
 }
 
 /// Runs `body` with a fresh server, shuts it down afterwards and expects its report clean (see
 /// `expectClean`), or with exactly the leftovers given; issues point at the caller.
-func withServer<T>(unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
-                   sourceLocation: SourceLocation = #_sourceLocation,
-                   _ body: (TestServer) async throws -> T) async throws -> T {
+func withServer<T>(
+    unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (TestServer) async throws -> T
+) async throws -> T {
     let server = try TestServer()
     defer {
-        expectClean(server.shutdown(), unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests,
-                    sourceLocation: sourceLocation)
+        expectClean(
+            server.shutdown(), unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests,
+            sourceLocation: sourceLocation)
     }
     return try await body(server)
 }

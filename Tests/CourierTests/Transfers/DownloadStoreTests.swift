@@ -16,8 +16,9 @@ import CourierTestServer
         var configuration = SessionConfiguration()
         configuration.transport = transport.choice
         configuration.cookies = .none
-        return Session(configuration: configuration, baseURL: server.baseURL, downloadStore: DownloadStore(directory: storeDirectory),
-                       callbackQueue: testCallbackQueue)
+        return Session(
+            configuration: configuration, baseURL: server.baseURL, downloadStore: DownloadStore(directory: storeDirectory),
+            callbackQueue: testCallbackQueue)
     }
 
     func destination(_ name: String = "out.bin") -> DownloadDestination {
@@ -54,7 +55,9 @@ import CourierTestServer
             // A brand-new session stands in for a restarted process.
             let fresh = session(transport, server)
             let progress = Collected<TransferProgress>()
-            let download = fresh.download("big.iso", to: destination(), resumable: true).onDownloadProgress(queue: testCallbackQueue) { progress.append($0) }
+            let download = fresh.download("big.iso", to: destination(), resumable: true).onDownloadProgress(queue: testCallbackQueue) {
+                progress.append($0)
+            }
             let url = try await download.serializingDownloadedFileURL().value
             #expect(try Data(contentsOf: url) == PatternBody.data(offset: 0, count: Int(size), seed: 4))
             let resume = try #require(server.recordedRequests.last)
@@ -101,8 +104,9 @@ import CourierTestServer
         try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
         let paths = DownloadStore.Paths(directory: storeDirectory, key: DownloadStore.key(url: url, method: .get))
         try bytes.write(to: paths.part)
-        let journal = DownloadJournal(url: url.absoluteString, method: "GET", etag: etag, lastModified: nil, expectedLength: expectedLength,
-                                      durableLength: Int64(bytes.count), bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
+        let journal = DownloadJournal(
+            url: url.absoluteString, method: "GET", etag: etag, lastModified: nil, expectedLength: expectedLength,
+            durableLength: Int64(bytes.count), bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
         try journal.save(to: paths.journal)
     }
 
@@ -113,7 +117,8 @@ import CourierTestServer
             let content = PatternBody.data(offset: 0, count: 100_000, seed: 3)
             server.route("/done", Resource(data: content, etag: "\"d\""))
             try plantPartial(url: server.url("/done"), bytes: content, expectedLength: 100_000, etag: "\"d\"")
-            let response = await session(transport, server).download("done", to: destination(), resumable: true).serializingDownloadedFileURL().response
+            let response = await session(transport, server).download("done", to: destination(), resumable: true).serializingDownloadedFileURL()
+                .response
             #expect(response.response?.statusCode == 200)
             #expect(try Data(contentsOf: try #require(response.value)) == content)
             #expect(server.recordedRequests.map { $0.headers["Range"] } == ["bytes=100000-"])
@@ -128,7 +133,8 @@ import CourierTestServer
             let content = PatternBody.data(offset: 0, count: 50_000, seed: 5)
             server.route("/shrunk", Resource(data: content, etag: "\"s\""))
             // The journal believes in 80,000 bytes; the server now has 50,000.
-            try plantPartial(url: server.url("/shrunk"), bytes: PatternBody.data(offset: 0, count: 60_000, seed: 5), expectedLength: 80_000, etag: "\"s\"")
+            try plantPartial(
+                url: server.url("/shrunk"), bytes: PatternBody.data(offset: 0, count: 60_000, seed: 5), expectedLength: 80_000, etag: "\"s\"")
             let url = try await session(transport, server).download("shrunk", to: destination(), resumable: true).serializingDownloadedFileURL().value
             #expect(try Data(contentsOf: url) == content)
             #expect(server.recordedRequests.map { $0.headers["Range"] } == ["bytes=60000-", nil])
@@ -176,7 +182,8 @@ import CourierTestServer
             let firstTask = first.serializingDownloadedFileURL()
             firstTask.resume()
             #expect(await gate.waitUntilWaiting(count: 1))
-            let second = await session(transport, server).download("shared", to: destination("b.bin"), resumable: true).serializingDownloadedFileURL().response
+            let second = await session(transport, server).download("shared", to: destination("b.bin"), resumable: true).serializingDownloadedFileURL()
+                .response
             #expect(second.error?.kind == .resumeFailed)
             #expect(second.error?.message.contains("another session or process") == true)
             #expect(DownloadStore(directory: storeDirectory).activeDownload(for: server.url("/shared")) == nil)
@@ -194,11 +201,15 @@ import CourierTestServer
             let good = SHA256.hash(content).hexString
             let bad = String(repeating: "0", count: 64)
             let session = session(transport, server)
-            let ok = try await session.download("checked", to: destination("ok.bin"), resumable: true,
-                                                integrity: DownloadIntegrity(expectedLength: 16, sha256: good.uppercased())).serializingDownloadedFileURL().value
+            let ok = try await session.download(
+                "checked", to: destination("ok.bin"), resumable: true,
+                integrity: DownloadIntegrity(expectedLength: 16, sha256: good.uppercased())
+            ).serializingDownloadedFileURL().value
             #expect(try Data(contentsOf: ok) == content)
-            let failed = await session.download("checked", to: destination("bad.bin"), resumable: true,
-                                                integrity: DownloadIntegrity(sha256: bad)).serializingDownloadedFileURL().response
+            let failed = await session.download(
+                "checked", to: destination("bad.bin"), resumable: true,
+                integrity: DownloadIntegrity(sha256: bad)
+            ).serializingDownloadedFileURL().response
             #expect(failed.error?.kind == .resumeFailed)
             #expect(!FileManager.default.fileExists(atPath: outputDirectory.appendingPathComponent("bad.bin").path))
             #expect(session.downloadStore.partialDownloads().isEmpty)

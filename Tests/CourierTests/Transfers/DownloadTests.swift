@@ -57,12 +57,14 @@ import CourierTestServer
         }
     }
 
-    @Test(arguments: TransportUnderTest.available, [
-        ("attachment; filename=\"../../etc/passwd\"", "passwd"),
-        ("attachment; filename=\"..\"", "report"),
-        ("attachment; filename*=UTF-8''na%C3%AFve%20file.txt", "naïve file.txt"),
-        ("attachment; filename=\".hidden\"", "hidden"),
-    ])
+    @Test(
+        arguments: TransportUnderTest.available,
+        [
+            ("attachment; filename=\"../../etc/passwd\"", "passwd"),
+            ("attachment; filename=\"..\"", "report"),
+            ("attachment; filename*=UTF-8''na%C3%AFve%20file.txt", "naïve file.txt"),
+            ("attachment; filename=\".hidden\"", "hidden"),
+        ])
     func serverSuggestedNamesCannotEscapeTheDirectory(transport: TransportUnderTest, names: (String, String)) async throws {
         try await withServer { server async throws in
             server.enqueue(MockResponse.ok("content").header("Content-Disposition", names.0))
@@ -86,9 +88,12 @@ import CourierTestServer
             #expect(try Data(contentsOf: temporary) == Data("temp".utf8))
             let directory = Self.scratchDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let custom = try await session.download("t", to: .custom { _, response in
-                (directory.appendingPathComponent("status-\(response.statusCode).txt"), [.createIntermediateDirectories])
-            }).serializingDownloadedFileURL().value
+            let custom = try await session.download(
+                "t",
+                to: .custom { _, response in
+                    (directory.appendingPathComponent("status-\(response.statusCode).txt"), [.createIntermediateDirectories])
+                }
+            ).serializingDownloadedFileURL().value
             #expect(custom.lastPathComponent == "status-200.txt")
         }
     }
@@ -102,7 +107,8 @@ import CourierTestServer
             defer { try? FileManager.default.removeItem(at: directory) }
             let destination = directory.appendingPathComponent("file.bin")
             let session = makeSession(transport, server: server)
-            let failed = await session.download("missing", to: .file(destination, options: .createIntermediateDirectories)).serializingDownloadedFileURL().response
+            let failed = await session.download("missing", to: .file(destination, options: .createIntermediateDirectories))
+                .serializingDownloadedFileURL().response
             #expect(failed.error?.responseCode == 404)
             #expect(failed.error?.kind == .validationFailed)
             #expect(failed.fileURL == nil)

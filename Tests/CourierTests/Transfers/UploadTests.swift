@@ -71,10 +71,11 @@ import CourierTestServer
             defer { try? FileManager.default.removeItem(at: file) }
             server.enqueue(.json(#"{"id":1}"#))
             let session = makeSession(transport, server: server)
-            let request = session.upload(multipartFormData: { form in
-                form.append(Data("bob".utf8), withName: "name")
-                form.append(fileURL: file, withName: "avatar", fileName: "a \"quoted\".jpg", mimeType: "image/jpeg")
-            }, to: "profile")
+            let request = session.upload(
+                multipartFormData: { form in
+                    form.append(Data("bob".utf8), withName: "name")
+                    form.append(fileURL: file, withName: "avatar", fileName: "a \"quoted\".jpg", mimeType: "image/jpeg")
+                }, to: "profile")
             #expect(try await request.serializingJSON().value["id"]?.intValue == 1)
             let recorded = try await server.takeRequest()
             let contentType = try #require(recorded.headers["Content-Type"])

@@ -43,13 +43,16 @@ struct CurlContentDecodingTests {
     }
 
     /// 400 JSON lines, 27,246 bytes.
-    static let jsonLines = Data((0..<400).map { index in
-        #"{"id":\#(index),"name":"courier item \#(index)","tags":["a","b","c"],"ok":\#(index % 3 == 0)}"# + "\n"
-    }.joined().utf8)
+    static let jsonLines = Data(
+        (0..<400).map { index in
+            #"{"id":\#(index),"name":"courier item \#(index)","tags":["a","b","c"],"ok":\#(index % 3 == 0)}"# + "\n"
+        }.joined().utf8)
     /// ``jsonLines`` as libbrotlienc 1.0.9 compresses it (quality 11, window 22).
-    static let brotliJSONLines = "G21qIBwFbqyxizoF7W+SYWAbo9SXm184DIJV1OFK5U9PlHwEpdc6LApd+ScbhLO6wr98NbtOk7BBKBQ4jKxuTjWjyBG5KYf8KM6ROJXS+vOhxPtR6V98vyn8o9pHnf/e13cF2w/+GH3+c/C+aWz0968EDM+fB/ZXAA2AK2wC1AjcGJIEtlloU7jk/sc8X5k3/5gy0Qh20IowoiiSuLEkimy00qZyzQ3wvoRHZmUMgEuAMKKokTiyJIpss9Kocs0N+K7wDTjHnEcQQbhDokjiyJImstFKo8olN9A71ntkohHsgDCiKJK4sSSKbLTSpnLNDfy+5EdmZQyMS4YwoqiROLIkimyz0qhyzQ3yruQNMseZRxBBuEOiSOLIkiay0UqjyiU32He875GJRrADwoiiSOLGkiiy0UqbyjU36PtSH5mVMSguFcKIokbiyJIoss1Ko8o1N7h35d7g5vjmEUQQ7pAokjiypIlstNKocp965f5r+UBeHZpqCEtoiFiRVIkcmVKFtlpqVLroJvO+NQ/NzpgMbg2IFUmRyJUpVWijpVali26CdwdvgjnHPIQKxCUiVSJXpkShrZZala65Cd8530NTDWEJiBVJlciRKVVoq6VGpYtuovctPTQ7YyLcEogVSZHIlSlVaKOlVqWLbuJ3x2/iOfc8hArEJSJVIlemRKGtllqVrrlJ3nneQ1MNYQmIFUmVyJEpVWirpUali26y71v70OyMyeLWgliRFIlcmVKFNlpqVbroJn13+iad885DqEBcIlIlcmVKFNpqqVXpmpvcO7/30FRDWAJiRVIlcmRKFdpqqVHpPvap/q9l6w2aD63fell4eYNYkbSkhsiVKVVoo6VWpYtuMu/OvMnM+cxDqEBcIlIlcmVKFNpqqVXpmpvgneM9NNUQloBYkVSJHJlShbZaalS66CZ83+JDszMmxC2CWJEUiVyZUoU2WmpVuugmenf0JppzzUOoQFwiUiVyZUoU2mqpVemam/id+z001RCWgFiRVIkcmVKFtlpqVLroJnnfykOzMybBrYBYkRSJXJlShTZaalW66Cb77uyb7JzvPIQKxCUiVSJXpkShrZZala65Sd9530NTDWEJiBVJlciRKVVoq6VGpYtucu9b99DsjMnh1oFYkRSJXJlShTZaalW6j13x82v5UH7rZeHl1SFUIC6xIVIlcmVKFNpqqVXpmpvMO5/30FRDWAJiRVIlcmRKFdpqqVHpopvgfQsPzc6YALcAYkVSJHJlShXaaKlV6aKb8N3hm3DOOQ+hAnGJSJXIlSlRaKulVqVrbqJ3rvfQVENYAmJFUiVyZEoV2mqpUemim/h9yw/NzpgYtwxiRVIkcmVKFdpoqVXpopvk3cmbZM4zD6ECcYlIlciVKVFoq6VWpWtusu9830NTDWEJiBVJlciRKVVoq6VGpYtu0vetPjQ7Y1LcKogVSZHIlSlVaKOlVqWLbnLvzr3JzfnNQ6hAXCJSJXJlShTaaqlV5Q7vAA=="
+    static let brotliJSONLines =
+        "G21qIBwFbqyxizoF7W+SYWAbo9SXm184DIJV1OFK5U9PlHwEpdc6LApd+ScbhLO6wr98NbtOk7BBKBQ4jKxuTjWjyBG5KYf8KM6ROJXS+vOhxPtR6V98vyn8o9pHnf/e13cF2w/+GH3+c/C+aWz0968EDM+fB/ZXAA2AK2wC1AjcGJIEtlloU7jk/sc8X5k3/5gy0Qh20IowoiiSuLEkimy00qZyzQ3wvoRHZmUMgEuAMKKokTiyJIpss9Kocs0N+K7wDTjHnEcQQbhDokjiyJImstFKo8olN9A71ntkohHsgDCiKJK4sSSKbLTSpnLNDfy+5EdmZQyMS4YwoqiROLIkimyz0qhyzQ3yruQNMseZRxBBuEOiSOLIkiay0UqjyiU32He875GJRrADwoiiSOLGkiiy0UqbyjU36PtSH5mVMSguFcKIokbiyJIoss1Ko8o1N7h35d7g5vjmEUQQ7pAokjiypIlstNKocp965f5r+UBeHZpqCEtoiFiRVIkcmVKFtlpqVLroJvO+NQ/NzpgMbg2IFUmRyJUpVWijpVali26CdwdvgjnHPIQKxCUiVSJXpkShrZZala65Cd8530NTDWEJiBVJlciRKVVoq6VGpYtuovctPTQ7YyLcEogVSZHIlSlVaKOlVqWLbuJ3x2/iOfc8hArEJSJVIlemRKGtllqVrrlJ3nneQ1MNYQmIFUmVyJEpVWirpUali26y71v70OyMyeLWgliRFIlcmVKFNlpqVbroJn13+iad885DqEBcIlIlcmVKFNpqqVXpmpvcO7/30FRDWAJiRVIlcmRKFdpqqVHpPvap/q9l6w2aD63fell4eYNYkbSkhsiVKVVoo6VWpYtuMu/OvMnM+cxDqEBcIlIlcmVKFNpqqVXpmpvgneM9NNUQloBYkVSJHJlShbZaalS66CZ83+JDszMmxC2CWJEUiVyZUoU2WmpVuugmenf0JppzzUOoQFwiUiVyZUoU2mqpVemam/id+z001RCWgFiRVIkcmVKFtlpqVLroJnnfykOzMybBrYBYkRSJXJlShTZaalW66Cb77uyb7JzvPIQKxCUiVSJXpkShrZZala65Sd9530NTDWEJiBVJlciRKVVoq6VGpYtucu9b99DsjMnh1oFYkRSJXJlShTZaalW6j13x82v5UH7rZeHl1SFUIC6xIVIlcmVKFNpqqVXpmpvMO5/30FRDWAJiRVIlcmRKFdpqqVHpopvgfQsPzc6YALcAYkVSJHJlShXaaKlV6aKb8N3hm3DOOQ+hAnGJSJXIlSlRaKulVqVrbqJ3rvfQVENYAmJFUiVyZEoV2mqpUemim/h9yw/NzpgYtwxiRVIkcmVKFdpoqVXpopvk3cmbZM4zD6ECcYlIlciVKVFoq6VWpWtusu9830NTDWEJiBVJlciRKVVoq6VGpYtu0vetPjQ7Y1LcKogVSZHIlSlVaKOlVqWLbnLvzr3JzfnNQ6hAXCJSJXJlShTaaqlV5Q7vAA=="
     /// ``jsonLines`` as libzstd 1.5.4 compresses it (level 19).
-    static let zstdJSONLines = "KLUv/WBuaf0pAEqEIA8bYE2qOY5nfYJbRyg5OorAGi0t2UlkRdEhKAxyEgHkAOEALLJIIokcciikkJOTJUuSJIMM8oIXFrRgBStIQYoJTlCCEjx4NNgggwxGMIJ3d3Z2dUVHNzcnJ9/X6/F4cXFnZ2ZWVkZGNjZiYttWq9FoYWFXZ2VVVUVFU1NSUtetFosVFXV0ZGRUVEREQ0NCMk2lEokUFHRzY2M1NTQ0MyMj8zydDocTE3NyJiYlJSQ0MiIislypUCghIfdt23XR9DzL8t8753F8vVqtWqVSpyOV3tu2LBuNHs9oLBaJNBwKhfOyJMlg8M6simhG5NsIDBoQkAAqHJgAQQLDYcGDw8KAQ4HDwoHAYeHQcBDAcIiQoEHCYeEQARockKAgAIQDCiBMeFDgwHA40KDBwWEhGA4GFBwoBGTJYIO96EUtalHRilKUohOdkKhEjx5ttFFGGY1oRO94Z0c71rGOdKSb4xzlKMePX4898shjHOPOeEYzmrGMZWQk4xjHKEaxjRtrrJFGWhjDeMUrWtGqilWkIhWnOCVFKV682GKLRRajGMUjHo1YxCISkWiIQxSiECdOJZZIIolBDLrhDW1owxrW0JCGM5yhDGUePuywQw45MYzhCU9oQpMSlpCEJBzhiAhFuHBhhRUKKQxhCG/eNm3WrEmTnjlTpsznd3ZycsaMr7zSSiurrFJJ5ZRTSim9vGzZkiUbZZRHHmmkBU88scQSx8eNGzNmHHHEd72rXe3qWle60nWuc3KV69evvfZ45TWucT3r1axlLStZycY6VrGKdetWa6200hrWsKte1apWrWoVVak61alKVerq1VZbZZUV1age9ahGNSpqUYlK1KEOCVWoU6eWWiKV1KAG9aY3NrVpTWtKU5qZzlSmMn36dNopp5zGNOakJzWpSUtaQlKSjnSkIhVZurTSSimlhDSkd+/atevWpUt37ixX7vfb23l548a99mpttdVSS512Wmmlvb1t27JlG2302GONNbbYIrHEDjussMLZ2bJlA3ffbbfdddfRTffcc8st9/3duzdvXtxxn3222VZ22WSTPfaILfb2du0abdphh331ldVWV1011VRTTy211NdX69asWUcddfTRRhtddBHRRA89tNBC09OlS5MmBR30zTfbbFNzzTTTPPOMzDI/P3fucOYcc8wnn7zJJZdMMsnII4ss8vJSuTJlyiGH3N/b29fX9PTz8/Ly//f7fB4ff/26dWv16tSpT59Kl36/t7fs7NGjHz8aN168OHHi8OHChc9neTk5efDgxRdbbHHFFRRTBIMjqCJAoPr2/w3CVyMbYxJQEEgQGEHg6QUnBAiBQtDwA0HYGEOGoh5zjLU3BkuSEFYkgaJpR6XoTFS2JWBQEwAVO+GzAlKOrJCZiGQd0pCygKjkGbFmcxOVLQlhJSkomnZUxX7BHGOSsIg50cC0mQB8EojQTEKqelUE1YZidAQEQXMdRXGqNC4LgdgQEFWnGgjVeylMlhfVJrBW2CQQoZmEVvWqCKoNxegICEKCIgiKhVjsCKDCcZKI8d1QKhaKWVEMRbEJMBU2CURoJqFVvSqCakMxOgKCoLmOojhVGpeFQGwIiKpTDYTqvRQmSgCxU5iiNAGhoTgEseBlU8b9bjF0f2J6pQFFKbKKqCFNlMG6RR1FTBVWiyWXIpzuIgJvU8AiH9GgSK/RL2hnD2O15bPecqi6wOlKgYqmAHFTQ5oog3WLOioyBSzykQZFejrhltGkBg0MB6osgy29Jcp/Ib3rJsjFv5AZ8oeY6kzkf4ABQGsF"
+    static let zstdJSONLines =
+        "KLUv/WBuaf0pAEqEIA8bYE2qOY5nfYJbRyg5OorAGi0t2UlkRdEhKAxyEgHkAOEALLJIIokcciikkJOTJUuSJIMM8oIXFrRgBStIQYoJTlCCEjx4NNgggwxGMIJ3d3Z2dUVHNzcnJ9/X6/F4cXFnZ2ZWVkZGNjZiYttWq9FoYWFXZ2VVVUVFU1NSUtetFosVFXV0ZGRUVEREQ0NCMk2lEokUFHRzY2M1NTQ0MyMj8zydDocTE3NyJiYlJSQ0MiIislypUCghIfdt23XR9DzL8t8753F8vVqtWqVSpyOV3tu2LBuNHs9oLBaJNBwKhfOyJMlg8M6simhG5NsIDBoQkAAqHJgAQQLDYcGDw8KAQ4HDwoHAYeHQcBDAcIiQoEHCYeEQARockKAgAIQDCiBMeFDgwHA40KDBwWEhGA4GFBwoBGTJYIO96EUtalHRilKUohOdkKhEjx5ttFFGGY1oRO94Z0c71rGOdKSb4xzlKMePX4898shjHOPOeEYzmrGMZWQk4xjHKEaxjRtrrJFGWhjDeMUrWtGqilWkIhWnOCVFKV682GKLRRajGMUjHo1YxCISkWiIQxSiECdOJZZIIolBDLrhDW1owxrW0JCGM5yhDGUePuywQw45MYzhCU9oQpMSlpCEJBzhiAhFuHBhhRUKKQxhCG/eNm3WrEmTnjlTpsznd3ZycsaMr7zSSiurrFJJ5ZRTSim9vGzZkiUbZZRHHmmkBU88scQSx8eNGzNmHHHEd72rXe3qWle60nWuc3KV69evvfZ45TWucT3r1axlLStZycY6VrGKdetWa6200hrWsKte1apWrWoVVak61alKVerq1VZbZZUV1age9ahGNSpqUYlK1KEOCVWoU6eWWiKV1KAG9aY3NrVpTWtKU5qZzlSmMn36dNopp5zGNOakJzWpSUtaQlKSjnSkIhVZurTSSimlhDSkd+/atevWpUt37ixX7vfb23l548a99mpttdVSS512Wmmlvb1t27JlG2302GONNbbYIrHEDjussMLZ2bJlA3ffbbfdddfRTffcc8st9/3duzdvXtxxn3222VZ22WSTPfaILfb2du0abdphh331ldVWV1011VRTTy211NdX69asWUcddfTRRhtddBHRRA89tNBC09OlS5MmBR30zTfbbFNzzTTTPPOMzDI/P3fucOYcc8wnn7zJJZdMMsnII4ss8vJSuTJlyiGH3N/b29fX9PTz8/Ly//f7fB4ff/26dWv16tSpT59Kl36/t7fs7NGjHz8aN168OHHi8OHChc9neTk5efDgxRdbbHHFFRRTBIMjqCJAoPr2/w3CVyMbYxJQEEgQGEHg6QUnBAiBQtDwA0HYGEOGoh5zjLU3BkuSEFYkgaJpR6XoTFS2JWBQEwAVO+GzAlKOrJCZiGQd0pCygKjkGbFmcxOVLQlhJSkomnZUxX7BHGOSsIg50cC0mQB8EojQTEKqelUE1YZidAQEQXMdRXGqNC4LgdgQEFWnGgjVeylMlhfVJrBW2CQQoZmEVvWqCKoNxegICEKCIgiKhVjsCKDCcZKI8d1QKhaKWVEMRbEJMBU2CURoJqFVvSqCakMxOgKCoLmOojhVGpeFQGwIiKpTDYTqvRQmSgCxU5iiNAGhoTgEseBlU8b9bjF0f2J6pQFFKbKKqCFNlMG6RR1FTBVWiyWXIpzuIgJvU8AiH9GgSK/RL2hnD2O15bPecqi6wOlKgYqmAHFTQ5oog3WLOioyBSzykQZFejrhltGkBg0MB6osgy29Jcp/Ib3rJsjFv5AZ8oeY6kzkf4ABQGsF"
 
     @Test("real brotli and zstd output (their encoders at the highest levels) decodes")
     func realBrotliAndZstd() async throws {
@@ -141,8 +144,9 @@ struct CurlContentDecodingTests {
             // On the loop's thread, inside the write callback: no later delivery of this chunk may follow.
             if suspendNow { slot.withLock { $0 }?.suspend() }
         }
-        let (_, transfer) = CurlTestSupport.start(TransportRequest(url: server.url("/gz"), flowControlWindow: 64 << 20),
-                                                  on: transport, sink: sink)
+        let (_, transfer) = CurlTestSupport.start(
+            TransportRequest(url: server.url("/gz"), flowControlWindow: 64 << 20),
+            on: transport, sink: sink)
         slot.withLock { $0 = transfer }
         try await sink.wait { $0.received >= 1 << 20 || $0.isCompleted }
         // The flag is cleared before resume(), so only a delivery made while suspended counts.
@@ -195,11 +199,13 @@ struct CurlContentDecodingTests {
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let gzip = CompressibleBody.segments(2, of: 1000).gzip
-        server.enqueue([MockResponse(status: 204).header("Content-Encoding", "gzip"),
-                        Self.coded(gzip, "gzip"),
-                        Self.coded(Data("plain".utf8), "identity"),
-                        Self.coded(Data("odd".utf8), "compress"),
-                        Self.coded(gzip, "gzip")])
+        server.enqueue([
+            MockResponse(status: 204).header("Content-Encoding", "gzip"),
+            Self.coded(gzip, "gzip"),
+            Self.coded(Data("plain".utf8), "identity"),
+            Self.coded(Data("odd".utf8), "compress"),
+            Self.coded(gzip, "gzip"),
+        ])
         let empty = try await CurlTestSupport.run(TransportRequest(url: server.url("/none")), on: transport)
         #expect(empty.error == nil)
         #expect(empty.body.isEmpty)

@@ -63,8 +63,9 @@ struct CurlOptionRefusalTests {
         let result = try await CurlTestSupport.run(TransportRequest(url: url, method: method), on: transport)
         CurlTestSupport.expectContract(result)
         #expect(result.error?.kind == .transportFailed)
-        #expect(result.error?.message.contains("libcurl refused CURLOPT_CUSTOMREQUEST (error 43: ") == true,
-                "\(String(describing: result.error))")
+        #expect(
+            result.error?.message.contains("libcurl refused CURLOPT_CUSTOMREQUEST (error 43: ") == true,
+            "\(String(describing: result.error))")
         #expect(result.error?.url == url)
         #expect(result.head == nil)
 

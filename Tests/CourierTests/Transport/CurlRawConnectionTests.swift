@@ -41,8 +41,10 @@ import CourierLocking
         }
     }
 
-    static func open(_ url: URL, on transport: CurlTransport, observer: Observer,
-                     timeout: Duration = .seconds(10)) async -> (Result<any RawConnection, CourierError>, any RawConnectAttempt) {
+    static func open(
+        _ url: URL, on transport: CurlTransport, observer: Observer,
+        timeout: Duration = .seconds(10)
+    ) async -> (Result<any RawConnection, CourierError>, any RawConnectAttempt) {
         let attempt = Locked<(any RawConnectAttempt)?>(nil)
         // The result goes through a lock, as the WebSocket takes it: the connection was made on the
         // connecting thread, and the lock is what orders that thread's writes before this one's reads.
@@ -115,8 +117,10 @@ import CourierLocking
         let observer = Observer()
         let serverSide = Locked<Int32>(-1)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<any RawConnection, CourierError>, Never>) in
-            let attempt = transport.openRawConnection(to: URL(string: "https://127.0.0.1:\(port)/")!, timeout: .seconds(600),
-                                                      observer: observer) { continuation.resume(returning: $0) }
+            let attempt = transport.openRawConnection(
+                to: URL(string: "https://127.0.0.1:\(port)/")!, timeout: .seconds(600),
+                observer: observer
+            ) { continuation.resume(returning: $0) }
             // A thread of its own: it blocks in poll(2), which must not hold a cooperative thread.
             Thread.detachNewThread {
                 // Cancel once the TLS handshake is under way: the ClientHello reached the server's side.

@@ -162,17 +162,23 @@ struct CurlTestTimeout: Error, CustomStringConvertible {
 /// Small helpers shared by the curl transport tests.
 enum CurlTestSupport {
     /// A new transport (throws when libcurl cannot be loaded here).
-    static func transport(maximumConnectionsPerHost: Int = 8, trusting certificates: [URL] = [],
-                          responseWaitLimit: Duration = CurlResponseWait.defaultLimit,
-                          proxies: CurlProxyEnvironment = CurlProxyEnvironment(environment: [:])) throws -> CurlTransport {
-        try CurlTransport(configuration: TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost,
-                                                                additionalTrustedCertificates: certificates),
-                          receiveBufferSize: 64 * 1024, responseWaitLimit: responseWaitLimit, proxies: proxies)
+    static func transport(
+        maximumConnectionsPerHost: Int = 8, trusting certificates: [URL] = [],
+        responseWaitLimit: Duration = CurlResponseWait.defaultLimit,
+        proxies: CurlProxyEnvironment = CurlProxyEnvironment(environment: [:])
+    ) throws -> CurlTransport {
+        try CurlTransport(
+            configuration: TransportConfiguration(
+                maximumConnectionsPerHost: maximumConnectionsPerHost,
+                additionalTrustedCertificates: certificates),
+            receiveBufferSize: 64 * 1024, responseWaitLimit: responseWaitLimit, proxies: proxies)
     }
 
     /// Starts `request` on `transport` with a new sink and returns both.
-    static func start(_ request: TransportRequest, on transport: CurlTransport,
-                      sink: CurlRecordingSink = CurlRecordingSink()) -> (CurlRecordingSink, any TransportTransfer) {
+    static func start(
+        _ request: TransportRequest, on transport: CurlTransport,
+        sink: CurlRecordingSink = CurlRecordingSink()
+    ) -> (CurlRecordingSink, any TransportTransfer) {
         let transfer = transport.startTransfer(request, sink: sink)
         sink.attach(transfer)
         return (sink, transfer)
@@ -181,14 +187,18 @@ enum CurlTestSupport {
     /// Starts `request` with a sink that calls `suspend()` itself, on the transport's thread, as soon
     /// as `threshold` body bytes have arrived; returns the sink, the transfer and the byte count at
     /// the moment of suspension (known once the returned waiter finishes).
-    static func startSuspending(_ request: TransportRequest, on transport: CurlTransport,
-                                after threshold: Int) -> (CurlRecordingSink, any TransportTransfer, Locked<Int?>) {
+    static func startSuspending(
+        _ request: TransportRequest, on transport: CurlTransport,
+        after threshold: Int
+    ) -> (CurlRecordingSink, any TransportTransfer, Locked<Int?>) {
         let slot = Locked<(any TransportTransfer)?>(nil)
         let suspendedAt = Locked<Int?>(nil)
         let received = Locked(0)
         let sink = CurlRecordingSink { event in
             guard case .body(let data) = event else { return }
-            let total = received.withLock { $0 += data.count; return $0 }
+            let total = received.withLock {
+                $0 += data.count; return $0
+            }
             guard total >= threshold, suspendedAt.withLock({ $0 == nil }) else { return }
             slot.withLock { $0 }?.suspend()
             suspendedAt.withLock { $0 = total }

@@ -38,7 +38,8 @@ struct CurlTransferStateTests {
     func endsBeforeAttach() {
         #expect(run([.cancel]).0 == [.finish(.cancelled, detach: false)])
         #expect(run([.start(suspended: true), .cancel]).0 == [.none, .finish(.cancelled, detach: false)])
-        #expect(run([.start(suspended: true), .timedOut(.deadline(after: .seconds(1)))]).0
+        #expect(
+            run([.start(suspended: true), .timedOut(.deadline(after: .seconds(1)))]).0
                 == [.none, .finish(.timedOut(.deadline(after: .seconds(1))), detach: false)])
         #expect(run([.shutdown]).0 == [.finish(.invalidated, detach: false)])
         #expect(run([.start(suspended: true), .shutdown]).0 == [.none, .finish(.invalidated, detach: false)])
@@ -64,9 +65,11 @@ struct CurlTransferStateTests {
 
     @Test("after finishing, every event is ignored (exactly one completion)")
     func finishedIgnoresEverything() {
-        let later: [Event] = [.cancel, .curlDone(0), .timedOut(.idle(.seconds(1))), .shutdown, .start(suspended: false),
-                              .pauseRequested(suspended: true), .pauseRequested(suspended: false), .windowFull,
-                              .windowReopened, .chunkDeferred, .attachFailed(Self.failure), .failed(Self.failure)]
+        let later: [Event] = [
+            .cancel, .curlDone(0), .timedOut(.idle(.seconds(1))), .shutdown, .start(suspended: false),
+            .pauseRequested(suspended: true), .pauseRequested(suspended: false), .windowFull,
+            .windowReopened, .chunkDeferred, .attachFailed(Self.failure), .failed(Self.failure),
+        ]
         for first in [Event.cancel, .curlDone(0), .shutdown] {
             let (actions, state) = run([.start(suspended: false), first] + later)
             #expect(actions.dropFirst(2).allSatisfy { $0 == .none }, "\(first)")
@@ -76,8 +79,10 @@ struct CurlTransferStateTests {
 
     @Test("suspend pauses both directions; resume continues")
     func suspendResume() {
-        let (actions, state) = run([.start(suspended: false), .pauseRequested(suspended: true), .pauseRequested(suspended: true),
-                                    .pauseRequested(suspended: false), .pauseRequested(suspended: false)])
+        let (actions, state) = run([
+            .start(suspended: false), .pauseRequested(suspended: true), .pauseRequested(suspended: true),
+            .pauseRequested(suspended: false), .pauseRequested(suspended: false),
+        ])
         #expect(actions == [.attach, .applyPause(.all), .none, .applyPause([]), .none])
         #expect(state.phase == running())
     }
@@ -102,8 +107,10 @@ struct CurlTransferStateTests {
         #expect(state.phase == running(.suspended, applied: .all))
 
         // Backpressured, then suspended and resumed: receiving stays paused until the window reopens.
-        (actions, state) = run([.start(suspended: false), .windowFull, .pauseRequested(suspended: true),
-                                .pauseRequested(suspended: false), .windowReopened])
+        (actions, state) = run([
+            .start(suspended: false), .windowFull, .pauseRequested(suspended: true),
+            .pauseRequested(suspended: false), .windowReopened,
+        ])
         #expect(actions == [.attach, .none, .applyPause(.all), .applyPause(.receive), .applyPause([])])
         #expect(state.phase == running())
     }
@@ -112,8 +119,10 @@ struct CurlTransferStateTests {
     func deferredChunk() {
         // suspend() and resume() both happened before the loop saw either: the write callback
         // refused a chunk, so libcurl is paused although the wanted state is "running".
-        let (actions, state) = run([.start(suspended: false), .chunkDeferred, .pauseRequested(suspended: false),
-                                    .pauseRequested(suspended: false)])
+        let (actions, state) = run([
+            .start(suspended: false), .chunkDeferred, .pauseRequested(suspended: false),
+            .pauseRequested(suspended: false),
+        ])
         #expect(actions == [.attach, .none, .applyPause([]), .none])
         #expect(state.phase == running())
     }

@@ -96,8 +96,10 @@ struct CurlTransportFailureTests {
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         let gate = Gate()
-        server.enqueue([MockResponse.status(200).body(.pattern(count: 50_000_000, seed: 3)).pausing(afterBytes: 100_000, until: gate),
-                        MockResponse.ok("next")])
+        server.enqueue([
+            MockResponse.status(200).body(.pattern(count: 50_000_000, seed: 3)).pausing(afterBytes: 100_000, until: gate),
+            MockResponse.ok("next"),
+        ])
         // No idle timeout: on a loaded machine the default 60 s could end it before the cancel does.
         let (sink, transfer) = CurlTestSupport.start(TransportRequest(url: server.url("/long"), idleTimeout: nil), on: transport)
         try await sink.wait { $0.body.count >= 100_000 || $0.isCompleted }
@@ -137,10 +139,10 @@ struct CurlTransportFailureTests {
                 let sink = CurlRecordingSink { event in
                     switch (moment, event) {
                     case (1, .response):
-                        cancelInSink() // on the loop thread, just before a tiny body completes
+                        cancelInSink()  // on the loop thread, just before a tiny body completes
                     case (2, .completed):
                         lateCancels.enter()
-                        DispatchQueue.global().async { // races the loop finishing up
+                        DispatchQueue.global().async {  // races the loop finishing up
                             cancelInSink()
                             lateCancels.leave()
                         }
@@ -164,7 +166,7 @@ struct CurlTransportFailureTests {
                         lateCancels.leave()
                     }
                 default:
-                    break // 1 and 2 cancel from the sink; 4 never cancels
+                    break  // 1 and 2 cancel from the sink; 4 never cancels
                 }
             }
             for sink in sinks {
@@ -251,7 +253,7 @@ struct CurlTransportFailureTests {
             if index % 10 == 0 {
                 _ = try await CurlTestSupport.run(TransportRequest(url: server.url("/leak")), on: transport)
             }
-            if index % 2 == 0 { transport.shutdown() } // the others are shut down by deinit
+            if index % 2 == 0 { transport.shutdown() }  // the others are shut down by deinit
         }
         // Other suites may run at the same time and hold threads, loop threads and descriptors of
         // their own; a leak here would be one loop thread and two descriptors per transport

@@ -70,7 +70,7 @@ struct CurlTransportFlowTests {
 
         // Fills the window and stops there.
         try await sink.wait { $0.body.count > window - 64 * 1024 || $0.isCompleted }
-        try await Task.sleep(for: .milliseconds(300)) // observation window (and 3x the idle timeout)
+        try await Task.sleep(for: .milliseconds(300))  // observation window (and 3x the idle timeout)
         let stalled = sink.snapshot
         #expect(stalled.body.count <= window)
         #expect(!stalled.isCompleted)
@@ -124,8 +124,9 @@ struct CurlTransportFlowTests {
         defer { expectClean(server.shutdown()) }
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
-        server.enqueue(MockResponse.status(200).body(.pattern(count: 1_000_000, seed: 1))
-            .effect(.stall, at: .responseBody(afterBytes: 10_000)))
+        server.enqueue(
+            MockResponse.status(200).body(.pattern(count: 1_000_000, seed: 1))
+                .effect(.stall, at: .responseBody(afterBytes: 10_000)))
         let result = try await CurlTestSupport.run(TransportRequest(url: server.url("/stall"), idleTimeout: .milliseconds(100)), on: transport)
         CurlTestSupport.expectContract(result)
         #expect(result.error?.kind == .timedOut)

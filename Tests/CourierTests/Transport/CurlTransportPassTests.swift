@@ -8,8 +8,9 @@ import CourierLocking
 /// Passes of a curl event loop that run away from the loop's own thread: a transfer started while
 /// the transport is idle goes out from the caller's thread, and the loop thread wakes only for its
 /// response.
-@Suite("Curl transport passes on the caller's thread", .timeLimit(.minutes(3)),
-       .enabled(if: FastPaths.enabled, "SKIPPED: the caller-thread passes are off (COURIER_FAST_PATHS=0)"))
+@Suite(
+    "Curl transport passes on the caller's thread", .timeLimit(.minutes(3)),
+    .enabled(if: FastPaths.enabled, "SKIPPED: the caller-thread passes are off (COURIER_FAST_PATHS=0)"))
 struct CurlTransportPassTests {
     /// Calls `action` on `.completed`, on whatever thread delivers it, and records that thread.
     final class CompletionSink: TransportEventSink {
@@ -45,8 +46,10 @@ struct CurlTransportPassTests {
         Thread.detachNewThread {
             caller.withLock { $0 = UInt(bitPattern: Int(bitPattern: pthread_self())) }
             // The body cannot be opened: the transfer fails while it is set up, inside the pass.
-            _ = transport.startTransfer(TransportRequest(url: URL(string: "http://127.0.0.1:9/upload")!, method: .post,
-                                                         body: .file(missing, length: 10)), sink: sink)
+            _ = transport.startTransfer(
+                TransportRequest(
+                    url: URL(string: "http://127.0.0.1:9/upload")!, method: .post,
+                    body: .file(missing, length: 10)), sink: sink)
             returned.arrive()
         }
         #expect(await returned.wait(), "startTransfer did not return: the shutdown inside its pass deadlocked")
@@ -101,8 +104,9 @@ struct CurlTransportPassTests {
         #expect(try await CurlTestSupport.run(TransportRequest(url: server.url("/first")), on: transport).error == nil)
         #expect(await eventually { transport.loopsSleepIdle })
         let started = ContinuousClock.now
-        let result = try await CurlTestSupport.run(TransportRequest(url: server.url("/stall"), idleTimeout: .milliseconds(200)),
-                                                   on: transport)
+        let result = try await CurlTestSupport.run(
+            TransportRequest(url: server.url("/stall"), idleTimeout: .milliseconds(200)),
+            on: transport)
         #expect(result.error?.kind == .timedOut)
         // Far below the minute the loop would otherwise sleep, far above 200 ms on a loaded machine.
         #expect(ContinuousClock.now - started < .seconds(30))

@@ -63,8 +63,9 @@ struct CurlTransportRequestTests {
             let body = PatternBody.data(offset: 0, count: 2_500_000, seed: 3)
             server.enqueue(MockResponse.status(201))
             let result = try await CurlTestSupport.run(
-                TransportRequest(url: server.url("/upload"), method: method, headers: ["Content-Type": "application/x-test"],
-                                 body: .data(body)), on: transport)
+                TransportRequest(
+                    url: server.url("/upload"), method: method, headers: ["Content-Type": "application/x-test"],
+                    body: .data(body)), on: transport)
             CurlTestSupport.expectContract(result)
             #expect(result.error == nil)
             #expect(result.head?.statusCode == 201)
@@ -156,7 +157,9 @@ struct CurlTransportRequestTests {
         let transport = try CurlTestSupport.transport()
         defer { transport.shutdown() }
         server.enqueue(MockResponse.status(200))
-        let headers: HTTPHeaders = ["X-First": "1", "Accept": "application/json", "X-Empty": "", "X-Second": "two words", "User-Agent": "courier-test"]
+        let headers: HTTPHeaders = [
+            "X-First": "1", "Accept": "application/json", "X-Empty": "", "X-Second": "two words", "User-Agent": "courier-test",
+        ]
         _ = try await CurlTestSupport.run(TransportRequest(url: server.url("/h"), headers: headers, automaticDecompression: false), on: transport)
         let request = try await server.takeRequest()
         let sent = request.headers.filter { name, _ in headers.contains(name) }
@@ -330,13 +333,17 @@ struct CurlTransportRequestTests {
         let empty = CurlProxyEnvironment(environment: [:])
         #expect(empty.proxy(for: "http://a/") == "" && empty.proxy(for: "https://a/") == "" && empty.noProxy == nil)
         // Scheme-specific first; HTTP_PROXY in capitals is ignored as libcurl does; all_proxy fills in.
-        let specific = CurlProxyEnvironment(environment: ["http_proxy": "h:1", "HTTP_PROXY": "ignored:2", "HTTPS_PROXY": "s:3",
-                                                          "ALL_PROXY": "all:4", "NO_PROXY": "internal"])
+        let specific = CurlProxyEnvironment(environment: [
+            "http_proxy": "h:1", "HTTP_PROXY": "ignored:2", "HTTPS_PROXY": "s:3",
+            "ALL_PROXY": "all:4", "NO_PROXY": "internal",
+        ])
         #expect(specific.proxy(for: "http://a/") == "h:1")
         #expect(specific.proxy(for: "HTTPS://a/") == "s:3")
         #expect(specific.noProxy == "internal")
-        let fallback = CurlProxyEnvironment(environment: ["HTTP_PROXY": "ignored:2", "all_proxy": "all:5", "ALL_PROXY": "all:4",
-                                                          "no_proxy": "lower", "NO_PROXY": "upper"])
+        let fallback = CurlProxyEnvironment(environment: [
+            "HTTP_PROXY": "ignored:2", "all_proxy": "all:5", "ALL_PROXY": "all:4",
+            "no_proxy": "lower", "NO_PROXY": "upper",
+        ])
         #expect(fallback.proxy(for: "http://a/") == "all:5" && fallback.proxy(for: "https://a/") == "all:5")
         #expect(fallback.noProxy == "lower")
         // An empty value means "no proxy" and does not fall back.
@@ -349,8 +356,9 @@ struct CurlTransportRequestTests {
         defer { expectClean(proxy.shutdown()) }
         let origin = try TestServer()
         defer { expectClean(origin.shutdown()) }
-        let transport = try CurlTestSupport.transport(proxies: CurlProxyEnvironment(
-            environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "localhost"]))
+        let transport = try CurlTestSupport.transport(
+            proxies: CurlProxyEnvironment(
+                environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "localhost"]))
         defer { transport.shutdown() }
 
         proxy.enqueue(MockResponse.ok("via proxy"))

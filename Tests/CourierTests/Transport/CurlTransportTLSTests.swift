@@ -58,7 +58,7 @@ struct CurlTransportTLSTests {
             on: transport, after: 200_000)
         try await sink.wait { $0.body.count >= 200_000 || $0.isCompleted }
         let atSuspend = try #require(suspendedAt.withLock { $0 })
-        try await Task.sleep(for: .milliseconds(300)) // observation window; nginx sends 6 MB/s
+        try await Task.sleep(for: .milliseconds(300))  // observation window; nginx sends 6 MB/s
         #expect(sink.progress.received == atSuspend)
         #expect(!sink.progress.completed)
         transfer.resume()
@@ -103,11 +103,16 @@ struct CurlTLSFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try run(openssl, ["req", "-x509"] + ec + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Courier Test CA"], in: directory)
+        try run(
+            openssl, ["req", "-x509"] + ec + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Courier Test CA"], in: directory)
         try run(openssl, ["req"] + ec + ["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"], in: directory)
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: directory.appendingPathComponent("ext.cnf"))
-        try run(openssl, ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                          "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf"], in: directory)
+        try run(
+            openssl,
+            [
+                "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf",
+            ], in: directory)
         try bigBody.write(to: directory.appendingPathComponent("big.bin"))
         try text.write(to: directory.appendingPathComponent("text.txt"))
         let root = directory.path
@@ -133,28 +138,28 @@ struct CurlTLSFixture {
 
     private static func launchNginx(port: Int, root: String, directory: URL) throws -> ChildProcess {
         let config = """
-        daemon off;
-        master_process off;
-        worker_processes 1;
-        pid \(root)/nginx.pid;
-        error_log \(root)/error.log warn;
-        events { worker_connections 64; }
-        http {
-            access_log off;
-            client_body_temp_path \(root)/body; proxy_temp_path \(root)/proxy; fastcgi_temp_path \(root)/fastcgi;
-            uwsgi_temp_path \(root)/uwsgi; scgi_temp_path \(root)/scgi;
-            types { application/octet-stream bin; text/plain txt; }
-            server {
-                listen 127.0.0.1:\(port) ssl http2;
-                ssl_certificate \(root)/server.pem;
-                ssl_certificate_key \(root)/server.key;
-                root \(root);
-                location = / { return 200 "secure\\n"; }
-                location = /big.bin { limit_rate 6m; }
-                location = /text.txt { gzip on; gzip_types text/plain; gzip_min_length 1; }
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            pid \(root)/nginx.pid;
+            error_log \(root)/error.log warn;
+            events { worker_connections 64; }
+            http {
+                access_log off;
+                client_body_temp_path \(root)/body; proxy_temp_path \(root)/proxy; fastcgi_temp_path \(root)/fastcgi;
+                uwsgi_temp_path \(root)/uwsgi; scgi_temp_path \(root)/scgi;
+                types { application/octet-stream bin; text/plain txt; }
+                server {
+                    listen 127.0.0.1:\(port) ssl http2;
+                    ssl_certificate \(root)/server.pem;
+                    ssl_certificate_key \(root)/server.key;
+                    root \(root);
+                    location = / { return 200 "secure\\n"; }
+                    location = /big.bin { limit_rate 6m; }
+                    location = /text.txt { gzip on; gzip_types text/plain; gzip_min_length 1; }
+                }
             }
-        }
-        """
+            """
         try Data(config.utf8).write(to: directory.appendingPathComponent("nginx.conf"))
         return try ChildProcess(executable: nginx, arguments: ["-p", root, "-c", "\(root)/nginx.conf", "-e", "\(root)/error.log"])
     }

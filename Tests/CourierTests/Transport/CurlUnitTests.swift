@@ -21,8 +21,9 @@ struct CurlUnitTests {
         return (heads, parser)
     }
 
-    @Test("the per-host limit is shared out between event loops, never exceeded, at least one each",
-          arguments: [(1, 2, 1), (2, 2, 2), (3, 2, 2), (8, 2, 2), (8, 1, 1), (8, 16, 4), (3, 16, 3), (0, 4, 1)])
+    @Test(
+        "the per-host limit is shared out between event loops, never exceeded, at least one each",
+        arguments: [(1, 2, 1), (2, 2, 2), (3, 2, 2), (8, 2, 2), (8, 1, 1), (8, 16, 4), (3, 16, 3), (0, 4, 1)])
     func loopPlan(limit: Int, processors: Int, expectedLoops: Int) {
         let plan = CurlLoopPlan(maximumConnectionsPerHost: limit, processors: processors)
         #expect(plan.loopCount == expectedLoops)
@@ -75,8 +76,10 @@ struct CurlUnitTests {
     func otherShapes() throws {
         var parser = CurlResponseParser()
         var head: ResponseHead?
-        let lines: [[UInt8]] = [Array("HTTP/2 204\r\n".utf8), Array("x-empty:\r\n".utf8),
-                                Array("x-latin: caf".utf8) + [0xE9] + Array("\r\n".utf8), Array("\r\n".utf8)]
+        let lines: [[UInt8]] = [
+            Array("HTTP/2 204\r\n".utf8), Array("x-empty:\r\n".utf8),
+            Array("x-latin: caf".utf8) + [0xE9] + Array("\r\n".utf8), Array("\r\n".utf8),
+        ]
         for line in lines {
             head = line.withUnsafeBytes { parser.consume($0, url: url) } ?? head
         }
@@ -111,8 +114,10 @@ struct CurlUnitTests {
         #expect(get.headerLines == ["X-B: 2", "Accept: application/json", "X-Empty;", "X-A: 1", "Accept-Encoding: deflate, gzip, br, zstd"])
         let post = try CurlRequestBuilder.plan(for: TransportRequest(url: url, method: .post, headers: headers, body: .data(Data([1]))))
         #expect(post.headerLines.last == "Expect:")
-        let expecting = try CurlRequestBuilder.plan(for: TransportRequest(url: url, method: .post, headers: ["Expect": "100-continue"],
-                                                                           body: .data(Data([1]))))
+        let expecting = try CurlRequestBuilder.plan(
+            for: TransportRequest(
+                url: url, method: .post, headers: ["Expect": "100-continue"],
+                body: .data(Data([1]))))
         #expect(expecting.headerLines == ["Expect: 100-continue", "Accept-Encoding: deflate, gzip, br, zstd"])
     }
 
@@ -157,16 +162,22 @@ struct CurlUnitTests {
         let cases: [(Int32, String, CourierError.Kind)] = [
             (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: certificate has expired", .serverCertificateHasBadDate),
             (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: certificate is not yet valid", .serverCertificateHasBadDate),
-            (CCURLE_PEER_FAILED_VERIFICATION, "SSL: no alternative certificate subject name matches target host name '127.0.0.1'",
-             .serverCertificateHostnameMismatch),
+            (
+                CCURLE_PEER_FAILED_VERIFICATION, "SSL: no alternative certificate subject name matches target host name '127.0.0.1'",
+                .serverCertificateHostnameMismatch
+            ),
             (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: self-signed certificate", .serverCertificateUntrusted),
             (CCURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: unable to get local issuer certificate", .serverCertificateUntrusted),
             (CCURLE_SSL_PINNEDPUBKEYNOTMATCH, "SSL: public key does not match pinned public key", .pinMismatch),
             (CCURLE_SSL_CONNECT_ERROR, "OpenSSL/3.0.19: error:0A00042E:SSL routines::tlsv1 alert protocol version", .tlsVersionUnsupported),
-            (CCURLE_RECV_ERROR, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
-             .clientCertificateRejected),
-            (CCURLE_RECV_ERROR, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0",
-             .clientCertificateRejected),
+            (
+                CCURLE_RECV_ERROR, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
+                .clientCertificateRejected
+            ),
+            (
+                CCURLE_RECV_ERROR, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0",
+                .clientCertificateRejected
+            ),
             (CCURLE_SSL_CONNECT_ERROR, "OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca", .clientCertificateRejected),
             (CCURLE_SSL_CERTPROBLEM, "could not parse PKCS12 file, check password", .invalidConfiguration),
             (CCURLE_SSL_CONNECT_ERROR, "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure", .secureConnectionFailed),
@@ -199,7 +210,8 @@ struct CurlUnitTests {
             #expect(error.url == url)
             #expect(!error.message.isEmpty)
         }
-        #expect(CourierError(curl: CCURLE_PARTIAL_FILE, detail: "transfer closed with 5 bytes remaining to read", url: url).message
+        #expect(
+            CourierError(curl: CCURLE_PARTIAL_FILE, detail: "transfer closed with 5 bytes remaining to read", url: url).message
                 == "transfer closed with 5 bytes remaining to read")
     }
 

@@ -5,10 +5,12 @@ import Foundation
 /// `ResponseHead` joins repeated fields by searching only when a name of the same length was seen;
 /// that shortcut must give exactly the headers of the plain rule (join every field).
 @Suite struct ResponseHeadTests {
-    static let names = ["Vary", "vary", "VARY", "Via", "Link", "link", "Content-Length", "content-length",
-                        "Content-Encoding", "X-A", "x-a", "X-B", "Set-Cookie", "set-cookie", "Cache-Control",
-                        String(repeating: "x", count: 63), String(repeating: "X", count: 63), String(repeating: "y", count: 70),
-                        String(repeating: "Y", count: 64), "Accept-Ranges", "ETag", "etag"]
+    static let names = [
+        "Vary", "vary", "VARY", "Via", "Link", "link", "Content-Length", "content-length",
+        "Content-Encoding", "X-A", "x-a", "X-B", "Set-Cookie", "set-cookie", "Cache-Control",
+        String(repeating: "x", count: 63), String(repeating: "X", count: 63), String(repeating: "y", count: 70),
+        String(repeating: "Y", count: 64), "Accept-Ranges", "ETag", "etag",
+    ]
 
     @Test func theLengthShortcutJoinsExactlyLikeThePlainRule() {
         var generator = SplitMix(seed: 42)
@@ -21,8 +23,9 @@ import Foundation
             let head = ResponseHead(statusCode: 200, fields: fields, url: url, httpVersion: "HTTP/1.1")
             var plain = HTTPHeaders()
             for field in fields { plain.addJoining(name: field.name, value: field.value) }
-            #expect(head.headers.map { "\($0.name): \($0.value)" } == plain.map { "\($0.name): \($0.value)" },
-                    "fields: \(fields)")
+            #expect(
+                head.headers.map { "\($0.name): \($0.value)" } == plain.map { "\($0.name): \($0.value)" },
+                "fields: \(fields)")
             let cookies = fields.filter { $0.name.lowercased() == "set-cookie" }.map(\.value)
             #expect(head.setCookies == cookies)
         }

@@ -80,8 +80,10 @@ struct URLSessionTransferStateTests {
 
     /// A GET that received a head with a validator and three body bytes on `t1`.
     var threeBytesIn: [Event] {
-        started(t1) + [.responseReceived(t1, Self.head(200, [("ETag", "\"v1\""), ("Content-Length", "5")])),
-                       .dataReceived(t1, Self.data("abc"))]
+        started(t1) + [
+            .responseReceived(t1, Self.head(200, [("ETag", "\"v1\""), ("Content-Length", "5")])),
+            .dataReceived(t1, Self.data("abc")),
+        ]
     }
 
     // MARK: - Legal orders
@@ -97,12 +99,13 @@ struct URLSessionTransferStateTests {
 
     @Test("response, body chunks, completion: delivered in order, then finish")
     func successPath() {
-        let (steps, machine) = Self.run(started(t1) + [
-            .responseReceived(t1, Self.head(200)),
-            .dataReceived(t1, Self.data("abc")),
-            .dataReceived(t1, Self.data("de")),
-            .taskCompleted(t1, error: nil),
-        ])
+        let (steps, machine) = Self.run(
+            started(t1) + [
+                .responseReceived(t1, Self.head(200)),
+                .dataReceived(t1, Self.data("abc")),
+                .dataReceived(t1, Self.data("de")),
+                .taskCompleted(t1, error: nil),
+            ])
         #expect(steps == ["startTask(fresh)", "—", "response 200", "body abc", "body de", "finish(succeeded)"])
         #expect(machine.isFinished)
         #expect(machine.receivedBytes == 5)
@@ -111,14 +114,15 @@ struct URLSessionTransferStateTests {
 
     @Test("upload progress before and after the head is delivered where it happens")
     func uploadPath() {
-        let (steps, _) = Self.run(started(t1) + [
-            .bodySent(t1, sent: 10, total: 20),
-            .bodySent(t1, sent: 20, total: 20),
-            .responseReceived(t1, Self.head(201)),
-            .bodySent(t1, sent: 20, total: 20),
-            .dataReceived(t1, Self.data("ok")),
-            .taskCompleted(t1, error: nil),
-        ], restarting: false)
+        let (steps, _) = Self.run(
+            started(t1) + [
+                .bodySent(t1, sent: 10, total: 20),
+                .bodySent(t1, sent: 20, total: 20),
+                .responseReceived(t1, Self.head(201)),
+                .bodySent(t1, sent: 20, total: 20),
+                .dataReceived(t1, Self.data("ok")),
+                .taskCompleted(t1, error: nil),
+            ], restarting: false)
         #expect(steps.dropFirst(2) == ["upload 10/20", "upload 20/20", "response 201", "upload 20/20", "body ok", "finish(succeeded)"])
     }
 
@@ -130,11 +134,12 @@ struct URLSessionTransferStateTests {
 
     @Test("a 3xx is delivered as the response: the transport never follows redirects")
     func redirectIsDelivered() {
-        let (steps, _) = Self.run(started(t1) + [
-            .responseReceived(t1, Self.head(302, [("Location", "/elsewhere")])),
-            .dataReceived(t1, Self.data("moved")),
-            .taskCompleted(t1, error: nil),
-        ])
+        let (steps, _) = Self.run(
+            started(t1) + [
+                .responseReceived(t1, Self.head(302, [("Location", "/elsewhere")])),
+                .dataReceived(t1, Self.data("moved")),
+                .taskCompleted(t1, error: nil),
+            ])
         #expect(steps.dropFirst(2) == ["response 302", "body moved", "finish(succeeded)"])
     }
 
@@ -143,10 +148,16 @@ struct URLSessionTransferStateTests {
         var (steps, _) = Self.run(started(t1) + [.taskCompleted(t1, error: URLError(.badServerResponse))])
         #expect(steps.last == "finish(failed(URLError \(URLError.badServerResponse.rawValue), before head))")
 
-        (steps, _) = Self.run(started(t1) + [.responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("ab")),
-                                             .taskCompleted(t1, error: URLError(.networkConnectionLost))])
-        #expect(steps.dropFirst(2) == ["response 200", "body ab",
-                                       "finish(failed(URLError \(URLError.networkConnectionLost.rawValue), after head))"])
+        (steps, _) = Self.run(
+            started(t1) + [
+                .responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("ab")),
+                .taskCompleted(t1, error: URLError(.networkConnectionLost)),
+            ])
+        #expect(
+            steps.dropFirst(2) == [
+                "response 200", "body ab",
+                "finish(failed(URLError \(URLError.networkConnectionLost.rawValue), after head))",
+            ])
     }
 
     @Test("a task completing without error and without a head is a lost connection")
@@ -172,20 +183,26 @@ struct URLSessionTransferStateTests {
 
     @Test("a second head for the same task is ignored: exactly one response")
     func secondHeadIgnored() {
-        let (steps, _) = Self.run(started(t1) + [.responseReceived(t1, Self.head(200)), .responseReceived(t1, Self.head(200)),
-                                                 .dataReceived(t1, Self.data("a"))])
+        let (steps, _) = Self.run(
+            started(t1) + [
+                .responseReceived(t1, Self.head(200)), .responseReceived(t1, Self.head(200)),
+                .dataReceived(t1, Self.data("a")),
+            ])
         #expect(steps.dropFirst(2) == ["response 200", "—", "body a"])
     }
 
     @Test("nothing is delivered after the completion", arguments: [false, true])
     func eventsAfterCompletion(restarting: Bool) {
         let t1 = t1
-        let late: [Event] = [.responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("late")),
-                             .bodySent(t1, sent: 1, total: 1), .taskCompleted(t1, error: nil),
-                             .taskCompleted(t1, error: URLError(.cancelled)), .cancel, .suspend, .resume,
-                             .timedOut(.deadline), .timedOut(.idle(.seconds(1))), .start]
-        let (steps, machine) = Self.run(started(t1) + [.responseReceived(t1, Self.head(200)), .taskCompleted(t1, error: nil)] + late,
-                                        restarting: restarting)
+        let late: [Event] = [
+            .responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("late")),
+            .bodySent(t1, sent: 1, total: 1), .taskCompleted(t1, error: nil),
+            .taskCompleted(t1, error: URLError(.cancelled)), .cancel, .suspend, .resume,
+            .timedOut(.deadline), .timedOut(.idle(.seconds(1))), .start,
+        ]
+        let (steps, machine) = Self.run(
+            started(t1) + [.responseReceived(t1, Self.head(200)), .taskCompleted(t1, error: nil)] + late,
+            restarting: restarting)
         #expect(steps[3] == "finish(succeeded)")
         #expect(steps.dropFirst(4).allSatisfy { $0 == "—" })
         #expect(machine.isFinished)
@@ -199,8 +216,11 @@ struct URLSessionTransferStateTests {
 
     @Test("callbacks of a task that is not the transfer's are ignored")
     func foreignTask() {
-        let (steps, machine) = Self.run(started(t1) + [.responseReceived(t2, Self.head(200)), .dataReceived(t2, Self.data("x")),
-                                                       .bodySent(t2, sent: 1, total: 1), .taskCompleted(t2, error: nil)])
+        let (steps, machine) = Self.run(
+            started(t1) + [
+                .responseReceived(t2, Self.head(200)), .dataReceived(t2, Self.data("x")),
+                .bodySent(t2, sent: 1, total: 1), .taskCompleted(t2, error: nil),
+            ])
         #expect(steps.dropFirst(2).allSatisfy { $0 == "—" })
         #expect(machine.idleClockRuns)
     }
@@ -228,8 +248,11 @@ struct URLSessionTransferStateTests {
 
     @Test("cancel before the response cancels the task; its own completion is stale")
     func cancelBeforeResponse() {
-        let (steps, _) = Self.run(started(t1) + [.cancel, .responseReceived(t1, Self.head(200)),
-                                                 .taskCompleted(t1, error: URLError(.cancelled))])
+        let (steps, _) = Self.run(
+            started(t1) + [
+                .cancel, .responseReceived(t1, Self.head(200)),
+                .taskCompleted(t1, error: URLError(.cancelled)),
+            ])
         #expect(steps.dropFirst(2) == ["cancelTask(t1), finish(cancelled)", "—", "—"])
     }
 
@@ -252,22 +275,24 @@ struct URLSessionTransferStateTests {
 
     @Test("suspend cancels a GET's task; resume continues with a range from the delivered offset")
     func pauseAndContinue() {
-        let (steps, machine) = Self.run(threeBytesIn + [
-            .suspend,
-            .dataReceived(t1, Self.data("d")),                      // in flight when the task was cancelled
-            .taskCompleted(t1, error: URLError(.cancelled)),
-            .resume,
-            .taskStarted(t2),
-            .responseReceived(t2, Self.head(206, [("Content-Range", "bytes 3-4/5")])),
-            .dataReceived(t2, Self.data("de")),
-            .taskCompleted(t2, error: nil),
-        ])
-        #expect(steps.dropFirst(2) == [
-            "response 200", "body abc",
-            "cancelTask(t1)", "—", "—",
-            "startTask(from 3, If-Range \"v1\")", "—",
-            "—", "body de", "finish(succeeded)",
-        ])
+        let (steps, machine) = Self.run(
+            threeBytesIn + [
+                .suspend,
+                .dataReceived(t1, Self.data("d")),  // in flight when the task was cancelled
+                .taskCompleted(t1, error: URLError(.cancelled)),
+                .resume,
+                .taskStarted(t2),
+                .responseReceived(t2, Self.head(206, [("Content-Range", "bytes 3-4/5")])),
+                .dataReceived(t2, Self.data("de")),
+                .taskCompleted(t2, error: nil),
+            ])
+        #expect(
+            steps.dropFirst(2) == [
+                "response 200", "body abc",
+                "cancelTask(t1)", "—", "—",
+                "startTask(from 3, If-Range \"v1\")", "—",
+                "—", "body de", "finish(succeeded)",
+            ])
         #expect(machine.receivedBytes == 5)
     }
 
@@ -286,21 +311,25 @@ struct URLSessionTransferStateTests {
 
     @Test("suspend before the response: resume starts over without a range")
     func pauseBeforeResponse() {
-        let (steps, _) = Self.run(started(t1) + [.suspend, .taskCompleted(t1, error: URLError(.cancelled)), .resume, .taskStarted(t2),
-                                                 .responseReceived(t2, Self.head(200)), .dataReceived(t2, Self.data("abc"))])
+        let (steps, _) = Self.run(
+            started(t1) + [
+                .suspend, .taskCompleted(t1, error: URLError(.cancelled)), .resume, .taskStarted(t2),
+                .responseReceived(t2, Self.head(200)), .dataReceived(t2, Self.data("abc")),
+            ])
         #expect(steps.dropFirst(2) == ["cancelTask(t1)", "—", "startTask(fresh)", "—", "response 200", "body abc"])
     }
 
     @Test("a server ignoring Range without a validator: the bytes already delivered are skipped, across chunks")
     func continuationSkips() {
-        let (steps, machine) = Self.run(started(t1) + [
-            .responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("abc")),
-            .suspend, .resume, .taskStarted(t2),
-            .responseReceived(t2, Self.head(200)),
-            .dataReceived(t2, Self.data("ab")),
-            .dataReceived(t2, Self.data("cdef")),
-            .dataReceived(t2, Self.data("g")),
-        ])
+        let (steps, machine) = Self.run(
+            started(t1) + [
+                .responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("abc")),
+                .suspend, .resume, .taskStarted(t2),
+                .responseReceived(t2, Self.head(200)),
+                .dataReceived(t2, Self.data("ab")),
+                .dataReceived(t2, Self.data("cdef")),
+                .dataReceived(t2, Self.data("g")),
+            ])
         #expect(steps.dropFirst(4) == ["cancelTask(t1)", "startTask(from 3)", "—", "—", "—", "body def", "body g"])
         #expect(machine.receivedBytes == 7)
     }
@@ -315,8 +344,11 @@ struct URLSessionTransferStateTests {
             (Self.head(500), "resumeRejected(status 500)"),
         ]
         for (head, end) in cases {
-            let (steps, machine) = Self.run(threeBytesIn + [.suspend, .resume, .taskStarted(t2), .responseReceived(t2, head),
-                                                            .dataReceived(t2, Self.data("de"))])
+            let (steps, machine) = Self.run(
+                threeBytesIn + [
+                    .suspend, .resume, .taskStarted(t2), .responseReceived(t2, head),
+                    .dataReceived(t2, Self.data("de")),
+                ])
             #expect(steps.suffix(2) == ["cancelTask(t2), finish(\(end))", "—"], "\(head.statusCode)")
             #expect(machine.isFinished)
         }
@@ -331,8 +363,11 @@ struct URLSessionTransferStateTests {
     @Test("suspend and resume are idempotent")
     func repeatedVerbs() {
         let (steps, _) = Self.run(threeBytesIn + [.suspend, .suspend, .resume, .resume, .taskStarted(t2), .resume, .suspend, .suspend])
-        #expect(steps.dropFirst(4) == ["cancelTask(t1)", "—", "startTask(from 3, If-Range \"v1\")", "—", "—", "—",
-                                       "cancelTask(t2)", "—"])
+        #expect(
+            steps.dropFirst(4) == [
+                "cancelTask(t1)", "—", "startTask(from 3, If-Range \"v1\")", "—", "—", "—",
+                "cancelTask(t2)", "—",
+            ])
     }
 
     @Test("cancel while paused finishes without cancelling again")
@@ -349,8 +384,11 @@ struct URLSessionTransferStateTests {
 
     @Test("a task that completed before the pause's cancel took effect: resume completes instead of asking for more")
     func pauseRacesCompletion() {
-        let (steps, machine) = Self.run(threeBytesIn + [.dataReceived(t1, Self.data("de")), .suspend,
-                                                        .taskCompleted(t1, error: nil), .resume, .resume])
+        let (steps, machine) = Self.run(
+            threeBytesIn + [
+                .dataReceived(t1, Self.data("de")), .suspend,
+                .taskCompleted(t1, error: nil), .resume, .resume,
+            ])
         #expect(steps.dropFirst(5) == ["cancelTask(t1)", "—", "finish(succeeded)", "—"])
         #expect(machine.receivedBytes == 5)
     }
@@ -371,31 +409,41 @@ struct URLSessionTransferStateTests {
 
     @Test("suspend holds a POST's events; resume delivers them in order and keeps running")
     func holdAndRelease() {
-        let (steps, machine) = Self.run(started(t1) + [
-            .bodySent(t1, sent: 5, total: 10),
-            .suspend,
-            .bodySent(t1, sent: 10, total: 10),
-            .responseReceived(t1, Self.head(200)),
-            .dataReceived(t1, Self.data("ab")),
-            .resume,
-            .dataReceived(t1, Self.data("c")),
-            .taskCompleted(t1, error: nil),
-        ], restarting: false)
-        #expect(steps.dropFirst(2) == ["upload 5/10", "—", "—", "—", "—", "upload 10/10, response 200, body ab", "body c",
-                                       "finish(succeeded)"])
+        let (steps, machine) = Self.run(
+            started(t1) + [
+                .bodySent(t1, sent: 5, total: 10),
+                .suspend,
+                .bodySent(t1, sent: 10, total: 10),
+                .responseReceived(t1, Self.head(200)),
+                .dataReceived(t1, Self.data("ab")),
+                .resume,
+                .dataReceived(t1, Self.data("c")),
+                .taskCompleted(t1, error: nil),
+            ], restarting: false)
+        #expect(
+            steps.dropFirst(2) == [
+                "upload 5/10", "—", "—", "—", "—", "upload 10/10, response 200, body ab", "body c",
+                "finish(succeeded)",
+            ])
         #expect(machine.receivedBytes == 3)
     }
 
     @Test("a held task that completes: resume delivers what was held, then finishes with its end")
     func heldCompletion() {
-        var (steps, machine) = Self.run(started(t1) + [.suspend, .responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("ab")),
-                                                       .taskCompleted(t1, error: nil), .resume, .resume], restarting: false)
+        var (steps, machine) = Self.run(
+            started(t1) + [
+                .suspend, .responseReceived(t1, Self.head(200)), .dataReceived(t1, Self.data("ab")),
+                .taskCompleted(t1, error: nil), .resume, .resume,
+            ], restarting: false)
         #expect(steps.dropFirst(2) == ["—", "—", "—", "—", "response 200, body ab, finish(succeeded)", "—"])
         #expect(machine.isFinished)
 
-        (steps, machine) = Self.run(started(t1) + [.suspend, .responseReceived(t1, Self.head(200)),
-                                                   .taskCompleted(t1, error: URLError(.networkConnectionLost)), .resume],
-                                    restarting: false)
+        (steps, machine) = Self.run(
+            started(t1) + [
+                .suspend, .responseReceived(t1, Self.head(200)),
+                .taskCompleted(t1, error: URLError(.networkConnectionLost)), .resume,
+            ],
+            restarting: false)
         #expect(steps.last == "response 200, finish(failed(URLError \(URLError.networkConnectionLost.rawValue), after head))")
     }
 
@@ -408,15 +456,21 @@ struct URLSessionTransferStateTests {
 
     @Test("cancel while holding drops the held events and cancels the task")
     func cancelWhileHolding() {
-        let (steps, _) = Self.run(started(t1) + [.suspend, .responseReceived(t1, Self.head(200)), .cancel, .resume,
-                                                 .taskCompleted(t1, error: URLError(.cancelled))], restarting: false)
+        let (steps, _) = Self.run(
+            started(t1) + [
+                .suspend, .responseReceived(t1, Self.head(200)), .cancel, .resume,
+                .taskCompleted(t1, error: URLError(.cancelled)),
+            ], restarting: false)
         #expect(steps.dropFirst(2) == ["—", "—", "cancelTask(t1), finish(cancelled)", "—", "—"])
     }
 
     @Test("cancel after a held completion: the completion was not delivered, so the end is cancelled")
     func cancelAfterHeldCompletion() {
-        let (steps, _) = Self.run(started(t1) + [.suspend, .responseReceived(t1, Self.head(200)), .taskCompleted(t1, error: nil),
-                                                 .cancel, .resume], restarting: false)
+        let (steps, _) = Self.run(
+            started(t1) + [
+                .suspend, .responseReceived(t1, Self.head(200)), .taskCompleted(t1, error: nil),
+                .cancel, .resume,
+            ], restarting: false)
         #expect(steps.dropFirst(2) == ["—", "—", "—", "finish(cancelled)", "—"])
     }
 
@@ -437,8 +491,10 @@ struct URLSessionTransferStateTests {
             ([.start, .taskStarted(t1), .timedOut(.deadline)], true, "cancelTask(t1), finish(timedOut(deadline))"),
             ([.start, .taskStarted(t1), .suspend, .timedOut(.deadline)], true, "finish(timedOut(deadline))"),
             ([.start, .taskStarted(t1), .suspend, .timedOut(.deadline)], false, "cancelTask(t1), finish(timedOut(deadline))"),
-            ([.start, .taskStarted(t1), .suspend, .resume, .taskStarted(t2), idle], true,
-             "cancelTask(t2), finish(timedOut(idle 2.0 seconds))"),
+            (
+                [.start, .taskStarted(t1), .suspend, .resume, .taskStarted(t2), idle], true,
+                "cancelTask(t2), finish(timedOut(idle 2.0 seconds))"
+            ),
             ([.start, .timedOut(.deadline)], true, "finish(timedOut(deadline))"),
         ]
         for (events, restarting, last) in cases {
@@ -478,9 +534,11 @@ struct URLSessionTransferStateTests {
             #expect(error?.responseCode == code, "\(Self.describe(end))")
             if error != nil { #expect(error?.url == url, "\(Self.describe(end))") }
         }
-        #expect(Machine.End.timedOut(.idle(.milliseconds(1500))).error(url: url)?.message
+        #expect(
+            Machine.End.timedOut(.idle(.milliseconds(1500))).error(url: url)?.message
                 == "No data was sent or received for 1.5 s (request timeout).")
-        #expect(Machine.End.resumeRejected(.wrongRange(contentRange: nil, offset: 7)).error(url: url)?.message
+        #expect(
+            Machine.End.resumeRejected(.wrongRange(contentRange: nil, offset: 7)).error(url: url)?.message
                 == "After a pause the server sent a range (none) that does not start at byte 7.")
     }
 }

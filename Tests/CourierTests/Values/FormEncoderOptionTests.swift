@@ -13,21 +13,24 @@ extension Values {
             struct Nested: Encodable { let innerKey: String; let list: [Int?] }
         }
 
-        private let query = Query(pageSize: 10, imageURLString: "a b+c", isDraft: true,
-                                  nested: .init(innerKey: "v", list: [1, nil, 3]))
+        private let query = Query(
+            pageSize: 10, imageURLString: "a b+c", isDraft: true,
+            nested: .init(innerKey: "v", list: [1, nil, 3]))
 
         private func pairs<T: Encodable>(_ value: T, _ encoder: URLEncodedFormEncoder) throws -> [String] {
             try encoder.encode(value).map { "\($0.name)=\($0.value)" }
         }
 
-        @Test("key encodings", arguments: [
-            (URLEncodedFormEncoder.KeyEncoding.useDefaultKeys, ["imageURLString", "isDraft", "nested", "innerKey", "pageSize"]),
-            (.convertToSnakeCase, ["image_url_string", "is_draft", "nested", "inner_key", "page_size"]),
-            (.convertToKebabCase, ["image-url-string", "is-draft", "nested", "inner-key", "page-size"]),
-            (.capitalized, ["ImageURLString", "IsDraft", "Nested", "InnerKey", "PageSize"]),
-            (.uppercased, ["IMAGEURLSTRING", "ISDRAFT", "NESTED", "INNERKEY", "PAGESIZE"]),
-            (.lowercased, ["imageurlstring", "isdraft", "nested", "innerkey", "pagesize"]),
-        ])
+        @Test(
+            "key encodings",
+            arguments: [
+                (URLEncodedFormEncoder.KeyEncoding.useDefaultKeys, ["imageURLString", "isDraft", "nested", "innerKey", "pageSize"]),
+                (.convertToSnakeCase, ["image_url_string", "is_draft", "nested", "inner_key", "page_size"]),
+                (.convertToKebabCase, ["image-url-string", "is-draft", "nested", "inner-key", "page-size"]),
+                (.capitalized, ["ImageURLString", "IsDraft", "Nested", "InnerKey", "PageSize"]),
+                (.uppercased, ["IMAGEURLSTRING", "ISDRAFT", "NESTED", "INNERKEY", "PAGESIZE"]),
+                (.lowercased, ["imageurlstring", "isdraft", "nested", "innerkey", "pagesize"]),
+            ])
         func keyEncodings(encoding: URLEncodedFormEncoder.KeyEncoding, names: [String]) throws {
             let encoded = try pairs(query, URLEncodedFormEncoder(keyOrdering: .encodingOrder, keyEncoding: encoding))
             #expect(encoded.first == "\(names[4])=10")
@@ -66,7 +69,8 @@ extension Values {
             let values: [String: Int?] = ["a": 1, "b": nil]
             #expect(try pairs(values, null) == ["a=1", "b=null"])
             // Synthesized Encodable leaves a nil property out (encodeIfPresent), whatever the nil encoding.
-            #expect(try pairs(Query(pageSize: 1, imageURLString: "", isDraft: false, nested: nil), null)
+            #expect(
+                try pairs(Query(pageSize: 1, imageURLString: "", isDraft: false, nested: nil), null)
                     == ["imageURLString=", "isDraft=false", "pageSize=1"])
             #expect(try pairs(query.nested, URLEncodedFormEncoder()) == ["innerKey=v", "list[]=1", "list[]=3"])
         }

@@ -4,29 +4,31 @@ import Testing
 
 extension Values {
     @Suite("JSON parsing") struct JSONParsingTests {
-        @Test("valid documents parse to the expected value", arguments: [
-            (#"{"a":1}"#, JSON.object(["a": 1])),
-            (#"[1, 2.5, -3e2, 0, 1E+2, 1e-2, 0.000123]"#, JSON.array([1, 2.5, -300, 0, 100, 0.01, 0.000123])),
-            (#""\u00e9\ud83d\ude00\n\t\"\\\/\b\f\r""#, JSON.string("é😀\n\t\"\\/\u{8}\u{C}\r")),
-            (#""\u0000x""#, JSON.string("\u{0}x")),
-            ("true", JSON.bool(true)),
-            ("false", JSON.bool(false)),
-            ("null", JSON.null),
-            (" \t\r\n[ ] \n", JSON.array([])),
-            ("{ }", JSON.object([:])),
-            ("\"日本語 ünï 😀\"", JSON.string("日本語 ünï 😀")),
-            (#"{"a":1,"a":2}"#, JSON.object(["a": 2])),
-            (#"{"x":{"y":[null,{"z":false}]}}"#, JSON.object(["x": ["y": [nil, ["z": false]]]])),
-            ("12345678901234567890", JSON.number(12_345_678_901_234_567_168)),
-            ("123456789012345678", JSON.number(123_456_789_012_345_680)),
-            ("0.1", JSON.number(0.1)),
-            ("-0.5", JSON.number(-0.5)),
-            ("1.7976931348623157e308", JSON.number(.greatestFiniteMagnitude)),
-            ("5e-324", JSON.number(.leastNonzeroMagnitude)),
-            ("2.2250738585072014e-308", JSON.number(2.2250738585072014e-308)),
-            ("3.141592653589793238462643383279", JSON.number(3.141592653589793)),
-            ("1e-99999", JSON.number(0)),
-        ])
+        @Test(
+            "valid documents parse to the expected value",
+            arguments: [
+                (#"{"a":1}"#, JSON.object(["a": 1])),
+                (#"[1, 2.5, -3e2, 0, 1E+2, 1e-2, 0.000123]"#, JSON.array([1, 2.5, -300, 0, 100, 0.01, 0.000123])),
+                (#""\u00e9\ud83d\ude00\n\t\"\\\/\b\f\r""#, JSON.string("é😀\n\t\"\\/\u{8}\u{C}\r")),
+                (#""\u0000x""#, JSON.string("\u{0}x")),
+                ("true", JSON.bool(true)),
+                ("false", JSON.bool(false)),
+                ("null", JSON.null),
+                (" \t\r\n[ ] \n", JSON.array([])),
+                ("{ }", JSON.object([:])),
+                ("\"日本語 ünï 😀\"", JSON.string("日本語 ünï 😀")),
+                (#"{"a":1,"a":2}"#, JSON.object(["a": 2])),
+                (#"{"x":{"y":[null,{"z":false}]}}"#, JSON.object(["x": ["y": [nil, ["z": false]]]])),
+                ("12345678901234567890", JSON.number(12_345_678_901_234_567_168)),
+                ("123456789012345678", JSON.number(123_456_789_012_345_680)),
+                ("0.1", JSON.number(0.1)),
+                ("-0.5", JSON.number(-0.5)),
+                ("1.7976931348623157e308", JSON.number(.greatestFiniteMagnitude)),
+                ("5e-324", JSON.number(.leastNonzeroMagnitude)),
+                ("2.2250738585072014e-308", JSON.number(2.2250738585072014e-308)),
+                ("3.141592653589793238462643383279", JSON.number(3.141592653589793)),
+                ("1e-99999", JSON.number(0)),
+            ])
         func parsesValid(text: String, expected: JSON) throws {
             #expect(try JSON(parsing: Data(text.utf8)) == expected)
         }
@@ -42,46 +44,48 @@ extension Values {
             #expect(try JSON(parsing: Data([0xEF, 0xBB, 0xBF]) + Data(#"{"a":[1]}"#.utf8)) == ["a": [1]])
         }
 
-        @Test("invalid documents fail with the reason and byte offset", arguments: [
-            ("", "empty", 0),
-            ("   ", "unexpected end of input", 3),
-            ("01", "leading zeros", 0),
-            ("-01", "leading zeros", 0),
-            ("-", "digit after '-'", 1),
-            ("1.", "after the decimal point", 2),
-            (".5", "unexpected '.'", 0),
-            ("+1", "unexpected '+'", 0),
-            ("1e", "exponent", 2),
-            ("1e+", "exponent", 3),
-            ("NaN", "unexpected 'N'", 0),
-            ("Infinity", "unexpected 'I'", 0),
-            ("-Infinity", "digit after '-'", 1),
-            ("[1,]", "unexpected ']'", 3),
-            (#"{"a":1,}"#, "expected a string key", 7),
-            (#"{"a" 1}"#, "expected ':' after the object key \"a\"", 5),
-            (#"{1:2}"#, "expected a string key", 1),
-            ("[1 2]", "expected ',' or ']'", 3),
-            (#"{"a":1 "b":2}"#, "expected ',' or '}'", 7),
-            ("[1", "inside an array", 2),
-            (#"{"a":1"#, "inside an object", 6),
-            (#""abc"#, "unterminated string", 0),
-            (#""\x""#, "invalid escape sequence '\\x'", 1),
-            (#""\ud800""#, "unpaired high surrogate \\uD800", 1),
-            (#""\udc00""#, "unpaired low surrogate \\uDC00", 1),
-            (#""\ud800\u0041""#, "not a low surrogate", 1),
-            (#""\u12xy""#, "'x' is not a hexadecimal digit", 1),
-            (#""\u12""#, "incomplete \\u escape", 1),
-            (#""\u12"#, "incomplete \\u escape", 1),
-            ("\"a\nb\"", "unescaped control character byte 0x0A", 2),
-            ("{} x", "after the end of the JSON value", 3),
-            ("[] []", "after the end of the JSON value", 3),
-            ("tru", "expected 'true'", 0),
-            ("nul", "expected 'null'", 0),
-            ("fals e", "expected 'false'", 0),
-            ("1e400", "out of range", 0),
-            ("-1e400", "out of range", 0),
-            ("'a'", "unexpected '''", 0),
-        ])
+        @Test(
+            "invalid documents fail with the reason and byte offset",
+            arguments: [
+                ("", "empty", 0),
+                ("   ", "unexpected end of input", 3),
+                ("01", "leading zeros", 0),
+                ("-01", "leading zeros", 0),
+                ("-", "digit after '-'", 1),
+                ("1.", "after the decimal point", 2),
+                (".5", "unexpected '.'", 0),
+                ("+1", "unexpected '+'", 0),
+                ("1e", "exponent", 2),
+                ("1e+", "exponent", 3),
+                ("NaN", "unexpected 'N'", 0),
+                ("Infinity", "unexpected 'I'", 0),
+                ("-Infinity", "digit after '-'", 1),
+                ("[1,]", "unexpected ']'", 3),
+                (#"{"a":1,}"#, "expected a string key", 7),
+                (#"{"a" 1}"#, "expected ':' after the object key \"a\"", 5),
+                (#"{1:2}"#, "expected a string key", 1),
+                ("[1 2]", "expected ',' or ']'", 3),
+                (#"{"a":1 "b":2}"#, "expected ',' or '}'", 7),
+                ("[1", "inside an array", 2),
+                (#"{"a":1"#, "inside an object", 6),
+                (#""abc"#, "unterminated string", 0),
+                (#""\x""#, "invalid escape sequence '\\x'", 1),
+                (#""\ud800""#, "unpaired high surrogate \\uD800", 1),
+                (#""\udc00""#, "unpaired low surrogate \\uDC00", 1),
+                (#""\ud800\u0041""#, "not a low surrogate", 1),
+                (#""\u12xy""#, "'x' is not a hexadecimal digit", 1),
+                (#""\u12""#, "incomplete \\u escape", 1),
+                (#""\u12"#, "incomplete \\u escape", 1),
+                ("\"a\nb\"", "unescaped control character byte 0x0A", 2),
+                ("{} x", "after the end of the JSON value", 3),
+                ("[] []", "after the end of the JSON value", 3),
+                ("tru", "expected 'true'", 0),
+                ("nul", "expected 'null'", 0),
+                ("fals e", "expected 'false'", 0),
+                ("1e400", "out of range", 0),
+                ("-1e400", "out of range", 0),
+                ("'a'", "unexpected '''", 0),
+            ])
         func rejectsInvalid(text: String, reason: String, offset: Int) throws {
             let error = try #require(throws: CourierError.self) { try JSON(parsing: Data(text.utf8)) }
             #expect(error.kind == .serializationFailed)
@@ -91,17 +95,19 @@ extension Values {
             #expect(error.message.contains("byte offset \(offset)"))
         }
 
-        @Test("invalid UTF-8 inside strings is rejected at the offending byte", arguments: [
-            ([0x22, 0xFF, 0x22], "cannot start a character", 1),
-            ([0x22, 0xC0, 0x80, 0x22], "cannot start a character", 1),        // overlong NUL
-            ([0x22, 0xE0, 0x80, 0x80, 0x22], "cannot follow", 2),              // overlong 3-byte
-            ([0x22, 0xED, 0xA0, 0x80, 0x22], "cannot follow", 2),              // encoded surrogate
-            ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], "cannot follow", 2),        // above U+10FFFF
-            ([0x22, 0xE6, 0x97, 0x41, 0x22], "not a continuation byte", 3),
-            ([0x22, 0xE6, 0x97], "truncated sequence", 1),
-            ([0x5B, 0xC3, 0xA9, 0x5D], "unexpected byte 0xC3", 1),             // non-ASCII outside a string
-            ([0xFF, 0xFE, 0x5B, 0x00], "UTF-16 or UTF-32 byte-order mark", 0),
-        ] as [([UInt8], String, Int)])
+        @Test(
+            "invalid UTF-8 inside strings is rejected at the offending byte",
+            arguments: [
+                ([0x22, 0xFF, 0x22], "cannot start a character", 1),
+                ([0x22, 0xC0, 0x80, 0x22], "cannot start a character", 1),  // overlong NUL
+                ([0x22, 0xE0, 0x80, 0x80, 0x22], "cannot follow", 2),  // overlong 3-byte
+                ([0x22, 0xED, 0xA0, 0x80, 0x22], "cannot follow", 2),  // encoded surrogate
+                ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], "cannot follow", 2),  // above U+10FFFF
+                ([0x22, 0xE6, 0x97, 0x41, 0x22], "not a continuation byte", 3),
+                ([0x22, 0xE6, 0x97], "truncated sequence", 1),
+                ([0x5B, 0xC3, 0xA9, 0x5D], "unexpected byte 0xC3", 1),  // non-ASCII outside a string
+                ([0xFF, 0xFE, 0x5B, 0x00], "UTF-16 or UTF-32 byte-order mark", 0),
+            ] as [([UInt8], String, Int)])
         func rejectsInvalidUTF8(bytes: [UInt8], reason: String, offset: Int) throws {
             let error = try #require(throws: CourierError.self) { try JSON(parsing: Data(bytes)) }
             let parseError = try #require(error.underlyingError as? JSON.ParseError)
@@ -166,17 +172,22 @@ extension Values {
             #expect(json["level"]?.stringValue == nil)
         }
 
-        @Test("subscripts never trap", arguments: [
-            (JSON.array([1, 2]), 2), (JSON.array([1, 2]), -1), (JSON.array([]), 0), (JSON.object(["0": 1]), 0), (JSON.string("ab"), 0),
-        ])
+        @Test(
+            "subscripts never trap",
+            arguments: [
+                (JSON.array([1, 2]), 2), (JSON.array([1, 2]), -1), (JSON.array([]), 0), (JSON.object(["0": 1]), 0), (JSON.string("ab"), 0),
+            ])
         func subscriptsAreSafe(json: JSON, index: Int) {
             #expect(json[index] == nil)
             #expect(json["missing"] == nil)
         }
 
-        @Test("intValue accepts only exact integers", arguments: [
-            (3.0, 3 as Int?), (-7.0, -7), (3.5, nil), (1e300, nil), (.nan, nil), (.infinity, nil), (9_007_199_254_740_992.0, 9_007_199_254_740_992),
-        ] as [(Double, Int?)])
+        @Test(
+            "intValue accepts only exact integers",
+            arguments: [
+                (3.0, 3 as Int?), (-7.0, -7), (3.5, nil), (1e300, nil), (.nan, nil), (.infinity, nil),
+                (9_007_199_254_740_992.0, 9_007_199_254_740_992),
+            ] as [(Double, Int?)])
         func exactIntegers(number: Double, expected: Int?) {
             #expect(JSON.number(number).intValue == expected)
         }
@@ -195,10 +206,12 @@ extension Values {
             #expect(String(decoding: json.data(), as: UTF8.self) == json.description)
         }
 
-        @Test("strings are escaped", arguments: [
-            ("a\"b", #""a\"b""#), ("back\\slash", #""back\\slash""#), ("line\nbreak\r\t", #""line\nbreak\r\t""#),
-            ("\u{1}\u{1F}\u{8}\u{C}", #""\u0001\u001f\b\f""#), ("é/😀", "\"é/😀\""),
-        ])
+        @Test(
+            "strings are escaped",
+            arguments: [
+                ("a\"b", #""a\"b""#), ("back\\slash", #""back\\slash""#), ("line\nbreak\r\t", #""line\nbreak\r\t""#),
+                ("\u{1}\u{1F}\u{8}\u{C}", #""\u0001\u001f\b\f""#), ("é/😀", "\"é/😀\""),
+            ])
         func escapesStrings(string: String, expected: String) {
             #expect(JSON.string(string).description == expected)
         }
@@ -212,17 +225,17 @@ extension Values {
         func prettyPrinted() {
             let json: JSON = ["c": [], "a": [1, ["x": nil]], "b": [:]]
             let expected = """
-            {
-              "a": [
-                1,
                 {
-                  "x": null
+                  "a": [
+                    1,
+                    {
+                      "x": null
+                    }
+                  ],
+                  "b": {},
+                  "c": []
                 }
-              ],
-              "b": {},
-              "c": []
-            }
-            """
+                """
             #expect(String(decoding: json.data(prettyPrinted: true), as: UTF8.self) == expected)
         }
 

@@ -23,7 +23,8 @@ extension Values {
             form.append(Data("JPG".utf8), withName: "f", fileName: "a.jpg")
             form.append(Data("{}".utf8), withName: "j", mimeType: "application/json")
             form.append(Data(), withName: "blob", fileName: "noext")
-            let expected = "--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nbob\r\n"
+            let expected =
+                "--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nbob\r\n"
                 + "--B\r\nContent-Disposition: form-data; name=\"t\"\r\n\r\nx y\r\n"
                 + "--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.jpg\"\r\nContent-Type: image/jpeg\r\n\r\nJPG\r\n"
                 + "--B\r\nContent-Disposition: form-data; name=\"j\"\r\nContent-Type: application/json\r\n\r\n{}\r\n"
@@ -57,11 +58,13 @@ extension Values {
             }
         }
 
-        @Test("boundaries with separators are quoted in the Content-Type", arguments: [
-            ("simple-boundary_1.2", "multipart/form-data; boundary=simple-boundary_1.2"),
-            ("a:b", "multipart/form-data; boundary=\"a:b\""),
-            ("with space", "multipart/form-data; boundary=\"with space\""),
-        ])
+        @Test(
+            "boundaries with separators are quoted in the Content-Type",
+            arguments: [
+                ("simple-boundary_1.2", "multipart/form-data; boundary=simple-boundary_1.2"),
+                ("a:b", "multipart/form-data; boundary=\"a:b\""),
+                ("with space", "multipart/form-data; boundary=\"with space\""),
+            ])
         func contentTypeQuoting(boundary: String, expected: String) {
             #expect(MultipartFormData(boundary: boundary).contentType == expected)
         }
@@ -76,10 +79,12 @@ extension Values {
             #expect(throws: CourierError.self) { try form.contentLength }
         }
 
-        @Test("names and file names escape quote, CR and LF and keep other UTF-8", arguments: [
-            ("plain", "plain"), ("a\"b", "a%22b"), ("line\r\nbreak", "line%0D%0Abreak"), ("résumé 日本 😀", "résumé 日本 😀"),
-            ("100%", "100%"), ("semi;colon=eq", "semi;colon=eq"),
-        ])
+        @Test(
+            "names and file names escape quote, CR and LF and keep other UTF-8",
+            arguments: [
+                ("plain", "plain"), ("a\"b", "a%22b"), ("line\r\nbreak", "line%0D%0Abreak"), ("résumé 日本 😀", "résumé 日本 😀"),
+                ("100%", "100%"), ("semi;colon=eq", "semi;colon=eq"),
+            ])
         func escaping(raw: String, escaped: String) throws {
             let form = MultipartFormData(boundary: "B")
             form.append(Data("v".utf8), withName: raw, fileName: raw + ".txt")
@@ -96,10 +101,12 @@ extension Values {
             #expect(encoded.contains("Content-Type: text/plainX-Evil: 1\r\n"))
         }
 
-        @Test("file parts take their name and type from the file, streamed or in memory", arguments: [
-            ("photo.PNG", "image/png"), ("data.json", "application/json"), ("archive.tar.gz", "application/gzip"),
-            ("unknown.xyz", "application/octet-stream"), ("README", "application/octet-stream"),
-        ])
+        @Test(
+            "file parts take their name and type from the file, streamed or in memory",
+            arguments: [
+                ("photo.PNG", "image/png"), ("data.json", "application/json"), ("archive.tar.gz", "application/gzip"),
+                ("unknown.xyz", "application/octet-stream"), ("README", "application/octet-stream"),
+            ])
         func fileParts(fileName: String, mimeType: String) throws {
             try withTemporaryDirectory { directory in
                 let file = directory.appendingPathComponent(fileName)
@@ -109,7 +116,8 @@ extension Values {
                 form.append("before", withName: "a")
                 form.append(fileURL: file, withName: "upload")
                 let header = "--B\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"\(fileName)\"\r\nContent-Type: \(mimeType)\r\n\r\n"
-                let expected = Data("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nbefore\r\n\(header)".utf8)
+                let expected =
+                    Data("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nbefore\r\n\(header)".utf8)
                     + contents + Data("\r\n--B--\r\n".utf8)
                 #expect(try form.encode() == expected)
                 #expect(try form.contentLength == Int64(expected.count))
@@ -248,7 +256,7 @@ extension Values {
                     let size: UInt64 = 256 << 20
                     #expect(FileManager.default.createFile(atPath: file.path, contents: Data("head".utf8)))
                     let handle = try FileHandle(forWritingTo: file)
-                    try handle.truncate(atOffset: size)      // sparse: no disk blocks until written
+                    try handle.truncate(atOffset: size)  // sparse: no disk blocks until written
                     try handle.close()
 
                     let form = MultipartFormData(boundary: "B")
@@ -268,7 +276,7 @@ extension Values {
                     defer { try? reader.close() }
                     let head = try reader.read(upToCount: 200) ?? Data()
                     #expect(text(head).contains("filename=\"big.bin\"\r\nContent-Type: application/octet-stream\r\n\r\nhead"))
-                    try reader.seek(toOffset: UInt64(length) - 13)   // four zero bytes, CRLF, "--B--", CRLF
+                    try reader.seek(toOffset: UInt64(length) - 13)  // four zero bytes, CRLF, "--B--", CRLF
                     #expect(text(try reader.readToEnd() ?? Data()) == "\0\0\0\0\r\n--B--\r\n")
                     if let peakBefore, let peakAfter {
                         print("multipart 256 MiB stream: peak RSS grew by \((peakAfter - peakBefore) >> 20) MiB")

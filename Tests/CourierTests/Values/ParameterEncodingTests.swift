@@ -8,9 +8,9 @@ import FoundationNetworking
 extension Values {
     /// Untyped `Parameters` with `URLEncoding` and `JSONEncoding` (#26).
     @Suite("Parameter encodings") struct ParameterEncodingTests {
-        private let get = URLRequest(url: URL(string: "http://example.com/search?x=1")!)   // a literal URL
+        private let get = URLRequest(url: URL(string: "http://example.com/search?x=1")!)  // a literal URL
         private var post: URLRequest {
-            var request = URLRequest(url: URL(string: "http://example.com/users")!)   // a literal URL
+            var request = URLRequest(url: URL(string: "http://example.com/users")!)  // a literal URL
             request.httpMethod = "POST"
             return request
         }
@@ -28,7 +28,8 @@ extension Values {
                 "optional": String?.none as any Sendable, "present": Optional("x") as any Sendable,
             ]
             let body = try json(parameters)
-            #expect(body == #"{"address":{"city":"Oslo","zip":{"n":1}},"admin":false,"age":42,"big":9223372036854775807,"#
+            #expect(
+                body == #"{"address":{"city":"Oslo","zip":{"n":1}},"admin":false,"age":42,"big":9223372036854775807,"#
                     + #""huge":18446744073709551615,"manager":null,"name":"bob","nsDouble":1.5,"nsInt":7,"nsTrue":true,"#
                     + #""optional":null,"present":"x","ratio":0.5,"tags":["a",1,true]}"#)
             let request = try JSONEncoding.default.encode(post, with: ["a": 1])
@@ -57,7 +58,8 @@ extension Values {
         @Test("Encodable values, dates and data nest inside untyped parameters")
         func encodableInside() throws {
             let date = Date(timeIntervalSince1970: 1_700_000_000)
-            #expect(try json(["point": Point(x: 1, y: 2), "at": date, "blob": Data([1, 2])])
+            #expect(
+                try json(["point": Point(x: 1, y: 2), "at": date, "blob": Data([1, 2])])
                     == #"{"at":"2023-11-14T22:13:20Z","blob":"AQI=","point":{"x":1,"y":2}}"#)
             let query = try URLEncoding.queryString.encode(get, with: ["point": Point(x: 1, y: 2), "at": date]).url?.query
             #expect(query == "x=1&at=1700000000&point%5Bx%5D=1&point%5By%5D=2")

@@ -4,22 +4,24 @@ import Testing
 
 extension Values {
     @Suite("Percent encoding") struct PercentEncodingTests {
-        @Test("query components escape exactly the reserved set", arguments: [
-            ("abcXYZ019-._~", "abcXYZ019-._~"),
-            ("a/b?c", "a/b?c"),
-            ("&", "%26"), ("=", "%3D"), ("+", "%2B"), ("#", "%23"), ("[", "%5B"), ("]", "%5D"),
-            (" ", "%20"), ("%", "%25"), ("%20", "%2520"),
-            (":@!$'()*,;", "%3A%40%21%24%27%28%29%2A%2C%3B"),
-            ("\"<>\\^`{|}", "%22%3C%3E%5C%5E%60%7B%7C%7D"),
-            ("\n\t\u{7F}", "%0A%09%7F"),
-            ("é", "%C3%A9"),
-            ("😀", "%F0%9F%98%80"),
-            ("👍🏽", "%F0%9F%91%8D%F0%9F%8F%BD"),
-            ("日本語", "%E6%97%A5%E6%9C%AC%E8%AA%9E"),
-            ("한국어", "%ED%95%9C%EA%B5%AD%EC%96%B4"),
-            ("a b&c=d+e", "a%20b%26c%3Dd%2Be"),
-            ("", ""),
-        ])
+        @Test(
+            "query components escape exactly the reserved set",
+            arguments: [
+                ("abcXYZ019-._~", "abcXYZ019-._~"),
+                ("a/b?c", "a/b?c"),
+                ("&", "%26"), ("=", "%3D"), ("+", "%2B"), ("#", "%23"), ("[", "%5B"), ("]", "%5D"),
+                (" ", "%20"), ("%", "%25"), ("%20", "%2520"),
+                (":@!$'()*,;", "%3A%40%21%24%27%28%29%2A%2C%3B"),
+                ("\"<>\\^`{|}", "%22%3C%3E%5C%5E%60%7B%7C%7D"),
+                ("\n\t\u{7F}", "%0A%09%7F"),
+                ("é", "%C3%A9"),
+                ("😀", "%F0%9F%98%80"),
+                ("👍🏽", "%F0%9F%91%8D%F0%9F%8F%BD"),
+                ("日本語", "%E6%97%A5%E6%9C%AC%E8%AA%9E"),
+                ("한국어", "%ED%95%9C%EA%B5%AD%EC%96%B4"),
+                ("a b&c=d+e", "a%20b%26c%3Dd%2Be"),
+                ("", ""),
+            ])
         func escapes(raw: String, escaped: String) {
             #expect(PercentEncoding.escapeQueryComponent(raw) == escaped)
             #expect(PercentEncoding.escapeFormComponent(raw) == escaped)
@@ -60,8 +62,9 @@ extension Values {
             let dictionary: [String: Int?] = ["a": 1, "b": nil]
             #expect(try pairs(dictionary) == ["a=1"])
             #expect(try pairs(["list": [1, nil, 3] as [Int?]]) == ["list[]=1", "list[]=3"])
-            #expect(try pairs(["list": [1, nil, 3] as [Int?]], URLEncodedFormEncoder(arrayEncoding: .indexInBrackets))
-                == ["list[0]=1", "list[2]=3"])
+            #expect(
+                try pairs(["list": [1, nil, 3] as [Int?]], URLEncodedFormEncoder(arrayEncoding: .indexInBrackets))
+                    == ["list[0]=1", "list[2]=3"])
         }
 
         @Test("nested objects use brackets")
@@ -70,11 +73,13 @@ extension Values {
             #expect(try pairs(value) == ["a[a][z]=y", "a[b][c]=d"])
         }
 
-        @Test("array encodings", arguments: [
-            (URLEncodedFormEncoder.ArrayEncoding.brackets, ["key[]=1", "key[]=2"]),
-            (.noBrackets, ["key=1", "key=2"]),
-            (.indexInBrackets, ["key[0]=1", "key[1]=2"]),
-        ])
+        @Test(
+            "array encodings",
+            arguments: [
+                (URLEncodedFormEncoder.ArrayEncoding.brackets, ["key[]=1", "key[]=2"]),
+                (.noBrackets, ["key=1", "key=2"]),
+                (.indexInBrackets, ["key[0]=1", "key[1]=2"]),
+            ])
         func arrays(encoding: URLEncodedFormEncoder.ArrayEncoding, expected: [String]) throws {
             #expect(try pairs(["key": [1, 2]], URLEncodedFormEncoder(arrayEncoding: encoding)) == expected)
         }
@@ -83,11 +88,13 @@ extension Values {
         func arraysOfContainers() throws {
             let order = Order(items: [Item(id: 1, label: "x"), Item(id: 2, label: "y")], note: "n")
             #expect(try pairs(order) == ["items[][id]=1", "items[][label]=x", "items[][id]=2", "items[][label]=y", "note=n"])
-            #expect(try pairs(order, URLEncodedFormEncoder(arrayEncoding: .indexInBrackets))
-                == ["items[0][id]=1", "items[0][label]=x", "items[1][id]=2", "items[1][label]=y", "note=n"])
+            #expect(
+                try pairs(order, URLEncodedFormEncoder(arrayEncoding: .indexInBrackets))
+                    == ["items[0][id]=1", "items[0][label]=x", "items[1][id]=2", "items[1][label]=y", "note=n"])
             #expect(try pairs(["m": [[1, 2], [3]]]) == ["m[][]=1", "m[][]=2", "m[][]=3"])
-            #expect(try pairs(["m": [[1, 2], [3]]], URLEncodedFormEncoder(arrayEncoding: .indexInBrackets))
-                == ["m[0][0]=1", "m[0][1]=2", "m[1][0]=3"])
+            #expect(
+                try pairs(["m": [[1, 2], [3]]], URLEncodedFormEncoder(arrayEncoding: .indexInBrackets))
+                    == ["m[0][0]=1", "m[0][1]=2", "m[1][0]=3"])
         }
 
         @Test("empty arrays and objects produce nothing")
@@ -102,14 +109,16 @@ extension Values {
             #expect(try pairs(["t": true, "f": false], URLEncodedFormEncoder(boolEncoding: .numeric)) == ["f=0", "t=1"])
         }
 
-        @Test("dates", arguments: [
-            (URLEncodedFormEncoder.DateEncoding.secondsSince1970, 1_700_000_000, "1700000000"),
-            (.secondsSince1970, 1_700_000_000.5, "1700000000.5"),
-            (.millisecondsSince1970, 1_700_000_000.25, "1700000000250"),
-            (.iso8601, 1_700_000_000, "2023-11-14T22:13:20Z"),
-            (.formatted(Self.dayFormatter), 1_700_000_000, "2023-11-14"),
-            (.custom { "day \(Int($0.timeIntervalSince1970) / 86_400)" }, 1_700_000_000, "day 19675"),
-        ] as [(URLEncodedFormEncoder.DateEncoding, TimeInterval, String)])
+        @Test(
+            "dates",
+            arguments: [
+                (URLEncodedFormEncoder.DateEncoding.secondsSince1970, 1_700_000_000, "1700000000"),
+                (.secondsSince1970, 1_700_000_000.5, "1700000000.5"),
+                (.millisecondsSince1970, 1_700_000_000.25, "1700000000250"),
+                (.iso8601, 1_700_000_000, "2023-11-14T22:13:20Z"),
+                (.formatted(Self.dayFormatter), 1_700_000_000, "2023-11-14"),
+                (.custom { "day \(Int($0.timeIntervalSince1970) / 86_400)" }, 1_700_000_000, "day 19675"),
+            ] as [(URLEncodedFormEncoder.DateEncoding, TimeInterval, String)])
         func dates(encoding: URLEncodedFormEncoder.DateEncoding, interval: TimeInterval, expected: String) throws {
             let encoder = URLEncodedFormEncoder(dateEncoding: encoding)
             #expect(try pairs(["d": Date(timeIntervalSince1970: interval)], encoder) == ["d=\(expected)"])
@@ -140,10 +149,11 @@ extension Values {
                 let url = URL(string: "https://example.com/a?b=c")
                 let decimal = Decimal(string: "1.25")
             }
-            #expect(try pairs(Scalars()) == [
-                "big=9223372036854775807", "data=aGVsbG8=", "decimal=1.25", "double=2", "float=0.1", "fraction=2.5",
-                "negative=-3", "small=7", "url=https://example.com/a?b=c",
-            ])
+            #expect(
+                try pairs(Scalars()) == [
+                    "big=9223372036854775807", "data=aGVsbG8=", "decimal=1.25", "double=2", "float=0.1", "fraction=2.5",
+                    "negative=-3", "small=7", "url=https://example.com/a?b=c",
+                ])
         }
 
         @Test("a root array or bare value throws encodingFailed naming the type")

@@ -6,13 +6,14 @@ import Foundation
 struct SHA1Tests {
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    @Test(arguments: [
-        ("", 1, "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
-        ("abc", 1, "a9993e364706816aba3e25717850c26c9cd0d89d"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1, "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
-        ("a", 1_000_000, "34aa973cd4c4daa4f61eeb2bdbad27316534016f"),
-        ("01234567012345670123456701234567", 20, "dea356a2cddd90c7a7ecedc5ebb563934f460452"),
-    ] as [(String, Int, String)])
+    @Test(
+        arguments: [
+            ("", 1, "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+            ("abc", 1, "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1, "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
+            ("a", 1_000_000, "34aa973cd4c4daa4f61eeb2bdbad27316534016f"),
+            ("01234567012345670123456701234567", 20, "dea356a2cddd90c7a7ecedc5ebb563934f460452"),
+        ] as [(String, Int, String)])
     func matchesRFC3174(text: String, repeats: Int, digest: String) {
         let input = Data(String(repeating: text, count: repeats).utf8)
         #expect(Self.hex(SHA1.hash(input)) == digest)

@@ -6,12 +6,14 @@ import Foundation
 struct WebSocketClientConnectionTests {
     typealias Connection = WebSocketClientConnection
 
-    static let accepting = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    static let accepting =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
 
     static func connection(protocols: [String] = [], compression: Bool = false) throws -> Connection {
-        let request = try WebSocketHandshakeRequest(url: URL(string: "ws://example.com/live")!, protocols: protocols,
-                                                    offersCompression: compression, nonce: Array("the sample nonce".utf8))
+        let request = try WebSocketHandshakeRequest(
+            url: URL(string: "ws://example.com/live")!, protocols: protocols,
+            offersCompression: compression, nonce: Array("the sample nonce".utf8))
         return Connection(request: request, keys: .fixed(0))
     }
 
@@ -29,8 +31,10 @@ struct WebSocketClientConnectionTests {
 
     @Test func opensThenReadsTheFramesThatFollowTheHead() throws {
         let stream = Data((Self.accepting + "Sec-WebSocket-Protocol: chat\r\n\r\n").utf8) + Data([0x81, 0x02, 0x68, 0x69, 0x89, 0x00])
-        let expected = ["opened chat false", "\(WebSocketStateMachine.Action.deliver(.text("hi")))",
-                        "\(WebSocketStateMachine.Action.send(WebSocketFrameEncoder.encode(opcode: .pong, payload: Data(), key: (0, 0, 0, 0))))"]
+        let expected = [
+            "opened chat false", "\(WebSocketStateMachine.Action.deliver(.text("hi")))",
+            "\(WebSocketStateMachine.Action.send(WebSocketFrameEncoder.encode(opcode: .pong, payload: Data(), key: (0, 0, 0, 0))))",
+        ]
         var whole = try Self.connection(protocols: ["chat"])
         #expect(whole.state == .connecting)
         #expect(Self.describe(whole.handle(.send(.text("early")))) == ["\(WebSocketStateMachine.Action.refused(.notOpen))"])
@@ -38,7 +42,10 @@ struct WebSocketClientConnectionTests {
         #expect(whole.state == .open)
         var split = try Self.connection(protocols: ["chat"])
         #expect(Self.describe(stream.flatMap { split.handle(.bytesReceived(Data([$0]))) }) == expected)
-        #expect(Self.describe(split.handle(.send(.text("x")))) == ["\(WebSocketStateMachine.Action.send(WebSocketFrameEncoder.encode(opcode: .text, payload: Data("x".utf8), key: (0, 0, 0, 0))))"])
+        #expect(
+            Self.describe(split.handle(.send(.text("x")))) == [
+                "\(WebSocketStateMachine.Action.send(WebSocketFrameEncoder.encode(opcode: .text, payload: Data("x".utf8), key: (0, 0, 0, 0))))"
+            ])
     }
 
     /// A non-101 answer fails with its status and hands back the start of the body.
@@ -66,8 +73,10 @@ struct WebSocketClientConnectionTests {
     @Test(.enabled(if: WebSocketInflater.isAvailable, "zlib is not loadable"))
     func inflatesWhenTheServerAgreedToCompress() throws {
         var connection = try Self.connection(compression: true)
-        let stream = Data((Self.accepting + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n").utf8)
+        let stream =
+            Data((Self.accepting + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n").utf8)
             + Data([0xC1, 0x07, 0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])
-        #expect(Self.describe(connection.handle(.bytesReceived(stream))) == ["opened - true", "\(WebSocketStateMachine.Action.deliver(.text("Hello")))"])
+        #expect(
+            Self.describe(connection.handle(.bytesReceived(stream))) == ["opened - true", "\(WebSocketStateMachine.Action.deliver(.text("Hello")))"])
     }
 }

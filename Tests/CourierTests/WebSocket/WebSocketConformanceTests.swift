@@ -107,8 +107,10 @@ struct WebSocketConformanceTests {
 
     /// §5.3: every client frame masked, each with a new key (32 random bits: a repeat among a
     /// handful of frames would be a one-in-a-billion coincidence, or a broken key source).
-    static func expectMaskedWithFreshKeys(_ frames: [WebSocketRecording.Frame], _ comment: String,
-                                          sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectMaskedWithFreshKeys(
+        _ frames: [WebSocketRecording.Frame], _ comment: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(frames.allSatisfy { $0.isMasked }, "\(comment): \(frames)", sourceLocation: sourceLocation)
         let keys = frames.compactMap(\.maskingKey)
         #expect(Set(keys).count == keys.count, "\(comment): repeated masking keys \(keys)", sourceLocation: sourceLocation)

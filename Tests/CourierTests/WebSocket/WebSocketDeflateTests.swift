@@ -10,13 +10,22 @@ struct WebSocketDeflateTests {
 
     // MARK: Negotiation
 
-    @Test(arguments: [
-        ("permessage-deflate", WebSocketDeflateParameters()),
-        ("PerMessage-Deflate ; server_no_context_takeover; client_no_context_takeover",
-         { var p = WebSocketDeflateParameters(); p.serverNoContextTakeover = true; p.clientNoContextTakeover = true; return p }()),
-        ("permessage-deflate; server_max_window_bits=10; client_max_window_bits=\"15\"",
-         { var p = WebSocketDeflateParameters(); p.serverMaxWindowBits = 10; p.clientMaxWindowBits = 15; return p }()),
-    ] as [(String, WebSocketDeflateParameters)])
+    @Test(
+        arguments: [
+            ("permessage-deflate", WebSocketDeflateParameters()),
+            (
+                "PerMessage-Deflate ; server_no_context_takeover; client_no_context_takeover",
+                {
+                    var p = WebSocketDeflateParameters(); p.serverNoContextTakeover = true; p.clientNoContextTakeover = true; return p
+                }()
+            ),
+            (
+                "permessage-deflate; server_max_window_bits=10; client_max_window_bits=\"15\"",
+                {
+                    var p = WebSocketDeflateParameters(); p.serverMaxWindowBits = 10; p.clientMaxWindowBits = 15; return p
+                }()
+            ),
+        ] as [(String, WebSocketDeflateParameters)])
     func readsTheServersAgreement(response: String, expected: WebSocketDeflateParameters) throws {
         #expect(try WebSocketDeflateParameters(response: response) == expected)
     }
@@ -38,10 +47,12 @@ struct WebSocketDeflateTests {
     }
 
     @Test func theHandshakeExposesTheAgreedParameters() throws {
-        let request = try WebSocketHandshakeRequest(url: URL(string: "ws://example.com/")!, offersCompression: true,
-                                                    nonce: Array("the sample nonce".utf8))
+        let request = try WebSocketHandshakeRequest(
+            url: URL(string: "ws://example.com/")!, offersCompression: true,
+            nonce: Array("the sample nonce".utf8))
         var reader = WebSocketResponseHeadReader(url: request.url)
-        let text = "HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+        let text =
+            "HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
             + "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover\r\n\r\n"
         let result = try reader.read(Data(text.utf8))
         let head = try #require(result).head
@@ -69,7 +80,8 @@ struct WebSocketDeflateTests {
         // §7.2.3.2: the second "Hello" refers back into the shared window.
         #expect(machine.handle(.bytesReceived(Data([0xC1, 0x05, 0xF2, 0x00, 0x11, 0x00, 0x00]))) == [.deliver(.text("Hello"))])
         // §7.2.3.3: a stored (uncompressed) block.
-        #expect(machine.handle(.bytesReceived(Data([0xC1, 0x0B, 0x00, 0x05, 0x00, 0xFA, 0xFF, 0x48, 0x65, 0x6C, 0x6C, 0x6F, 0x00])))
+        #expect(
+            machine.handle(.bytesReceived(Data([0xC1, 0x0B, 0x00, 0x05, 0x00, 0xFA, 0xFF, 0x48, 0x65, 0x6C, 0x6C, 0x6F, 0x00])))
                 == [.deliver(.text("Hello"))])
         // §7.2.3.4: a final block (BFINAL set); the next message starts a new stream.
         #expect(machine.handle(.bytesReceived(Data([0xC1, 0x08, 0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00]))) == [.deliver(.text("Hello"))])
@@ -81,8 +93,10 @@ struct WebSocketDeflateTests {
     /// §7.2.3.1 fragmented, with a ping between the fragments; UTF-8 checked on the inflated text.
     @Test func inflatesFragmentedMessages() {
         var machine = Self.machine()
-        let compressed: [UInt8] = [58, 183, 235, 124, 207, 249, 230, 115, 123, 206, 109, 85, 120, 212, 180, 70, 193, 35, 53, 39, 39, 95, 71,
-                                   33, 57, 63, 183, 160, 40, 181, 184, 56, 53, 69, 161, 60, 191, 40, 39, 69, 81, 225, 220, 0, 169, 3, 0]
+        let compressed: [UInt8] = [
+            58, 183, 235, 124, 207, 249, 230, 115, 123, 206, 109, 85, 120, 212, 180, 70, 193, 35, 53, 39, 39, 95, 71,
+            33, 57, 63, 183, 160, 40, 181, 184, 56, 53, 69, 161, 60, 191, 40, 39, 69, 81, 225, 220, 0, 169, 3, 0,
+        ]
         let text = String(repeating: "κόσμε € Hello, compressed world! ", count: 4)
         var actions: [Machine.Action] = []
         actions += machine.handle(.bytesReceived(Data([0x41, 20] + compressed[0..<20])))
@@ -178,7 +192,9 @@ struct WebSocketDeflateTests {
     @Test(.enabled(if: WebSocketDeflater.isAvailable, "zlib has no compressor"))
     func roundTripsThroughTheInflater() throws {
         for takeover in [true, false] {
-            var machine = Self.compressing { $0.clientNoContextTakeover = !takeover; $0.clientMaxWindowBits = 10 }
+            var machine = Self.compressing {
+                $0.clientNoContextTakeover = !takeover; $0.clientMaxWindowBits = 10
+            }
             let inflater = try #require(WebSocketInflater(resetsPerMessage: !takeover))
             for size in [1, 100, 65_535, 65_536, 200_000] {
                 let message = Data((0..<size).map { UInt8(truncatingIfNeeded: ($0 * 7) ^ ($0 >> 5)) })

@@ -71,8 +71,10 @@ struct WebSocketFaultStormTests {
         print("WebSocketFaultStormTests seed: \(seed) (replay with COURIER_STORM_SEED=\(seed))")
         var random = SeededGenerator(state: seed)
         let plan = (0..<1_000).map { _ in
-            (ServerMode.allCases.randomElement(using: &random) ?? .echo, ClientMove.allCases.randomElement(using: &random) ?? .cancelAtOnce,
-             Int.random(in: 0..<20, using: &random))
+            (
+                ServerMode.allCases.randomElement(using: &random) ?? .echo, ClientMove.allCases.randomElement(using: &random) ?? .cancelAtOnce,
+                Int.random(in: 0..<20, using: &random)
+            )
         }
 
         let server = try TestServer()
@@ -121,13 +123,16 @@ struct WebSocketFaultStormTests {
         print("WebSocketFaultStormTests: 1,000 sockets in \(ContinuousClock.now - started)")
 
         // The session is gone: no client socket to the server may be left, nor a server-side connection.
-        #expect(await eventually(timeout: .seconds(15)) { SocketCensus.connections(toPort: port) == 0 },
-                "seed \(seed): client sockets left open: \(SocketCensus.connections(toPort: port))")
-        #expect(await eventually(timeout: .seconds(15)) { server.activeConnectionCount == 0 },
-                "seed \(seed): server connections left open: \(server.activeConnectionCount)")
+        #expect(
+            await eventually(timeout: .seconds(15)) { SocketCensus.connections(toPort: port) == 0 },
+            "seed \(seed): client sockets left open: \(SocketCensus.connections(toPort: port))")
+        #expect(
+            await eventually(timeout: .seconds(15)) { server.activeConnectionCount == 0 },
+            "seed \(seed): server connections left open: \(server.activeConnectionCount)")
         if ResourceMeasurement.isolated {
-            #expect(await eventually(timeout: .seconds(15)) { ResourceMeasurement.openDescriptors() <= descriptorsBefore + 2 },
-                    "seed \(seed): descriptors \(descriptorsBefore) → \(ResourceMeasurement.openDescriptors())")
+            #expect(
+                await eventually(timeout: .seconds(15)) { ResourceMeasurement.openDescriptors() <= descriptorsBefore + 2 },
+                "seed \(seed): descriptors \(descriptorsBefore) → \(ResourceMeasurement.openDescriptors())")
         }
         let report = server.shutdown()
         expectClean(report, "seed \(seed)")

@@ -32,7 +32,7 @@ struct WebSocketFlowTests {
 
     @Test func readsPauseWhileTheConsumerDoesNotReadAndNothingIsLost() async throws {
         try await withServer { server async throws in
-            let count = 64   // 4 MiB, sixteen times the receive buffer
+            let count = 64  // 4 MiB, sixteen times the receive buffer
             server.enqueue(.webSocket(WebSocketScript((0..<count).map { .send(.binary(Self.payload($0))) } + [.close()])))
             let socket = try Self.session(server).webSocket("live", configuration: Self.configuration(receive: 256 << 10))
             try await socket.connect()
@@ -78,7 +78,7 @@ struct WebSocketFlowTests {
         try await socket.connect()
         let sent = Locked(0)
         let sender = Task {
-            for index in 0..<1024 {   // 64 MiB, far more than any socket buffer
+            for index in 0..<1024 {  // 64 MiB, far more than any socket buffer
                 try await socket.send(.binary(Self.payload(index)))
                 sent.withLock { $0 += 1 }
             }
@@ -128,9 +128,11 @@ final class SilentWebSocketServer: Sendable {
             var byte: UInt8 = 0
             while !head.ends(with: Data("\r\n\r\n".utf8)), recv(connection, &byte, 1, 0) == 1 { head.append(byte) }
             let text = String(decoding: head, as: UTF8.self)
-            let key = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
+            let key =
+                text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
                 .map { $0.dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) } ?? ""
-            let response = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            let response =
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Accept: \(WebSocketHandshakeRequest.accept(forKey: key))\r\n\r\n"
             _ = response.withCString { send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         }
@@ -143,6 +145,6 @@ final class SilentWebSocketServer: Sendable {
     }
 }
 
-private extension Data {
-    func ends(with suffix: Data) -> Bool { count >= suffix.count && self[(endIndex - suffix.count)...] == suffix }
+extension Data {
+    fileprivate func ends(with suffix: Data) -> Bool { count >= suffix.count && self[(endIndex - suffix.count)...] == suffix }
 }

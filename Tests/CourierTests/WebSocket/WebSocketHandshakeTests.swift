@@ -8,8 +8,10 @@ struct WebSocketHandshakeTests {
     static let nonce = Array("the sample nonce".utf8)
     static let url = URL(string: "ws://example.com/chat?room=1")!
 
-    static func request(_ url: URL = url, protocols: [String] = [], headers: HTTPHeaders = [],
-                        offersCompression: Bool = false) throws -> WebSocketHandshakeRequest {
+    static func request(
+        _ url: URL = url, protocols: [String] = [], headers: HTTPHeaders = [],
+        offersCompression: Bool = false
+    ) throws -> WebSocketHandshakeRequest {
         try WebSocketHandshakeRequest(url: url, protocols: protocols, headers: headers, offersCompression: offersCompression, nonce: nonce)
     }
 
@@ -19,7 +21,8 @@ struct WebSocketHandshakeTests {
         return try #require(result).head
     }
 
-    static let accepting = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+    static let accepting =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
 
     /// §1.3 and §4.2.2: the RFC's own key and accept value.
     @Test func computesTheRFCAcceptValue() throws {
@@ -30,32 +33,35 @@ struct WebSocketHandshakeTests {
 
     /// §4.1: the request line and every required header, then the offers and extra headers.
     @Test func buildsTheUpgradeRequestHead() throws {
-        let request = try Self.request(protocols: ["chat", "superchat"], headers: ["Origin": "http://example.com"],
-                                       offersCompression: true)
-        #expect(String(decoding: request.head, as: UTF8.self) == """
-            GET /chat?room=1 HTTP/1.1\r
-            Host: example.com\r
-            Upgrade: websocket\r
-            Connection: Upgrade\r
-            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r
-            Sec-WebSocket-Version: 13\r
-            Sec-WebSocket-Protocol: chat, superchat\r
-            Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r
-            Origin: http://example.com\r
-            \r
+        let request = try Self.request(
+            protocols: ["chat", "superchat"], headers: ["Origin": "http://example.com"],
+            offersCompression: true)
+        #expect(
+            String(decoding: request.head, as: UTF8.self) == """
+                GET /chat?room=1 HTTP/1.1\r
+                Host: example.com\r
+                Upgrade: websocket\r
+                Connection: Upgrade\r
+                Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r
+                Sec-WebSocket-Version: 13\r
+                Sec-WebSocket-Protocol: chat, superchat\r
+                Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r
+                Origin: http://example.com\r
+                \r
 
-            """)
+                """)
     }
 
-    @Test(arguments: [
-        ("ws://example.com", "GET / HTTP/1.1\r\nHost: example.com\r\n"),
-        ("ws://example.com:80/a", "GET /a HTTP/1.1\r\nHost: example.com\r\n"),
-        ("wss://example.com:443/a", "GET /a HTTP/1.1\r\nHost: example.com\r\n"),
-        ("wss://example.com:8443/a%20b", "GET /a%20b HTTP/1.1\r\nHost: example.com:8443\r\n"),
-        ("ws://127.0.0.1:9001/x#fragment", "GET /x HTTP/1.1\r\nHost: 127.0.0.1:9001\r\n"),
-        ("ws://[::1]:9001/", "GET / HTTP/1.1\r\nHost: [::1]:9001\r\n"),
-        ("https://example.com:80/", "GET / HTTP/1.1\r\nHost: example.com:80\r\n"),
-    ] as [(String, String)])
+    @Test(
+        arguments: [
+            ("ws://example.com", "GET / HTTP/1.1\r\nHost: example.com\r\n"),
+            ("ws://example.com:80/a", "GET /a HTTP/1.1\r\nHost: example.com\r\n"),
+            ("wss://example.com:443/a", "GET /a HTTP/1.1\r\nHost: example.com\r\n"),
+            ("wss://example.com:8443/a%20b", "GET /a%20b HTTP/1.1\r\nHost: example.com:8443\r\n"),
+            ("ws://127.0.0.1:9001/x#fragment", "GET /x HTTP/1.1\r\nHost: 127.0.0.1:9001\r\n"),
+            ("ws://[::1]:9001/", "GET / HTTP/1.1\r\nHost: [::1]:9001\r\n"),
+            ("https://example.com:80/", "GET / HTTP/1.1\r\nHost: example.com:80\r\n"),
+        ] as [(String, String)])
     func writesTheTargetAndHost(url: String, start: String) throws {
         let request = try Self.request(try #require(URL(string: url)))
         #expect(String(decoding: request.head, as: UTF8.self).hasPrefix(start))
@@ -142,23 +148,25 @@ struct WebSocketHandshakeTests {
         let chosen = try Self.head(Self.accepting + "Sec-WebSocket-Protocol: superchat\r\n\r\n")
         #expect(try request.verify(chosen) == .init(subprotocol: "superchat"))
         // Header names and the Upgrade and Connection values compare without case; Connection is a list.
-        let relaxed = try Self.head("HTTP/1.1 101 x\r\nupgrade: WebSocket\r\nconnection: keep-alive, upgrade\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+        let relaxed = try Self.head(
+            "HTTP/1.1 101 x\r\nupgrade: WebSocket\r\nconnection: keep-alive, upgrade\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
         #expect(try request.verify(relaxed) == .init(subprotocol: nil))
     }
 
-    @Test(arguments: [
-        ("HTTP/1.1 200 OK\r\n\r\n", WebSocketHandshakeFailure.unexpectedStatus(200)),
-        ("HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\n\r\n", .unexpectedStatus(302)),
-        ("HTTP/1.0 403 Forbidden\r\n\r\n", .unexpectedStatus(403)),
-        ("HTTP/1.1 101 x\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n", .missingUpgrade),
-        ("HTTP/1.1 101 x\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n", .missingUpgrade),
-        ("HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: keep-alive\r\n\r\n", .missingConnectionUpgrade),
-        ("HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", .invalidAccept(nil)),
-        ("HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAA\r\n\r\n", .invalidAccept("AAAA")),
-        (accepting + "Sec-WebSocket-Protocol: other\r\n\r\n", .unexpectedSubprotocol("other")),
-        (accepting + "Sec-WebSocket-Protocol: chat\r\nSec-WebSocket-Protocol: chat\r\n\r\n", .unexpectedSubprotocol("chat, chat")),
-        (accepting + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n", .unexpectedExtension("permessage-deflate")),
-    ] as [(String, WebSocketHandshakeFailure)])
+    @Test(
+        arguments: [
+            ("HTTP/1.1 200 OK\r\n\r\n", WebSocketHandshakeFailure.unexpectedStatus(200)),
+            ("HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\n\r\n", .unexpectedStatus(302)),
+            ("HTTP/1.0 403 Forbidden\r\n\r\n", .unexpectedStatus(403)),
+            ("HTTP/1.1 101 x\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n", .missingUpgrade),
+            ("HTTP/1.1 101 x\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n", .missingUpgrade),
+            ("HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: keep-alive\r\n\r\n", .missingConnectionUpgrade),
+            ("HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", .invalidAccept(nil)),
+            ("HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAA\r\n\r\n", .invalidAccept("AAAA")),
+            (accepting + "Sec-WebSocket-Protocol: other\r\n\r\n", .unexpectedSubprotocol("other")),
+            (accepting + "Sec-WebSocket-Protocol: chat\r\nSec-WebSocket-Protocol: chat\r\n\r\n", .unexpectedSubprotocol("chat, chat")),
+            (accepting + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n", .unexpectedExtension("permessage-deflate")),
+        ] as [(String, WebSocketHandshakeFailure)])
     func refusesInvalidAnswers(text: String, failure: WebSocketHandshakeFailure) throws {
         let request = try Self.request(protocols: ["chat"])
         let head = try Self.head(text)

@@ -22,7 +22,8 @@ struct WebSocketLargeMessageTests {
         var over = WebSocketStateMachine(keys: .fixed(0))
         _ = over.handle(.handshakeCompleted)
         let header = Data([0x82, 0x7F, 0, 0, 0, 0, 0x01, 0, 0, 1])
-        #expect(over.handle(.bytesReceived(header)).contains(.fail(WebSocketProtocolViolation(.messageTooLarge(size: UInt64(size + 1), limit: size)))))
+        #expect(
+            over.handle(.bytesReceived(header)).contains(.fail(WebSocketProtocolViolation(.messageTooLarge(size: UInt64(size + 1), limit: size)))))
     }
 
     @Test func encodesASixteenMebibyteMessage() {

@@ -36,31 +36,53 @@ import Foundation
     /// (events after opening, the end recorded, whether the last actions finish with it)
     static let endings: [(String, [WebSocketLifecycle.Event], WebSocket.State, CourierError.Kind?, WebSocketCloseCode?)] = [
         // §7.1.2: the client closes, the server answers, the server drops TCP: a normal close.
-        ("client closes cleanly", [.closeRequested(.normalClosure, reason: "bye"), .closeReceived,
-                                   .protocolEnded(.clean(WebSocketCloseFrame(code: .normalClosure, reason: "bye")))], .closed, nil, .normalClosure),
+        (
+            "client closes cleanly",
+            [
+                .closeRequested(.normalClosure, reason: "bye"), .closeReceived,
+                .protocolEnded(.clean(WebSocketCloseFrame(code: .normalClosure, reason: "bye"))),
+            ], .closed, nil, .normalClosure
+        ),
         // §7.1.4: the server closes with 1000 or 1001 first: the sequence finishes normally.
         ("server closes with 1001", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: .goingAway)))], .closed, nil, .goingAway),
-        ("server closes without a code", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: .noStatusReceived)))],
-         .closed, nil, .noStatusReceived),
+        (
+            "server closes without a code", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: .noStatusReceived)))],
+            .closed, nil, .noStatusReceived
+        ),
         // Any other code from the server is an error carrying it.
-        ("server closes with 4001", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: WebSocketCloseCode(4001), reason: "x")))],
-         .closed, .webSocketClosed, WebSocketCloseCode(4001)),
+        (
+            "server closes with 4001", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: WebSocketCloseCode(4001), reason: "x")))],
+            .closed, .webSocketClosed, WebSocketCloseCode(4001)
+        ),
         // The client's own abnormal code is what it asked for: no error.
-        ("client closes with 4000", [.closeRequested(WebSocketCloseCode(4000), reason: ""), .closeReceived,
-                                     .protocolEnded(.clean(WebSocketCloseFrame(code: WebSocketCloseCode(4000))))], .closed, nil, WebSocketCloseCode(4000)),
+        (
+            "client closes with 4000",
+            [
+                .closeRequested(WebSocketCloseCode(4000), reason: ""), .closeReceived,
+                .protocolEnded(.clean(WebSocketCloseFrame(code: WebSocketCloseCode(4000)))),
+            ], .closed, nil, WebSocketCloseCode(4000)
+        ),
         // §7.1.5: no close frame: 1006 and connectionLost.
         ("TCP drops while open", [.protocolEnded(.abnormal)], .closed, .connectionLost, .abnormalClosure),
-        ("TCP drops while closing", [.closeRequested(.normalClosure, reason: ""), .protocolEnded(.abnormal)], .closed, .connectionLost,
-         .abnormalClosure),
+        (
+            "TCP drops while closing", [.closeRequested(.normalClosure, reason: ""), .protocolEnded(.abnormal)], .closed, .connectionLost,
+            .abnormalClosure
+        ),
         // §7.1.7: a violation fails the connection with its code.
-        ("protocol violation", [.protocolEnded(.failed(WebSocketProtocolViolation(.maskedFrame)))], .closed, .webSocketProtocolViolation,
-         .protocolError),
-        ("message too big", [.protocolEnded(.failed(WebSocketProtocolViolation(.messageTooLarge(size: 10, limit: 5))))], .closed,
-         .webSocketProtocolViolation, .messageTooBig),
+        (
+            "protocol violation", [.protocolEnded(.failed(WebSocketProtocolViolation(.maskedFrame)))], .closed, .webSocketProtocolViolation,
+            .protocolError
+        ),
+        (
+            "message too big", [.protocolEnded(.failed(WebSocketProtocolViolation(.messageTooLarge(size: 10, limit: 5))))], .closed,
+            .webSocketProtocolViolation, .messageTooBig
+        ),
         ("cancelled while open", [.cancelled], .closed, .cancelled, .goingAway),
         ("cancelled while closing", [.closeRequested(.normalClosure, reason: ""), .cancelled], .closed, .cancelled, .goingAway),
-        ("a transport failure", [.failed(CourierError(.connectionLost, "reset"), WebSocketCloseStatus(code: .abnormalClosure))], .closed,
-         .connectionLost, .abnormalClosure),
+        (
+            "a transport failure", [.failed(CourierError(.connectionLost, "reset"), WebSocketCloseStatus(code: .abnormalClosure))], .closed,
+            .connectionLost, .abnormalClosure
+        ),
     ]
 
     @Test(arguments: Self.endings.indices)
@@ -84,7 +106,8 @@ import Foundation
     @Test func closingSendsTheCloseFrameOnceAndWaitsWithATimeout() {
         var lifecycle = WebSocketLifecycle(url: Self.url)
         for event in Self.opened { _ = lifecycle.handle(event) }
-        #expect(lifecycle.handle(.closeRequested(.normalClosure, reason: "done"))
+        #expect(
+            lifecycle.handle(.closeRequested(.normalClosure, reason: "done"))
                 == [.sendClose(.normalClosure, reason: "done"), .scheduleCloseTimeout, .stateChanged(.closing)])
         #expect(lifecycle.handle(.closeRequested(.goingAway, reason: "")) == [], "the first close stands")
         #expect(lifecycle.phase == .closing(serverFirst: false))
@@ -136,8 +159,10 @@ import Foundation
         #expect(error.webSocketHandshakeResponse?.body == Data("expire".utf8), "the body is cut at Content-Length")
 
         // No length: until the connection ends; no body at all: at once.
-        let (untilEnd, _) = Self.run([.connecting, .connected, .refused(Self.head(500)), .rejectionBody(Data("a".utf8), ended: false),
-                                      .rejectionBody(Data(), ended: true)])
+        let (untilEnd, _) = Self.run([
+            .connecting, .connected, .refused(Self.head(500)), .rejectionBody(Data("a".utf8), ended: false),
+            .rejectionBody(Data(), ended: true),
+        ])
         #expect(untilEnd.phase.state == .closed)
         let (empty, _) = Self.run([.connecting, .connected, .refused(Self.head(404, contentLength: 0))])
         #expect(empty.phase.state == .closed)
@@ -168,8 +193,10 @@ import Foundation
     @Test func nothingHappensAfterTheEnd() {
         let (lifecycle, _) = Self.run(Self.opened + [.cancelled])
         var ended = lifecycle
-        for event in [WebSocketLifecycle.Event.accepted, .closeReceived, .cancelled, .protocolEnded(.abnormal),
-                      .failed(CourierError(.timedOut, "late"), nil), .closeRequested(.normalClosure, reason: "")] {
+        for event in [
+            WebSocketLifecycle.Event.accepted, .closeReceived, .cancelled, .protocolEnded(.abnormal),
+            .failed(CourierError(.timedOut, "late"), nil), .closeRequested(.normalClosure, reason: ""),
+        ] {
             #expect(ended.handle(event) == [])
         }
         #expect(ended.phase == lifecycle.phase, "the first end stands")

@@ -12,8 +12,10 @@ import CourierLocking
 /// subprotocols), and every way an opening fails (a refusal with its body, a redirect, a closed
 /// port, cancellation while connecting, a timeout, arguments that cannot be sent).
 @Suite struct WebSocketOpeningTests {
-    static func curlSession(_ server: TestServer?, headers: HTTPHeaders = [:], interceptor: (any RequestInterceptor)? = nil,
-                            configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
+    static func curlSession(
+        _ server: TestServer?, headers: HTTPHeaders = [:], interceptor: (any RequestInterceptor)? = nil,
+        configure: (inout SessionConfiguration) -> Void = { _ in }
+    ) throws -> Session {
         try #require(TransportUnderTest.available.contains(.curl), "libcurl is needed")
         return makeSession(.curl, server: server, headers: headers, interceptor: interceptor, configure: configure)
     }
@@ -53,8 +55,11 @@ import CourierLocking
             server.enqueue(MockResponse(status: 403))
             server.enqueue(MockResponse(status: 403))
             let storage = HTTPCookieStorage.makeIsolated()
-            let cookie = try #require(HTTPCookie(properties: [.name: "session", .value: "abc", .domain: server.baseURL.host ?? "127.0.0.1",
-                                                              .path: "/", .originURL: server.baseURL]))
+            let cookie = try #require(
+                HTTPCookie(properties: [
+                    .name: "session", .value: "abc", .domain: server.baseURL.host ?? "127.0.0.1",
+                    .path: "/", .originURL: server.baseURL,
+                ]))
             storage.setCookie(cookie)
             let session = try Self.curlSession(server) { $0.cookies = .storage(storage) }
             await #expect(throws: CourierError.self) { try await session.webSocket("live").connect() }

@@ -71,8 +71,10 @@ struct WebSocketStateMachineTests {
             (.bytesReceived(Self.server(0xA, "pong")), [.pongReceived(Data("pong".utf8))], .open),
             (.bytesReceived(Self.server(0x0, "l", fin: false)), [], .open),
             (.bytesReceived(Self.server(0x0, "o")), [.deliver(.text("Hello"))], .open),
-            (.bytesReceived(Self.server(0x2, [1], fin: false) + Self.server(0x9) + Self.server(0x0, [2])),
-             [.send(Self.client(.pong)), .deliver(.binary(Data([1, 2])))], .open),
+            (
+                .bytesReceived(Self.server(0x2, [1], fin: false) + Self.server(0x9) + Self.server(0x0, [2])),
+                [.send(Self.client(.pong)), .deliver(.binary(Data([1, 2])))], .open
+            ),
         ])
     }
 
@@ -89,8 +91,10 @@ struct WebSocketStateMachineTests {
         let peer = WebSocketCloseFrame(code: .normalClosure, reason: "bye")
         let echo = WebSocketCloseFrame(code: .normalClosure)
         run([
-            (.bytesReceived(Self.server(0x8, Self.closePayload(1000, "bye"))),
-             [.send(Self.client(.close, Self.closePayload(1000))), .closeHandshakeCompleted(peer)], .closing(sent: echo, received: peer)),
+            (
+                .bytesReceived(Self.server(0x8, Self.closePayload(1000, "bye"))),
+                [.send(Self.client(.close, Self.closePayload(1000))), .closeHandshakeCompleted(peer)], .closing(sent: echo, received: peer)
+            ),
             (.send(.text("late")), [.refused(.notOpen)], .closing(sent: echo, received: peer)),
             (.bytesReceived(Self.server(0x1, "ignored")), [], .closing(sent: echo, received: peer)),
             (.connectionClosed, [.closed(.clean(peer))], .closed(.clean(peer))),
@@ -108,8 +112,10 @@ struct WebSocketStateMachineTests {
             (.bytesReceived(Self.server(0x1, "still")), [.deliver(.text("still"))], .closing(sent: ours, received: nil)),
             // No pong after our close frame (§5.5.1: nothing more is sent).
             (.bytesReceived(Self.server(0x9)), [], .closing(sent: ours, received: nil)),
-            (.bytesReceived(Self.server(0x8, Self.closePayload(1001)) + Self.server(0x1, "after")),
-             [.closeHandshakeCompleted(peer)], .closing(sent: ours, received: peer)),
+            (
+                .bytesReceived(Self.server(0x8, Self.closePayload(1001)) + Self.server(0x1, "after")),
+                [.closeHandshakeCompleted(peer)], .closing(sent: ours, received: peer)
+            ),
             (.connectionClosed, [.closed(.clean(peer))], .closed(.clean(peer))),
         ])
     }
@@ -118,7 +124,7 @@ struct WebSocketStateMachineTests {
     @Test func answersAnEmptyCloseWithAnEmptyClose() {
         let peer = WebSocketCloseFrame(code: .noStatusReceived)
         run([
-            (.bytesReceived(Self.server(0x8)), [.send(Self.client(.close)), .closeHandshakeCompleted(peer)], .closing(sent: peer, received: peer)),
+            (.bytesReceived(Self.server(0x8)), [.send(Self.client(.close)), .closeHandshakeCompleted(peer)], .closing(sent: peer, received: peer))
         ])
         #expect(WebSocketCloseOutcome.clean(peer).code.rawValue == 1005)
     }
@@ -127,35 +133,51 @@ struct WebSocketStateMachineTests {
     @Test func reportsAnAbruptEndAsAbnormal() {
         run([(.connectionClosed, [.closed(.abnormal)], .closed(.abnormal))])
         run([
-            (.close(.normalClosure, reason: ""), [.send(Self.client(.close, Self.closePayload(1000)))],
-             .closing(sent: WebSocketCloseFrame(code: .normalClosure), received: nil)),
+            (
+                .close(.normalClosure, reason: ""), [.send(Self.client(.close, Self.closePayload(1000)))],
+                .closing(sent: WebSocketCloseFrame(code: .normalClosure), received: nil)
+            ),
             (.connectionClosed, [.closed(.abnormal)], .closed(.abnormal)),
         ])
         #expect(WebSocketCloseOutcome.abnormal.code.rawValue == 1006)
     }
 
     /// §7.4.1/§7.4.2, Autobahn 7.7 and 7.9: which received codes are accepted.
-    @Test(arguments: [
-        (1000, true), (1001, true), (1002, true), (1003, true), (1007, true), (1008, true), (1009, true), (1010, true),
-        (1011, true), (1012, true), (1013, true), (1014, true), (3000, true), (3999, true), (4000, true), (4999, true),
-        (0, false), (999, false), (1004, false), (1005, false), (1006, false), (1015, false), (1016, false), (1100, false),
-        (2000, false), (2999, false), (5000, false), (65_535, false),
-    ] as [(UInt16, Bool)])
+    @Test(
+        arguments: [
+            (1000, true), (1001, true), (1002, true), (1003, true), (1007, true), (1008, true), (1009, true), (1010, true),
+            (1011, true), (1012, true), (1013, true), (1014, true), (3000, true), (3999, true), (4000, true), (4999, true),
+            (0, false), (999, false), (1004, false), (1005, false), (1006, false), (1015, false), (1016, false), (1100, false),
+            (2000, false), (2999, false), (5000, false), (65_535, false),
+        ] as [(UInt16, Bool)])
     func validatesReceivedCloseCodes(code: UInt16, valid: Bool) {
         let peer = WebSocketCloseFrame(code: WebSocketCloseCode(code))
         if valid {
-            run([(.bytesReceived(Self.server(0x8, Self.closePayload(code))),
-                  [.send(Self.client(.close, Self.closePayload(code))), .closeHandshakeCompleted(peer)], .closing(sent: peer, received: peer))])
+            run([
+                (
+                    .bytesReceived(Self.server(0x8, Self.closePayload(code))),
+                    [.send(Self.client(.close, Self.closePayload(code))), .closeHandshakeCompleted(peer)], .closing(sent: peer, received: peer)
+                )
+            ])
         } else {
-            run([(.bytesReceived(Self.server(0x8, Self.closePayload(code))), Self.failing(.invalidCloseCode(code)), Self.failed(.invalidCloseCode(code)))])
+            run([
+                (
+                    .bytesReceived(Self.server(0x8, Self.closePayload(code))), Self.failing(.invalidCloseCode(code)),
+                    Self.failed(.invalidCloseCode(code))
+                )
+            ])
         }
     }
 
     /// §5.5.1, Autobahn 7.3 and 7.5: a one-byte close body, a reason that is not UTF-8, a long close.
     @Test func rejectsMalformedCloseFrames() {
         run([(.bytesReceived(Self.server(0x8, [0x03])), Self.failing(.invalidClosePayload), Self.failed(.invalidClosePayload))])
-        run([(.bytesReceived(Self.server(0x8, Self.closePayload(1000) + [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xED, 0xA0, 0x80])),
-              Self.failing(.invalidUTF8), Self.failed(.invalidUTF8))])
+        run([
+            (
+                .bytesReceived(Self.server(0x8, Self.closePayload(1000) + [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xED, 0xA0, 0x80])),
+                Self.failing(.invalidUTF8), Self.failed(.invalidUTF8)
+            )
+        ])
         run([(.bytesReceived(Data([0x88, 0x7E, 0x00, 0x7E])), Self.failing(.controlFrameTooLong(126)), Self.failed(.controlFrameTooLong(126)))])
     }
 
@@ -169,23 +191,28 @@ struct WebSocketStateMachineTests {
             (.close(.normalClosure, reason: String(repeating: "é", count: 62)), [.refused(.closeReasonTooLong(124))], .open),
         ])
         let reason = String(repeating: "x", count: 123)
-        run([(.close(.normalClosure, reason: reason), [.send(Self.client(.close, Self.closePayload(1000, reason)))],
-              .closing(sent: WebSocketCloseFrame(code: .normalClosure, reason: reason), received: nil))])
+        run([
+            (
+                .close(.normalClosure, reason: reason), [.send(Self.client(.close, Self.closePayload(1000, reason)))],
+                .closing(sent: WebSocketCloseFrame(code: .normalClosure, reason: reason), received: nil)
+            )
+        ])
     }
 
     /// §8.1, Autobahn 6.x: invalid UTF-8 fails at once with 1007, even inside an unfinished
     /// message, and a code point split across fragments is fine.
-    @Test(arguments: [
-        ("valid, split inside the euro sign", [[0xE2], [0x82, 0xAC]] as [[UInt8]], true),
-        ("valid, four-byte split three ways", [[0xF0], [0x9F, 0x98], [0x80]], true),
-        ("valid, empty fragments between", [[0xCE], [], [0xBA]], true),
-        ("invalid in the first of three fragments", [[0x61, 0xFF], [0x62], [0x63]], false),
-        ("surrogate split across fragments", [[0xED], [0xA0, 0x80], [0x61]], false),
-        ("overlong split across fragments", [[0xE0], [0x80], [0xAF]], false),
-        ("above U+10FFFF split", [[0xF4, 0x90], [0x80, 0x80]], false),
-        ("truncated at the message end", [[0x61], [0xE2, 0x82]], false),
-        ("κόσμε then invalid (Autobahn 6.3.2)", [Array("κόσμε".utf8), [0xED, 0xA0, 0x80], Array("edited".utf8)], false),
-    ] as [(String, [[UInt8]], Bool)])
+    @Test(
+        arguments: [
+            ("valid, split inside the euro sign", [[0xE2], [0x82, 0xAC]] as [[UInt8]], true),
+            ("valid, four-byte split three ways", [[0xF0], [0x9F, 0x98], [0x80]], true),
+            ("valid, empty fragments between", [[0xCE], [], [0xBA]], true),
+            ("invalid in the first of three fragments", [[0x61, 0xFF], [0x62], [0x63]], false),
+            ("surrogate split across fragments", [[0xED], [0xA0, 0x80], [0x61]], false),
+            ("overlong split across fragments", [[0xE0], [0x80], [0xAF]], false),
+            ("above U+10FFFF split", [[0xF4, 0x90], [0x80, 0x80]], false),
+            ("truncated at the message end", [[0x61], [0xE2, 0x82]], false),
+            ("κόσμε then invalid (Autobahn 6.3.2)", [Array("κόσμε".utf8), [0xED, 0xA0, 0x80], Array("edited".utf8)], false),
+        ] as [(String, [[UInt8]], Bool)])
     func validatesTextAcrossFragments(name: String, fragments: [[UInt8]], valid: Bool) {
         var machine = Machine(keys: .fixed(0))
         _ = machine.handle(.handshakeCompleted)
@@ -215,26 +242,36 @@ struct WebSocketStateMachineTests {
 
     /// §10.4: a message over the limit fails with 1009 from the header that crosses it.
     @Test func failsAMessageOverTheLimitWith1009() {
-        run(limit: 10, [
-            (.bytesReceived(Self.server(0x2, [UInt8](repeating: 0, count: 6), fin: false)), [], .open),
-            (.bytesReceived(Data([0x80, 0x06])), Self.failing(.messageTooLarge(size: 12, limit: 10)), Self.failed(.messageTooLarge(size: 12, limit: 10))),
-        ])
+        run(
+            limit: 10,
+            [
+                (.bytesReceived(Self.server(0x2, [UInt8](repeating: 0, count: 6), fin: false)), [], .open),
+                (
+                    .bytesReceived(Data([0x80, 0x06])), Self.failing(.messageTooLarge(size: 12, limit: 10)),
+                    Self.failed(.messageTooLarge(size: 12, limit: 10))
+                ),
+            ])
         run(limit: 10, [(.bytesReceived(Self.server(0x1, "0123456789")), [.deliver(.text("0123456789"))], .open)])
     }
 
     /// §5.2, §5.4, Autobahn 3.x, 4.x and 5.x: framing violations fail with 1002; what came before
     /// in the same read is still delivered, nothing after it is.
-    @Test(arguments: [
-        ([0xC1, 0x00], WebSocketProtocolViolation.Reason.reservedBits),
-        ([0x83, 0x00], .reservedOpcode(3)),
-        ([0x8B, 0x00], .reservedOpcode(0xB)),
-        ([0x09, 0x00], .fragmentedControlFrame),
-        ([0x80, 0x00], .unexpectedContinuation),
-        ([0x81, 0x81, 0, 0, 0, 0, 0x61], .maskedFrame),
-    ] as [([UInt8], WebSocketProtocolViolation.Reason)])
+    @Test(
+        arguments: [
+            ([0xC1, 0x00], WebSocketProtocolViolation.Reason.reservedBits),
+            ([0x83, 0x00], .reservedOpcode(3)),
+            ([0x8B, 0x00], .reservedOpcode(0xB)),
+            ([0x09, 0x00], .fragmentedControlFrame),
+            ([0x80, 0x00], .unexpectedContinuation),
+            ([0x81, 0x81, 0, 0, 0, 0, 0x61], .maskedFrame),
+        ] as [([UInt8], WebSocketProtocolViolation.Reason)])
     func failsFramingViolationsAfterDeliveringWhatCameBefore(bad: [UInt8], reason: WebSocketProtocolViolation.Reason) {
-        run([(.bytesReceived(Self.server(0x1, "ok") + Data(bad) + Self.server(0x1, "never")),
-              Self.failing(reason, after: [.deliver(.text("ok"))]), Self.failed(reason))])
+        run([
+            (
+                .bytesReceived(Self.server(0x1, "ok") + Data(bad) + Self.server(0x1, "never")),
+                Self.failing(reason, after: [.deliver(.text("ok"))]), Self.failed(reason)
+            )
+        ])
     }
 
     @Test func startingANewMessageInsideAFragmentedOneFails() {
@@ -257,7 +294,8 @@ struct WebSocketStateMachineTests {
 
     /// Feeding a stream whole or one byte at a time gives the same actions.
     @Test func splitReadsGiveTheSameActions() {
-        let stream = Self.server(0x1, "Hel", fin: false) + Self.server(0x9, "p") + Self.server(0x0, "lo")
+        let stream =
+            Self.server(0x1, "Hel", fin: false) + Self.server(0x9, "p") + Self.server(0x0, "lo")
             + Data([0x82, 0x7E, 0x00, 0x80]) + Data(repeating: 5, count: 128) + Self.server(0x8, Self.closePayload(1000, "x"))
         var whole = Machine(keys: .fixed(0))
         _ = whole.handle(.handshakeCompleted)

@@ -68,10 +68,16 @@ import FoundationNetworking
         (URLSessionWebSocketTask.CloseCode.goingAway.rawValue, Data("bye".utf8), WebSocketCloseFrame(code: .goingAway, reason: "bye")),
         (URLSessionWebSocketTask.CloseCode.noStatusReceived.rawValue, nil, WebSocketCloseFrame(code: .noStatusReceived)),
         (URLSessionWebSocketTask.CloseCode.abnormalClosure.rawValue, nil, WebSocketCloseFrame(code: .abnormalClosure)),
-        (URLSessionWebSocketTask.CloseCode.messageTooBig.rawValue, Data("too big".utf8), WebSocketCloseFrame(code: .messageTooBig, reason: "too big")),
+        (
+            URLSessionWebSocketTask.CloseCode.messageTooBig.rawValue, Data("too big".utf8),
+            WebSocketCloseFrame(code: .messageTooBig, reason: "too big")
+        ),
         (4001, Data("bye".utf8), WebSocketCloseFrame(code: WebSocketCloseCode(4001), reason: "bye")),
         (70000, nil, nil),
-        (URLSessionWebSocketTask.CloseCode.internalServerError.rawValue, Data([0x6F, 0xFF, 0x6B]), WebSocketCloseFrame(code: .internalServerError, reason: "o\u{FFFD}k")),
+        (
+            URLSessionWebSocketTask.CloseCode.internalServerError.rawValue, Data([0x6F, 0xFF, 0x6B]),
+            WebSocketCloseFrame(code: .internalServerError, reason: "o\u{FFFD}k")
+        ),
     ]
 
     @Test func closeFramesComeInFromTheTasksCodeAndReason() {
@@ -121,9 +127,12 @@ import FoundationNetworking
 
     typealias End = WebSocketTaskTranslation.End
 
-    static func end(_ error: (any Error)? = nil, answer: Int? = nil, headers: HTTPHeaders = [:], serverClose: WebSocketCloseFrame? = nil,
-                    opened: Bool = true, sentClose: WebSocketCloseFrame? = nil, foundationNetworking: Bool = false) -> End {
-        End(error: error, handshakeAnswer: answer.map { ($0, headers) }, serverClose: serverClose, opened: opened, sentClose: sentClose,
+    static func end(
+        _ error: (any Error)? = nil, answer: Int? = nil, headers: HTTPHeaders = [:], serverClose: WebSocketCloseFrame? = nil,
+        opened: Bool = true, sentClose: WebSocketCloseFrame? = nil, foundationNetworking: Bool = false
+    ) -> End {
+        End(
+            error: error, handshakeAnswer: answer.map { ($0, headers) }, serverClose: serverClose, opened: opened, sentClose: sentClose,
             maximumMessageSize: 1 << 20, foundationNetworking: foundationNetworking)
     }
 
@@ -132,20 +141,37 @@ import FoundationNetworking
     static let endings: [(String, End, Seen)] = [
         // The server's close frame: 1000/1001/none end normally, any other code is an error carrying it.
         ("server closes 1000", end(serverClose: WebSocketCloseFrame(code: .normalClosure)), Seen(kind: nil, code: .normalClosure)),
-        ("server closes 1001 with a task error", end(URLError(.networkConnectionLost), serverClose: WebSocketCloseFrame(code: .goingAway, reason: "bye")),
-         Seen(kind: nil, code: .goingAway, reason: "bye")),
-        ("server closes 4001", end(serverClose: WebSocketCloseFrame(code: WebSocketCloseCode(4001), reason: "bye")),
-         Seen(kind: .webSocketClosed, code: WebSocketCloseCode(4001), reason: "bye")),
-        ("server closes 1011", end(serverClose: WebSocketCloseFrame(code: .internalServerError)), Seen(kind: .webSocketClosed, code: .internalServerError)),
+        (
+            "server closes 1001 with a task error",
+            end(URLError(.networkConnectionLost), serverClose: WebSocketCloseFrame(code: .goingAway, reason: "bye")),
+            Seen(kind: nil, code: .goingAway, reason: "bye")
+        ),
+        (
+            "server closes 4001", end(serverClose: WebSocketCloseFrame(code: WebSocketCloseCode(4001), reason: "bye")),
+            Seen(kind: .webSocketClosed, code: WebSocketCloseCode(4001), reason: "bye")
+        ),
+        (
+            "server closes 1011", end(serverClose: WebSocketCloseFrame(code: .internalServerError)),
+            Seen(kind: .webSocketClosed, code: .internalServerError)
+        ),
         // The application's close, answered or not as far as URLSession tells.
-        ("client close answered by 1000", end(serverClose: WebSocketCloseFrame(code: .normalClosure), sentClose: WebSocketCloseFrame(code: .normalClosure)),
-         Seen(kind: nil, code: .normalClosure)),
-        ("client close, task completes", end(sentClose: WebSocketCloseFrame(code: WebSocketCloseCode(4000), reason: "done")),
-         Seen(kind: nil, code: WebSocketCloseCode(4000), reason: "done")),
-        ("client close, task cancelled", end(URLError(.cancelled), sentClose: WebSocketCloseFrame(code: .normalClosure)),
-         Seen(kind: nil, code: .normalClosure)),
-        ("client close, connection lost", end(URLError(.networkConnectionLost), sentClose: WebSocketCloseFrame(code: .normalClosure)),
-         Seen(kind: .connectionLost, code: .abnormalClosure)),
+        (
+            "client close answered by 1000",
+            end(serverClose: WebSocketCloseFrame(code: .normalClosure), sentClose: WebSocketCloseFrame(code: .normalClosure)),
+            Seen(kind: nil, code: .normalClosure)
+        ),
+        (
+            "client close, task completes", end(sentClose: WebSocketCloseFrame(code: WebSocketCloseCode(4000), reason: "done")),
+            Seen(kind: nil, code: WebSocketCloseCode(4000), reason: "done")
+        ),
+        (
+            "client close, task cancelled", end(URLError(.cancelled), sentClose: WebSocketCloseFrame(code: .normalClosure)),
+            Seen(kind: nil, code: .normalClosure)
+        ),
+        (
+            "client close, connection lost", end(URLError(.networkConnectionLost), sentClose: WebSocketCloseFrame(code: .normalClosure)),
+            Seen(kind: .connectionLost, code: .abnormalClosure)
+        ),
         // Open, then no close frame.
         ("completes without a close frame", end(), Seen(kind: .connectionLost, code: .abnormalClosure)),
         ("connection lost", end(URLError(.networkConnectionLost)), Seen(kind: .connectionLost, code: .abnormalClosure)),
@@ -153,8 +179,10 @@ import FoundationNetworking
         ("cancelled by the transport's shutdown", end(URLError(.cancelled)), Seen(kind: .sessionInvalidated, code: .abnormalClosure)),
         ("message too long", end(POSIXError(.EMSGSIZE)), Seen(kind: .webSocketProtocolViolation, code: .messageTooBig)),
         // Never opened: the handshake's answer, FoundationNetworking's missing support, the rest.
-        ("refused 401", end(URLError(.badServerResponse), answer: 401, headers: ["WWW-Authenticate": "Bearer"], opened: false),
-         Seen(kind: .webSocketHandshakeFailed)),
+        (
+            "refused 401", end(URLError(.badServerResponse), answer: 401, headers: ["WWW-Authenticate": "Bearer"], opened: false),
+            Seen(kind: .webSocketHandshakeFailed)
+        ),
         ("refused 403 without an error", end(answer: 403, opened: false), Seen(kind: .webSocketHandshakeFailed)),
         ("redirected", end(answer: 302, headers: ["Location": "/elsewhere"], opened: false), Seen(kind: .webSocketHandshakeFailed)),
         ("FoundationNetworking without WebSockets", end(notSupported, opened: false, foundationNetworking: true), Seen(kind: .invalidConfiguration)),

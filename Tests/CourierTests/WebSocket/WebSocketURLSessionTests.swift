@@ -147,8 +147,10 @@ import CourierLocking
     // MARK: The glue over a loopback engine (runs everywhere)
 
     /// A socket of a URLSession session opened over a ``LoopbackEngine`` to `path`.
-    static func loopbackSocket(_ server: TestServer, _ path: String, protocols: [String] = [],
-                               configuration: WebSocketConfiguration = WebSocketConfiguration()) throws -> (WebSocket, LoopbackEngine) {
+    static func loopbackSocket(
+        _ server: TestServer, _ path: String, protocols: [String] = [],
+        configuration: WebSocketConfiguration = WebSocketConfiguration()
+    ) throws -> (WebSocket, LoopbackEngine) {
         try #require(TransportUnderTest.available.contains(.curl), "the loopback engine runs over the curl transport")
         let session = makeSession(.urlSession, server: server)
         let socket = WebSocket(session: session, url: server.url(path), protocols: protocols, configuration: configuration)

@@ -76,8 +76,10 @@ extension Request {
     ///     .responseDecodable(of: Receipt.self) { response in }
     /// ```
     @discardableResult
-    public nonisolated func cURLDescription(redacting redaction: CURLRedaction = .credentials, queue: DispatchQueue? = nil,
-                                            calling handler: @escaping @Sendable (String) -> Void) -> Self {
+    public nonisolated func cURLDescription(
+        redacting redaction: CURLRedaction = .credentials, queue: DispatchQueue? = nil,
+        calling handler: @escaping @Sendable (String) -> Void
+    ) -> Self {
         let queue = queue ?? session.callbackQueue
         engineAccess.perform { engine in
             engine.whenFirstSent { engine in
@@ -130,7 +132,8 @@ struct CURLCommand {
     init(request: URLRequest, engine: RequestEngine, redaction: CURLRedaction = .none) {
         var request = request
         if redaction.hidesOtherSecrets, let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-           components.password != nil {
+            components.password != nil
+        {
             components.password = CURLRedaction.placeholder
             request.url = components.url ?? url
         }
@@ -140,15 +143,17 @@ struct CURLCommand {
         var fields = request.allHTTPHeaderFields ?? [:]
         // Mirror what the engine adds when sending (see `makeTransportRequest`).
         if request.value(forHTTPHeaderField: "Cookie") == nil, let url = request.url,
-           let cookies = configuration.cookies.storage?.cookies(for: url), !cookies.isEmpty {
+            let cookies = configuration.cookies.storage?.cookies(for: url), !cookies.isEmpty
+        {
             fields.merge(HTTPCookie.requestHeaderFields(with: cookies)) { current, _ in current }
         }
         let ranged = request.value(forHTTPHeaderField: "Range") != nil
         if ranged, request.value(forHTTPHeaderField: "Accept-Encoding") == nil { fields["Accept-Encoding"] = "identity" }
         decompresses = configuration.automaticDecompression && !ranged
-        protocolOptions = Self.protocolOptions(version: engine.httpVersion ?? configuration.httpVersion,
-                                               tls: configuration.transportConfiguration.tls, url: request.url,
-                                               hidesPassword: redaction.hidesOtherSecrets)
+        protocolOptions = Self.protocolOptions(
+            version: engine.httpVersion ?? configuration.httpVersion,
+            tls: configuration.transportConfiguration.tls, url: request.url,
+            hidesPassword: redaction.hidesOtherSecrets)
         // curl computes Content-Length itself; a copied one could disagree with the body it sends.
         fields = fields.filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }
         var sorted = fields.map { (name: $0.key, value: redaction.hides(header: $0.key) ? CURLRedaction.placeholder : $0.value) }

@@ -11,9 +11,11 @@ enum Shell {
     /// `value` as it is when every character is plain (letters, digits and `_@%+=:,./-`),
     /// otherwise single-quoted like ``quote(_:)``.
     static func word(_ value: String) -> String {
-        let isPlain = !value.isEmpty && value.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_@%+=:,./-".unicodeScalars.contains(scalar))
-        }
+        let isPlain =
+            !value.isEmpty
+            && value.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_@%+=:,./-".unicodeScalars.contains(scalar))
+            }
         return isPlain ? value : quote(value)
     }
 

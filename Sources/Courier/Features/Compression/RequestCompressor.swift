@@ -52,8 +52,10 @@ public struct RequestCompressor: RequestInterceptor {
     ///   - minimumSize: The smallest body compressed, in bytes (0: every non-empty body).
     ///   - duplicateHeaderBehavior: For a request that already has `Content-Encoding` (`.error` by default).
     ///   - shouldCompress: A last say per body, after the size check.
-    public init(encoding: Encoding = .deflate, minimumSize: Int = 0, duplicateHeaderBehavior: DuplicateHeaderBehavior = .error,
-                shouldCompress: @escaping @Sendable (Data) -> Bool = { _ in true }) {
+    public init(
+        encoding: Encoding = .deflate, minimumSize: Int = 0, duplicateHeaderBehavior: DuplicateHeaderBehavior = .error,
+        shouldCompress: @escaping @Sendable (Data) -> Bool = { _ in true }
+    ) {
         self.encoding = encoding
         self.minimumSize = max(0, minimumSize)
         self.duplicateHeaderBehavior = duplicateHeaderBehavior
@@ -66,8 +68,10 @@ public struct RequestCompressor: RequestInterceptor {
         if let existing = request.value(forHTTPHeaderField: "Content-Encoding") {
             switch duplicateHeaderBehavior {
             case .error:
-                throw CourierError(.encodingFailed, "The request already has Content-Encoding: \(existing); it is not compressed "
-                                   + "again (use duplicateHeaderBehavior .skip or .replace to choose otherwise).", url: request.url)
+                throw CourierError(
+                    .encodingFailed,
+                    "The request already has Content-Encoding: \(existing); it is not compressed "
+                        + "again (use duplicateHeaderBehavior .skip or .replace to choose otherwise).", url: request.url)
             case .skip:
                 return request
             case .replace:
@@ -111,9 +115,12 @@ extension RequestInterceptor where Self == RequestCompressor {
     /// api.request("log", method: .post, parameters: entries, encoder: .json,
     ///             interceptor: .requestCompressor(encoding: .gzip, minimumSize: 1024))
     /// ```
-    public static func requestCompressor(encoding: RequestCompressor.Encoding = .deflate, minimumSize: Int = 0,
-                                         duplicateHeaderBehavior: RequestCompressor.DuplicateHeaderBehavior = .error)
-        -> RequestCompressor {
+    public static func requestCompressor(
+        encoding: RequestCompressor.Encoding = .deflate, minimumSize: Int = 0,
+        duplicateHeaderBehavior: RequestCompressor.DuplicateHeaderBehavior = .error
+    )
+        -> RequestCompressor
+    {
         RequestCompressor(encoding: encoding, minimumSize: minimumSize, duplicateHeaderBehavior: duplicateHeaderBehavior)
     }
 }

@@ -19,7 +19,9 @@ public enum DeduplicationPolicy: Sendable, Hashable {
 /// except those in ``DeduplicationKey/ignoredHeaders``, and a hash of the body.
 struct DeduplicationKey: Hashable, Sendable {
     /// Headers that never change a response: tracing and request identifiers.
-    static let ignoredHeaders: Set<String> = ["traceparent", "tracestate", "x-request-id", "x-correlation-id", "x-amzn-trace-id", "x-b3-traceid", "x-b3-spanid"]
+    static let ignoredHeaders: Set<String> = [
+        "traceparent", "tracestate", "x-request-id", "x-correlation-id", "x-amzn-trace-id", "x-b3-traceid", "x-b3-spanid",
+    ]
 
     let method: String
     let url: String

@@ -42,8 +42,10 @@ final class SharedTransfer: TransportEventSink, Sendable {
     private let onEnd: @Sendable (SharedTransfer) -> Void
 
     /// A transfer whose first caller is `firstSubscriber` (see ``firstSubscription``).
-    init(key: DeduplicationKey, firstSubscriber: any TransportEventSink, maximumReplayBytes: Int,
-         onEnd: @escaping @Sendable (SharedTransfer) -> Void) {
+    init(
+        key: DeduplicationKey, firstSubscriber: any TransportEventSink, maximumReplayBytes: Int,
+        onEnd: @escaping @Sendable (SharedTransfer) -> Void
+    ) {
         self.key = key
         self.maximumReplayBytes = maximumReplayBytes
         self.onEnd = onEnd
@@ -172,8 +174,10 @@ final class SharedTransfer: TransportEventSink, Sendable {
             return (subscriber, last ? state.transfer : nil)
         }
         guard let subscriber else { return }
-        subscriber.sink.receive(.completed(error: CourierError(.cancelled, "The request was cancelled."),
-                                           metrics: TransferMetrics(transport: "deduplicated")))
+        subscriber.sink.receive(
+            .completed(
+                error: CourierError(.cancelled, "The request was cancelled."),
+                metrics: TransferMetrics(transport: "deduplicated")))
         if let transferToCancel {
             transferToCancel.cancel()
             onEnd(self)

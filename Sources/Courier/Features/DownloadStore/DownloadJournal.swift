@@ -31,8 +31,9 @@ struct DownloadJournal: Codable, Equatable {
     /// Reads a journal; `nil` for a missing, truncated, garbage or future-version file.
     static func load(from url: URL) -> DownloadJournal? {
         guard let data = try? Data(contentsOf: url),
-              let journal = try? JSONDecoder().decode(DownloadJournal.self, from: data),
-              journal.version == currentVersion, journal.durableLength >= 0 else { return nil }
+            let journal = try? JSONDecoder().decode(DownloadJournal.self, from: data),
+            journal.version == currentVersion, journal.durableLength >= 0
+        else { return nil }
         return journal
     }
 

@@ -29,7 +29,8 @@ public final class DownloadStore: Sendable {
     /// on Linux, `Caches/Courier/Downloads` on Apple platforms.
     public static var defaultDirectory: URL {
         #if os(Linux)
-        let base = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
+        let base =
+            ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return base.appendingPathComponent("courier/downloads", isDirectory: true)
         #else
@@ -70,8 +71,9 @@ public final class DownloadStore: Sendable {
             guard let journal = DownloadJournal.load(from: journalURL), let url = URL(string: journal.url) else { return nil }
             let partURL = journalURL.deletingPathExtension().appendingPathExtension("part")
             let size = (try? FileManager.default.attributesOfItem(atPath: partURL.path)[.size] as? NSNumber)?.int64Value ?? 0
-            return PartialDownload(url: url, bytesOnDisk: size, expectedLength: journal.expectedLength,
-                                   validator: journal.validator, lastUpdated: journal.updatedAt)
+            return PartialDownload(
+                url: url, bytesOnDisk: size, expectedLength: journal.expectedLength,
+                validator: journal.validator, lastUpdated: journal.updatedAt)
         }.sorted { $0.lastUpdated > $1.lastUpdated }
     }
 
@@ -95,13 +97,15 @@ public final class DownloadStore: Sendable {
         for name in names where name.hasSuffix(".journal") || name.hasSuffix(".part") || name.hasSuffix(".journal.tmp") {
             let key = String(name.prefix { $0 != "." })
             let paths = Paths(directory: directory, key: key)
-            let updated = DownloadJournal.load(from: paths.journal)?.updatedAt
+            let updated =
+                DownloadJournal.load(from: paths.journal)?.updatedAt
                 ?? ((try? FileManager.default.attributesOfItem(atPath: paths.part.path)[.modificationDate]) as? Date)
                 ?? .distantPast
             guard updated < cutoff, let lock = try? FileLock(url: paths.lock) else { continue }
             let temporary = DownloadJournal.temporaryURL(for: paths.journal)
             if FileManager.default.fileExists(atPath: paths.journal.path) || FileManager.default.fileExists(atPath: paths.part.path)
-                || FileManager.default.fileExists(atPath: temporary.path) {
+                || FileManager.default.fileExists(atPath: temporary.path)
+            {
                 paths.removeData()
                 removed += 1
             }
@@ -169,11 +173,15 @@ public final class DownloadStore: Sendable {
         }
         let paths = Paths(directory: directory, key: Self.key(url: url, method: method))
         guard let lock = try FileLock(url: paths.lock) else {
-            throw CourierError(.resumeFailed, "Another download of \(url.absoluteString) is using its partial file (in another session or process); try again when it has finished.", url: url)
+            throw CourierError(
+                .resumeFailed,
+                "Another download of \(url.absoluteString) is using its partial file (in another session or process); try again when it has finished.",
+                url: url)
         }
         var journal = DownloadJournal.load(from: paths.journal)
         if journal == nil || journal?.url != url.absoluteString || journal?.method != method.rawValue
-            || !FileManager.default.fileExists(atPath: paths.part.path) {
+            || !FileManager.default.fileExists(atPath: paths.part.path)
+        {
             journal = nil
             paths.removeData()
         }

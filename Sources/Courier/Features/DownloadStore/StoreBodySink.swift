@@ -80,9 +80,10 @@ final class StoreBodySink: ResponseBodySink {
         case 206 where requestedOffset > 0:
             let recordedTotal = entry.journal?.expectedLength
             guard let range = head.contentRange, range.start == requestedOffset,
-                  recordedTotal == nil || range.total == nil || range.total == recordedTotal,
-                  range.total.map({ range.end < $0 }) ?? true, recordedTotal.map({ range.end < $0 }) ?? true,
-                  !head.contradicts(entry.journal) else {
+                recordedTotal == nil || range.total == nil || range.total == recordedTotal,
+                range.total.map({ range.end < $0 }) ?? true, recordedTotal.map({ range.end < $0 }) ?? true,
+                !head.contradicts(entry.journal)
+            else {
                 try entry.reset()
                 return .restart
             }
@@ -103,10 +104,11 @@ final class StoreBodySink: ResponseBodySink {
         case 200..<300:
             try entry.reset()
             let expected = head.hasNoBody(for: method) ? 0 : head.expectedContentLength
-            entry.journal = DownloadJournal(url: entry.url.absoluteString, method: entry.method.rawValue,
-                                            etag: head.strongETag, lastModified: head.headers["Last-Modified"],
-                                            expectedLength: expected >= 0 ? expected : nil, durableLength: 0,
-                                            bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
+            entry.journal = DownloadJournal(
+                url: entry.url.absoluteString, method: entry.method.rawValue,
+                etag: head.strongETag, lastModified: head.headers["Last-Modified"],
+                expectedLength: expected >= 0 ? expected : nil, durableLength: 0,
+                bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
             try entry.saveJournal()
             let writer = try FileWriter(url: entry.partURL, truncatingTo: 0)
             target = .partial(writer)
@@ -144,8 +146,9 @@ final class StoreBodySink: ResponseBodySink {
     /// response announced: a 206 longer than its `Content-Range`, or a body longer than the total.
     private func checkWithinAnnouncedRange(_ length: Int64) throws {
         guard let limit = partialLimit, length > limit else { return }
-        throw CourierError(.invalidResponse, "The response body runs past the announced range: \(length) bytes where the download has \(limit).",
-                           url: entry?.url)
+        throw CourierError(
+            .invalidResponse, "The response body runs past the announced range: \(length) bytes where the download has \(limit).",
+            url: entry?.url)
     }
 
     /// Makes the written bytes durable, then records them: the journal never counts more than the disk holds.

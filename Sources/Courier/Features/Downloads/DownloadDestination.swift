@@ -56,7 +56,8 @@ enum SuggestedFileName {
 
     static func make(response: HTTPURLResponse?, requestURL: URL?) -> String {
         if let disposition = response?.value(forHTTPHeaderField: "Content-Disposition"),
-           let name = fromContentDisposition(disposition).flatMap(sanitize) {
+            let name = fromContentDisposition(disposition).flatMap(sanitize)
+        {
             return name
         }
         if let last = (response?.url ?? requestURL)?.lastPathComponent, let name = sanitize(last), name != "/" {

@@ -78,8 +78,9 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
     var isDirectory: ObjCBool = false
     if !manager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
         guard options.contains(.createIntermediateDirectories) else {
-            throw CourierError(.fileSystem, "The destination directory \(directory.path) does not exist (use .createIntermediateDirectories).",
-                               underlyingError: CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: directory.path]), url: destination)
+            throw CourierError(
+                .fileSystem, "The destination directory \(directory.path) does not exist (use .createIntermediateDirectories).",
+                underlyingError: CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: directory.path]), url: destination)
         }
         do {
             try manager.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -87,19 +88,22 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
             throw CourierError(.fileSystem, "Could not create \(directory.path).", underlyingError: error, url: destination)
         }
     } else if !isDirectory.boolValue {
-        throw CourierError(.fileSystem, "The destination's parent \(directory.path) is a file, not a directory.",
-                           underlyingError: POSIXError(.ENOTDIR), url: destination)
+        throw CourierError(
+            .fileSystem, "The destination's parent \(directory.path) is a file, not a directory.",
+            underlyingError: POSIXError(.ENOTDIR), url: destination)
     }
     var destinationIsDirectory: ObjCBool = false
     if manager.fileExists(atPath: destination.path, isDirectory: &destinationIsDirectory) {
         // `.removePreviousFile` replaces a file, never a directory (whose name a server chose).
         guard !destinationIsDirectory.boolValue else {
-            throw CourierError(.fileSystem, "A directory exists at \(destination.path); a download never replaces a directory.",
-                               underlyingError: POSIXError(.EISDIR), url: destination)
+            throw CourierError(
+                .fileSystem, "A directory exists at \(destination.path); a download never replaces a directory.",
+                underlyingError: POSIXError(.EISDIR), url: destination)
         }
         guard options.contains(.removePreviousFile) else {
-            throw CourierError(.fileSystem, "A file already exists at \(destination.path) (use .removePreviousFile).",
-                               underlyingError: CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path]), url: destination)
+            throw CourierError(
+                .fileSystem, "A file already exists at \(destination.path) (use .removePreviousFile).",
+                underlyingError: CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path]), url: destination)
         }
         do {
             try manager.removeItem(at: destination)
@@ -131,12 +135,14 @@ public struct DownloadIntegrity: Sendable, Hashable {
     func verify(_ url: URL) throws {
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? -1
         if let expectedLength, size != expectedLength {
-            throw CourierError(.resumeFailed, "The download has \(size) bytes but \(expectedLength) were expected; the file was not delivered.", url: url)
+            throw CourierError(
+                .resumeFailed, "The download has \(size) bytes but \(expectedLength) were expected; the file was not delivered.", url: url)
         }
         if let sha256 {
             let actual = try Self.sha256(of: url)
             guard actual.caseInsensitiveCompare(sha256) == .orderedSame else {
-                throw CourierError(.resumeFailed, "The download's SHA-256 is \(actual), not \(sha256.lowercased()); the file was not delivered.", url: url)
+                throw CourierError(
+                    .resumeFailed, "The download's SHA-256 is \(actual), not \(sha256.lowercased()); the file was not delivered.", url: url)
             }
         }
     }

@@ -48,10 +48,12 @@ extension Session {
     ///     error and the file is not delivered.
     ///   - timeout: The timeout in seconds (the session's when `nil`).
     ///   - interceptor: Adapters and retriers that run after the session's.
-    public func download(_ url: any URLConvertible, method: HTTPMethod = .get, parameters: [String: String]? = nil,
-                         headers: HTTPHeaders? = nil, to destination: DownloadDestination = .temporary,
-                         resumable: Bool = false, failsOnErrorStatus: Bool = true, integrity: DownloadIntegrity? = nil,
-                         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> DownloadRequest {
+    public func download(
+        _ url: any URLConvertible, method: HTTPMethod = .get, parameters: [String: String]? = nil,
+        headers: HTTPHeaders? = nil, to destination: DownloadDestination = .temporary,
+        resumable: Bool = false, failsOnErrorStatus: Bool = true, integrity: DownloadIntegrity? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil
+    ) -> DownloadRequest {
         let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
             let request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
             return try URLEncodedFormParameterEncoder(destination: .queryString).encode(parameters, into: request)
@@ -60,15 +62,20 @@ extension Session {
     }
 
     /// Downloads what a `URLRequestConvertible` describes to `destination`.
-    public func download(_ convertible: any URLRequestConvertible, to destination: DownloadDestination = .temporary,
-                         resumable: Bool = false, failsOnErrorStatus: Bool = true, integrity: DownloadIntegrity? = nil,
-                         interceptor: (any RequestInterceptor)? = nil) -> DownloadRequest {
-        makeDownload(.convertible(convertible, interceptor: interceptor), to: destination, resumable: resumable,
-                     failsOnErrorStatus: failsOnErrorStatus, integrity: integrity)
+    public func download(
+        _ convertible: any URLRequestConvertible, to destination: DownloadDestination = .temporary,
+        resumable: Bool = false, failsOnErrorStatus: Bool = true, integrity: DownloadIntegrity? = nil,
+        interceptor: (any RequestInterceptor)? = nil
+    ) -> DownloadRequest {
+        makeDownload(
+            .convertible(convertible, interceptor: interceptor), to: destination, resumable: resumable,
+            failsOnErrorStatus: failsOnErrorStatus, integrity: integrity)
     }
 
-    private func makeDownload(_ source: RequestSource, to destination: DownloadDestination, resumable: Bool,
-                              failsOnErrorStatus: Bool, integrity: DownloadIntegrity?) -> DownloadRequest {
+    private func makeDownload(
+        _ source: RequestSource, to destination: DownloadDestination, resumable: Bool,
+        failsOnErrorStatus: Bool, integrity: DownloadIntegrity?
+    ) -> DownloadRequest {
         let temporaryDirectory = configuration.temporaryDirectory
         let request: DownloadRequest
         if resumable {
@@ -101,29 +108,37 @@ extension DownloadRequest {
 
     /// Calls `completionHandler` with the downloaded file's URL.
     @discardableResult
-    public nonisolated func responseURL(queue: DispatchQueue? = nil,
-                                        completionHandler: @escaping @Sendable (DownloadResponse<URL, CourierError>) -> Void) -> Self {
+    public nonisolated func responseURL(
+        queue: DispatchQueue? = nil,
+        completionHandler: @escaping @Sendable (DownloadResponse<URL, CourierError>) -> Void
+    ) -> Self {
         response(queue: queue, using: URLResponseSerializer(), completionHandler: completionHandler)
     }
 
     /// Calls `completionHandler` with the file's bytes.
     @discardableResult
-    public nonisolated func responseData(queue: DispatchQueue? = nil,
-                                         completionHandler: @escaping @Sendable (DownloadResponse<Data, CourierError>) -> Void) -> Self {
+    public nonisolated func responseData(
+        queue: DispatchQueue? = nil,
+        completionHandler: @escaping @Sendable (DownloadResponse<Data, CourierError>) -> Void
+    ) -> Self {
         response(queue: queue, using: DataResponseSerializer(), completionHandler: completionHandler)
     }
 
     /// Calls `completionHandler` with the file as text.
     @discardableResult
-    public nonisolated func responseString(queue: DispatchQueue? = nil, encoding: String.Encoding? = nil,
-                                           completionHandler: @escaping @Sendable (DownloadResponse<String, CourierError>) -> Void) -> Self {
+    public nonisolated func responseString(
+        queue: DispatchQueue? = nil, encoding: String.Encoding? = nil,
+        completionHandler: @escaping @Sendable (DownloadResponse<String, CourierError>) -> Void
+    ) -> Self {
         response(queue: queue, using: StringResponseSerializer(encoding: encoding), completionHandler: completionHandler)
     }
 
     /// Calls `completionHandler` with the file parsed as ``JSON``.
     @discardableResult
-    public nonisolated func responseJSON(queue: DispatchQueue? = nil,
-                                         completionHandler: @escaping @Sendable (DownloadResponse<JSON, CourierError>) -> Void) -> Self {
+    public nonisolated func responseJSON(
+        queue: DispatchQueue? = nil,
+        completionHandler: @escaping @Sendable (DownloadResponse<JSON, CourierError>) -> Void
+    ) -> Self {
         response(queue: queue, using: JSONResponseSerializer(), completionHandler: completionHandler)
     }
 

@@ -49,7 +49,8 @@ final class FileBodySink: ResponseBodySink {
         writer?.close()
         guard let temporaryURL else { return .file(nil) }
         try integrity?.verify(temporaryURL)
-        let (destinationURL, options) = try destination.resolve(temporaryURL: temporaryURL, response: response?.httpResponse, requestURL: response?.head.url)
+        let (destinationURL, options) = try destination.resolve(
+            temporaryURL: temporaryURL, response: response?.httpResponse, requestURL: response?.head.url)
         try moveDownload(temporaryURL, to: destinationURL, options: options)
         self.temporaryURL = nil
         finalURL = destinationURL

@@ -71,12 +71,14 @@ extension EnvelopeFormat {
         do {
             json = try JSON(parsing: data)
         } catch {
-            throw CourierError(.validationFailed, "The response is not a JSON envelope: \(error.message)",
-                               responseCode: responseCode, underlyingError: error, url: url)
+            throw CourierError(
+                .validationFailed, "The response is not a JSON envelope: \(error.message)",
+                responseCode: responseCode, underlyingError: error, url: url)
         }
         guard case .object(let members) = json else {
-            throw CourierError(.validationFailed, "The response is not a JSON envelope: the body is not a JSON object.",
-                               responseCode: responseCode, url: url)
+            throw CourierError(
+                .validationFailed, "The response is not a JSON envelope: the body is not a JSON object.",
+                responseCode: responseCode, url: url)
         }
         let code: Int?
         switch members[codeKey] {
@@ -85,8 +87,9 @@ extension EnvelopeFormat {
         default: code = nil
         }
         guard let code else {
-            throw CourierError(.validationFailed, "The response is not a JSON envelope: \"\(codeKey)\" is missing or not an integer.",
-                               responseCode: responseCode, url: url)
+            throw CourierError(
+                .validationFailed, "The response is not a JSON envelope: \"\(codeKey)\" is missing or not an integer.",
+                responseCode: responseCode, url: url)
         }
         let message = members[messageKey]?.stringValue
         return Header(code: code, message: message?.isEmpty == true ? nil : message)
@@ -96,7 +99,8 @@ extension EnvelopeFormat {
     func failure(for header: Header, responseCode: Int?, url: URL?) -> CourierError? {
         guard !successCodes.contains(header.code) else { return nil }
         let text = header.message.map { "\($0) (code \(header.code))" } ?? "The server answered with code \(header.code)."
-        return CourierError(.serverError, text, responseCode: responseCode,
-                            underlyingError: EnvelopeError(code: header.code, message: header.message), url: url)
+        return CourierError(
+            .serverError, text, responseCode: responseCode,
+            underlyingError: EnvelopeError(code: header.code, message: header.message), url: url)
     }
 }

@@ -21,9 +21,11 @@ public struct EnvelopeResponseSerializer<T: Decodable & Sendable>: ResponseSeria
     public let emptyRequestMethods: Set<HTTPMethod>
 
     /// Creates the serializer.
-    public init(format: EnvelopeFormat = .standard, decoder: any DataDecoder = JSONDecoder(),
-                emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-                emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods) {
+    public init(
+        format: EnvelopeFormat = .standard, decoder: any DataDecoder = JSONDecoder(),
+        emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = Self.defaultEmptyRequestMethods
+    ) {
         self.format = format
         self.decoder = decoder
         self.emptyResponseCodes = emptyResponseCodes
@@ -40,15 +42,18 @@ public struct EnvelopeResponseSerializer<T: Decodable & Sendable>: ResponseSeria
         let header = try format.header(of: body, responseCode: status, url: url)
         if let failure = format.failure(for: header, responseCode: status, url: url) { throw failure }
         guard let payload = JSONMemberScanner.value(of: format.dataKey, in: body),
-              payload != Data("null".utf8) else { return try emptyValue(status: status, url: url) }
+            payload != Data("null".utf8)
+        else { return try emptyValue(status: status, url: url) }
         do {
             return try decoder.decode(T.self, from: payload)
         } catch let error as DecodingError {
-            throw CourierError(.serializationFailed, "Decoding \(T.self) from \"\(format.dataKey)\" failed: \(error.readableDescription)",
-                               responseCode: status, underlyingError: error, url: url)
+            throw CourierError(
+                .serializationFailed, "Decoding \(T.self) from \"\(format.dataKey)\" failed: \(error.readableDescription)",
+                responseCode: status, underlyingError: error, url: url)
         } catch {
-            throw CourierError(.serializationFailed, "Decoding \(T.self) from \"\(format.dataKey)\" failed: \(error)",
-                               responseCode: status, underlyingError: error, url: url)
+            throw CourierError(
+                .serializationFailed, "Decoding \(T.self) from \"\(format.dataKey)\" failed: \(error)",
+                responseCode: status, underlyingError: error, url: url)
         }
     }
 
@@ -56,8 +61,9 @@ public struct EnvelopeResponseSerializer<T: Decodable & Sendable>: ResponseSeria
     private func emptyValue(status: Int?, url: URL?) throws -> T {
         if let empty = T.self as? any EmptyResponse.Type, let value = empty.emptyValue() as? T { return value }
         if let value = try? decoder.decode(T.self, from: Data("null".utf8)) { return value }
-        throw CourierError(.emptyResponse, "The envelope has no \"\(format.dataKey)\", and \(T.self) has no empty value (decode Empty or an Optional).",
-                           responseCode: status, url: url)
+        throw CourierError(
+            .emptyResponse, "The envelope has no \"\(format.dataKey)\", and \(T.self) has no empty value (decode Empty or an Optional).",
+            responseCode: status, url: url)
     }
 }
 
@@ -81,8 +87,9 @@ extension Request {
             } catch let error as CourierError {
                 return error
             } catch {
-                return CourierError(.validationFailed, "The response body could not be read: \(error)",
-                                    responseCode: status, underlyingError: error, url: url)
+                return CourierError(
+                    .validationFailed, "The response body could not be read: \(error)",
+                    responseCode: status, underlyingError: error, url: url)
             }
         }
     }

@@ -41,8 +41,10 @@ public struct LoggingMonitor: EventMonitor {
     }
 
     /// Logs the finished request.
-    public func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?,
-                        error: CourierError?) {
+    public func request(
+        _ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?,
+        error: CourierError?
+    ) {
         // Monitor events run on the request's executor (see `EventMonitor`), so its state can be
         // read synchronously: no hop, no lock, nothing allocated before the line itself.
         let facts = request.assumeIsolated { LoggedRequest($0) }

@@ -147,7 +147,7 @@ struct EventStreamLifecycle: Sendable {
     static func isRetryable(_ error: CourierError) -> Bool {
         switch error.kind {
         case .connectionLost, .timedOut, .cannotConnect, .cannotFindHost, .transportFailed, .invalidResponse,
-             .secureConnectionFailed:
+            .secureConnectionFailed:
             true
         case .validationFailed:
             error.responseCode.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? false

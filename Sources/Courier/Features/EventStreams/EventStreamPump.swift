@@ -28,8 +28,9 @@ final class EventStreamPump {
     init(request: EventStreamRequest, attached: Bool) {
         self.request = request
         lifecycle = EventStreamLifecycle(policy: request.reconnection, method: request.method)
-        parser = ServerSentEventParser(maximumEventSize: request.maximumEventSize, lastEventID: request.initialLastEventID,
-                                       reconnectionTime: nil)
+        parser = ServerSentEventParser(
+            maximumEventSize: request.maximumEventSize, lastEventID: request.initialLastEventID,
+            reconnectionTime: nil)
         if !attached {
             stage = .finished(CourierError(.serializationFailed, "This event stream already has a consumer; a stream can be read only once."))
         }
@@ -137,8 +138,11 @@ final class EventStreamPump {
         case .reconnect(let delay, let failures, let reason):
             let jitter = request.reconnection.jitter
             let jittered = jitter > 0 ? delay + delay * Double.random(in: 0...jitter) : delay
-            pending.append(.reconnecting(EventStreamReconnectionAttempt(attempt: failures + 1, delay: jittered, reason: reason,
-                                                                        lastEventID: parser.lastEventID)))
+            pending.append(
+                .reconnecting(
+                    EventStreamReconnectionAttempt(
+                        attempt: failures + 1, delay: jittered, reason: reason,
+                        lastEventID: parser.lastEventID)))
             stage = .waiting(jittered)
         }
     }
@@ -173,7 +177,11 @@ final class EventStreamPump {
             return shared.cancelled != nil
         }
         if cancelledAlready { sleeper.cancel() }
-        await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+        await withTaskCancellationHandler {
+            await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
         request.shared.withLock { $0.sleeper = nil }
     }
 }
@@ -196,17 +204,20 @@ final class ConnectionVerdict: Sendable {
             error = CourierError(.validationFailed, "The server ended the event stream (204 No Content).", responseCode: code, url: url)
             verdict = .stop
         } else if code != 200 {
-            let failure = CourierError(.validationFailed, "The event stream's response status code \(code) was unacceptable (expected 200).",
-                                       responseCode: code, url: url)
+            let failure = CourierError(
+                .validationFailed, "The event stream's response status code \(code) was unacceptable (expected 200).",
+                responseCode: code, url: url)
             error = failure
             verdict = (code >= 500 || code == 408 || code == 429) ? .retryable(failure) : .fatal(failure)
         } else if let type = input.header("Content-Type").flatMap({ MIMEType($0) }), type.type == "text", type.subtype == "event-stream" {
             error = nil
             verdict = .accepted
         } else {
-            let failure = CourierError(.validationFailed, "The response is not an event stream: its Content-Type is "
-                                       + "\(input.header("Content-Type").map { "\"\($0)\"" } ?? "missing") (expected text/event-stream).",
-                                       responseCode: code, url: url)
+            let failure = CourierError(
+                .validationFailed,
+                "The response is not an event stream: its Content-Type is "
+                    + "\(input.header("Content-Type").map { "\"\($0)\"" } ?? "missing") (expected text/event-stream).",
+                responseCode: code, url: url)
             error = failure
             verdict = .fatal(failure)
         }

@@ -38,8 +38,10 @@ public struct EventStreamReconnection: Sendable, Hashable {
     public static let never = EventStreamReconnection(isEnabled: false)
 
     /// A policy; the defaults are those of ``automatic``.
-    public init(isEnabled: Bool = true, defaultDelay: Duration = .seconds(3), maximumDelay: Duration = .seconds(30),
-                jitter: Double = 0.2, maximumConsecutiveFailures: Int? = nil, resendsNonIdempotentRequests: Bool = false) {
+    public init(
+        isEnabled: Bool = true, defaultDelay: Duration = .seconds(3), maximumDelay: Duration = .seconds(30),
+        jitter: Double = 0.2, maximumConsecutiveFailures: Int? = nil, resendsNonIdempotentRequests: Bool = false
+    ) {
         self.isEnabled = isEnabled
         self.defaultDelay = defaultDelay
         self.maximumDelay = maximumDelay

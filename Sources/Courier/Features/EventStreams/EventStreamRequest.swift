@@ -51,9 +51,11 @@ public final class EventStreamRequest: Sendable {
     // Guards what the consumer, `cancel()` and the chaining methods share.
     let shared = Locked(Shared())
 
-    init(session: Session, method: HTTPMethod, timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
-         maximumEventSize: Int, reconnection: EventStreamReconnection, lastEventID: String?,
-         source: @escaping @Sendable (Session) throws -> URLRequest) {
+    init(
+        session: Session, method: HTTPMethod, timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
+        maximumEventSize: Int, reconnection: EventStreamReconnection, lastEventID: String?,
+        source: @escaping @Sendable (Session) throws -> URLRequest
+    ) {
         self.initialLastEventID = lastEventID
         self.session = session
         self.method = method
@@ -111,8 +113,10 @@ public final class EventStreamRequest: Sendable {
     /// Each event's `data` decoded as JSON into `T`; the sequence ends cleanly (and the stream is
     /// cancelled) at an event whose data is `sentinel`, such as `"[DONE]"`. A `data` that does not
     /// decode ends the sequence with `.serializationFailed`, naming the event's number.
-    public func decodingEvents<T: Decodable & Sendable>(of type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder(),
-                                                        until sentinel: String? = nil) -> DecodedServerSentEvents<T> {
+    public func decodingEvents<T: Decodable & Sendable>(
+        of type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder(),
+        until sentinel: String? = nil
+    ) -> DecodedServerSentEvents<T> {
         DecodedServerSentEvents(events: events(), decoder: decoder, sentinel: sentinel)
     }
 

@@ -95,8 +95,9 @@ public struct DecodedServerSentEvents<Value: Decodable & Sendable>: AsyncSequenc
             } catch {
                 ended = true
                 request.cancel()
-                throw CourierError(.serializationFailed, "Event \(count) of the stream (\(event.event)) did not decode as \(Value.self): \(error)",
-                                   underlyingError: error)
+                throw CourierError(
+                    .serializationFailed, "Event \(count) of the stream (\(event.event)) did not decode as \(Value.self): \(error)",
+                    underlyingError: error)
             }
         }
     }

@@ -150,8 +150,10 @@ public struct ServerSentEventParser: Sendable {
 
     private func checkSize(_ lineBytes: Int) throws(CourierError) {
         if lineBytes + dataBuffer.count > maximumEventSize {
-            throw CourierError(.responseTooLarge, "An event of the stream is larger than the limit of \(maximumEventSize) bytes "
-                               + "(maximumEventSize); \(lineBytes + dataBuffer.count) bytes had arrived without an end.")
+            throw CourierError(
+                .responseTooLarge,
+                "An event of the stream is larger than the limit of \(maximumEventSize) bytes "
+                    + "(maximumEventSize); \(lineBytes + dataBuffer.count) bytes had arrived without an end.")
         }
     }
 
@@ -160,24 +162,24 @@ public struct ServerSentEventParser: Sendable {
             dispatchEvent(dispatch)
             return
         }
-        if line[0] == 0x3A { return } // ":" a comment
+        if line[0] == 0x3A { return }  // ":" a comment
         let colon = line.firstIndex(of: 0x3A)
         let name = UnsafeBufferPointer(rebasing: line[..<(colon ?? line.count)])
         var valueStart = colon.map { $0 + 1 } ?? line.count
         if valueStart < line.count, line[valueStart] == 0x20 { valueStart += 1 }
         let value = UnsafeBufferPointer(rebasing: line[valueStart...])
         switch name.count {
-        case 4 where name[0] == 0x64 && name[1] == 0x61 && name[2] == 0x74 && name[3] == 0x61: // "data"
+        case 4 where name[0] == 0x64 && name[1] == 0x61 && name[2] == 0x74 && name[3] == 0x61:  // "data"
             try checkSize(value.count + 1)
             dataBuffer.append(contentsOf: value)
             dataBuffer.append(0x0A)
-        case 5 where name[0] == 0x65 && name[1] == 0x76 && name[2] == 0x65 && name[3] == 0x6E && name[4] == 0x74: // "event"
+        case 5 where name[0] == 0x65 && name[1] == 0x76 && name[2] == 0x65 && name[3] == 0x6E && name[4] == 0x74:  // "event"
             eventType = String(decoding: value, as: UTF8.self)
-        case 2 where name[0] == 0x69 && name[1] == 0x64: // "id"
+        case 2 where name[0] == 0x69 && name[1] == 0x64:  // "id"
             if !value.contains(0) {
                 idBuffer = value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
             }
-        case 5 where name[0] == 0x72 && name[1] == 0x65 && name[2] == 0x74 && name[3] == 0x72 && name[4] == 0x79: // "retry"
+        case 5 where name[0] == 0x72 && name[1] == 0x65 && name[2] == 0x74 && name[3] == 0x72 && name[4] == 0x79:  // "retry"
             if !value.isEmpty, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                 // Digits only; a value past Int's range is taken as "as long as possible".
                 var milliseconds = 0
@@ -191,7 +193,7 @@ public struct ServerSentEventParser: Sendable {
                 eventRetry = milliseconds
             }
         default:
-            break // unknown fields are ignored
+            break  // unknown fields are ignored
         }
     }
 
@@ -203,7 +205,7 @@ public struct ServerSentEventParser: Sendable {
         }
         lastEventID = idBuffer
         guard !dataBuffer.isEmpty else { return }
-        dataBuffer.removeLast() // the "\n" after the last data line
+        dataBuffer.removeLast()  // the "\n" after the last data line
         let type = eventType.flatMap { $0.isEmpty ? nil : $0 } ?? "message"
         dispatch(ServerSentEvent(id: lastEventID, event: type, data: String(decoding: dataBuffer, as: UTF8.self), retry: eventRetry))
     }

@@ -26,15 +26,19 @@ extension Session {
     ///   - lastEventID: The id of the last event already seen, sent as `Last-Event-ID` from the
     ///     first connection on: to resume a stream an earlier run of the app was reading.
     ///   - requestModifier: A closure that changes each connection's `URLRequest` before it is adapted.
-    public func eventStream(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
-                            timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
-                            maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize,
-                            reconnection: EventStreamReconnection = .automatic, lastEventID: String? = nil,
-                            requestModifier: RequestModifier? = nil) -> EventStreamRequest {
+    public func eventStream(
+        _ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
+        maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize,
+        reconnection: EventStreamReconnection = .automatic, lastEventID: String? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> EventStreamRequest {
         let headers = Self.eventStreamHeaders(headers)
-        return EventStreamRequest(session: self, method: method, timeout: timeout, interceptor: interceptor,
-                                  maximumEventSize: maximumEventSize, reconnection: reconnection,
-                                  lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }) { session in
+        return EventStreamRequest(
+            session: self, method: method, timeout: timeout, interceptor: interceptor,
+            maximumEventSize: maximumEventSize, reconnection: reconnection,
+            lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }
+        ) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
     }
@@ -56,9 +60,11 @@ extension Session {
         reconnection: EventStreamReconnection = .automatic, lastEventID: String? = nil, requestModifier: RequestModifier? = nil
     ) -> EventStreamRequest {
         let headers = Self.eventStreamHeaders(headers)
-        return EventStreamRequest(session: self, method: method, timeout: timeout, interceptor: interceptor,
-                                  maximumEventSize: maximumEventSize, reconnection: reconnection,
-                                  lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }) { session in
+        return EventStreamRequest(
+            session: self, method: method, timeout: timeout, interceptor: interceptor,
+            maximumEventSize: maximumEventSize, reconnection: reconnection,
+            lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }
+        ) { session in
             // The encoder sees only the request's own headers, so the body's type wins over a session default.
             var encoded = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil) { request in
                 try encoder.encode(parameters, into: request)

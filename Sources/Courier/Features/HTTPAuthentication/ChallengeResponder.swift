@@ -47,11 +47,15 @@ final class ChallengeResponder: RequestInterceptor {
     /// The validator: a 401 this responder will answer is a failure.
     var validator: Validator {
         Validator { [self] input in
-            guard let sent = input.request, chosenChallenge(status: input.statusCode, sent: sent, field: input.header("WWW-Authenticate"),
-                                                     commit: false) != nil else { return nil }
-            return CourierError(validationFailure: .unacceptableStatusCode(input.statusCode),
-                                "The server asks for authentication (401); answering its challenge.",
-                                responseCode: input.statusCode, url: sent.url)
+            guard let sent = input.request,
+                chosenChallenge(
+                    status: input.statusCode, sent: sent, field: input.header("WWW-Authenticate"),
+                    commit: false) != nil
+            else { return nil }
+            return CourierError(
+                validationFailure: .unacceptableStatusCode(input.statusCode),
+                "The server asks for authentication (401); answering its challenge.",
+                responseCode: input.statusCode, url: sent.url)
         }
     }
 
@@ -59,8 +63,10 @@ final class ChallengeResponder: RequestInterceptor {
         guard error.responseCode == 401 else { return .doNotRetry }
         let context = await request.retryContext()
         guard let response = context.response(for: error), let sent = context.lastRequest,
-              chosenChallenge(status: response.statusCode, sent: sent, field: response.value(forHTTPHeaderField: "WWW-Authenticate"),
-                              commit: true) != nil else { return .doNotRetry }
+            chosenChallenge(
+                status: response.statusCode, sent: sent, field: response.value(forHTTPHeaderField: "WWW-Authenticate"),
+                commit: true) != nil
+        else { return .doNotRetry }
         return .retry
     }
 
@@ -85,10 +91,12 @@ final class ChallengeResponder: RequestInterceptor {
                 throw CourierError(.invalidRequest, "The user name for Digest authentication contains a control character.", url: request.url)
             }
             let uri = Self.requestTarget(of: request.url)
-            adapted.setValue(challenge.authorization(username: credential.username, password: credential.password,
-                                                     method: request.httpMethod ?? "GET", uri: uri, nonceCount: count,
-                                                     clientNonce: DigestChallenge.makeClientNonce()),
-                             forHTTPHeaderField: "Authorization")
+            adapted.setValue(
+                challenge.authorization(
+                    username: credential.username, password: credential.password,
+                    method: request.httpMethod ?? "GET", uri: uri, nonceCount: count,
+                    clientNonce: DigestChallenge.makeClientNonce()),
+                forHTTPHeaderField: "Authorization")
         }
         return adapted
     }

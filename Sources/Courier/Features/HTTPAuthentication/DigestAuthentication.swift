@@ -22,10 +22,11 @@ struct DigestChallenge: Equatable {
 
         func hex(_ text: String) -> String {
             let bytes = Array(text.utf8)
-            let digest = switch self {
-            case .md5, .md5Session: MD5.hash(bytes)
-            case .sha256, .sha256Session: SHA256.hash(Data(bytes))
-            }
+            let digest =
+                switch self {
+                case .md5, .md5Session: MD5.hash(bytes)
+                case .sha256, .sha256Session: SHA256.hash(Data(bytes))
+                }
             return digest.map { String(format: "%02x", $0) }.joined()
         }
     }
@@ -70,10 +71,13 @@ struct DigestChallenge: Equatable {
     }
 
     /// The whole `Authorization` field value.
-    func authorization(username: String, password: String, method: String, uri: String, nonceCount: Int,
-                       clientNonce: String) -> String {
-        let digest = response(username: username, password: password, method: method, uri: uri, nonceCount: nonceCount,
-                              clientNonce: clientNonce)
+    func authorization(
+        username: String, password: String, method: String, uri: String, nonceCount: Int,
+        clientNonce: String
+    ) -> String {
+        let digest = response(
+            username: username, password: password, method: method, uri: uri, nonceCount: nonceCount,
+            clientNonce: clientNonce)
         var parts: [String] = []
         // RFC 7616 §3.4.4: a user name that is not ASCII (or cannot be quoted) goes in username*.
         if username.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
@@ -116,8 +120,8 @@ struct DigestChallenge: Equatable {
         value.utf8.map { byte -> String in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "+"), UInt8(ascii: "-"),
-                 UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "+"), UInt8(ascii: "-"),
+                UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
                 String(UnicodeScalar(byte))
             default:
                 String(format: "%%%02X", byte)

@@ -35,12 +35,16 @@ public struct HTTPCredential: Sendable, Hashable, CustomStringConvertible {
     /// way (RFC 7617: it may not contain `:`, and neither part may contain control characters).
     func basicAuthorization(url: URL?) throws(CourierError) -> String {
         if username.contains(":") {
-            throw CourierError(.invalidRequest, "The user name for Basic authentication contains \":\", which Basic cannot send "
-                               + "(RFC 7617 §2): the server would read the user name as ending there.", url: url)
+            throw CourierError(
+                .invalidRequest,
+                "The user name for Basic authentication contains \":\", which Basic cannot send "
+                    + "(RFC 7617 §2): the server would read the user name as ending there.", url: url)
         }
         if let bad = (username + password).unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-            throw CourierError(.invalidRequest, "The user name or password for Basic authentication contains the control character "
-                               + "U+\(String(bad.value, radix: 16, uppercase: true)), which Basic cannot send (RFC 7617 §2).", url: url)
+            throw CourierError(
+                .invalidRequest,
+                "The user name or password for Basic authentication contains the control character "
+                    + "U+\(String(bad.value, radix: 16, uppercase: true)), which Basic cannot send (RFC 7617 §2).", url: url)
         }
         return "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
     }

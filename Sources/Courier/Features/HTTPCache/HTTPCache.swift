@@ -27,8 +27,9 @@ final class HTTPCache: RequestFeature {
     func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer? {
         let policy = exchange.settings[HTTPCachePolicySetting.self]
         guard mode != .disabled || policy != nil,
-              // A request that asked for the TTL cache (`cached(for:version:)`) is that cache's alone.
-              exchange.settings[ResponseCacheSettings.self] == nil else { return nil }
+            // A request that asked for the TTL cache (`cached(for:version:)`) is that cache's alone.
+            exchange.settings[ResponseCacheSettings.self] == nil
+        else { return nil }
         let request = exchange.request
         let rules = HTTPCacheRules(isShared: mode == .shared)
         switch request.method {
@@ -40,30 +41,36 @@ final class HTTPCache: RequestFeature {
             return HTTPCacheInvalidator.route(exchange, sink: sink, onward: onward, rules: rules, cache: self)
         }
         guard !exchange.hasUploadBody, exchange.bodyMayBeStored,
-              !Self.callerConditionals.contains(where: request.headers.contains) else { return nil }
+            !Self.callerConditionals.contains(where: request.headers.contains)
+        else { return nil }
         let key = Self.key(for: request)
         let now = store.now()
         let entry = store.entry(for: key)
-        let decision = rules.decide(method: request.method, requestHeaders: request.headers, policy: policy ?? .useProtocolPolicy,
-                                    entry: entry?.head, now: now)
+        let decision = rules.decide(
+            method: request.method, requestHeaders: request.headers, policy: policy ?? .useProtocolPolicy,
+            entry: entry?.head, now: now)
         let notify = exchange.notifyMonitors
         switch decision {
         case .serve(let source, let age, let revalidateInBackground):
             guard let entry else { return fetch(exchange, sink: sink, onward: onward, key: key, rules: rules, stored: nil) }
             notify { $0.request($1, didUseCache: .hit(source)) }
             if revalidateInBackground { refreshInBackground(exchange, entry: entry, key: key, rules: rules, onward: onward) }
-            let replay = CacheReplayTransfer(entry, url: request.url, sink: sink, flowControlWindow: request.flowControlWindow,
-                                             source: source, includingBody: request.method != .head, age: age)
+            let replay = CacheReplayTransfer(
+                entry, url: request.url, sink: sink, flowControlWindow: request.flowControlWindow,
+                source: source, includingBody: request.method != .head, age: age)
             return RoutedTransfer(transfer: replay, origin: .local)
         case .revalidate(let conditionalHeaders):
             guard request.method == .get, let entry else { return nil }
             var conditional = request
             for header in conditionalHeaders { conditional.headers.update(name: header.name, value: header.value) }
-            let machine = HTTPCacheExchangeMachine(rules: rules, method: .get, requestHeaders: request.headers, requestTime: now,
-                                                   purpose: .revalidate(entry.head))
-            return HTTPCacheExchange(cache: store, key: key, stored: entry, machine: machine, url: request.url, downstream: sink,
-                                     notifyMonitors: notify, now: store.now)
-                .start(exchange.with(request: conditional), onward: onward, unconditional: request)
+            let machine = HTTPCacheExchangeMachine(
+                rules: rules, method: .get, requestHeaders: request.headers, requestTime: now,
+                purpose: .revalidate(entry.head))
+            return HTTPCacheExchange(
+                cache: store, key: key, stored: entry, machine: machine, url: request.url, downstream: sink,
+                notifyMonitors: notify, now: store.now
+            )
+            .start(exchange.with(request: conditional), onward: onward, unconditional: request)
         case .fetch(let reason):
             notify { $0.request($1, didUseCache: .miss(reason: reason)) }
             // A HEAD's answer has no body to keep: it goes to the network as it is.
@@ -71,40 +78,54 @@ final class HTTPCache: RequestFeature {
             return fetch(exchange, sink: sink, onward: onward, key: key, rules: rules, stored: entry)
         case .unsatisfiable:
             notify { $0.request($1, didUseCache: .miss(reason: "only-if-cached and nothing usable is stored")) }
-            let head = CacheEntryHead(statusCode: 504, headers: ["Content-Type": "text/plain; charset=utf-8"], requestTime: now,
-                                      responseTime: now)
+            let head = CacheEntryHead(
+                statusCode: 504, headers: ["Content-Type": "text/plain; charset=utf-8"], requestTime: now,
+                responseTime: now)
             let body = Data("The request allowed only a stored response (only-if-cached), and none is stored.".utf8)
             let gatewayTimeout = StoredEntry(key: key, head: head, url: request.url, version: nil, body: .data(body))
-            let replay = CacheReplayTransfer(gatewayTimeout, url: request.url, sink: sink, flowControlWindow: request.flowControlWindow,
-                                             source: .cache, includingBody: request.method != .head, age: 0)
+            let replay = CacheReplayTransfer(
+                gatewayTimeout, url: request.url, sink: sink, flowControlWindow: request.flowControlWindow,
+                source: .cache, includingBody: request.method != .head, age: 0)
             return RoutedTransfer(transfer: replay, origin: .local)
         }
     }
 
-    private func fetch(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward, key: ResponseCacheKey,
-                       rules: HTTPCacheRules, stored: StoredEntry?) -> RoutedTransfer {
-        let machine = HTTPCacheExchangeMachine(rules: rules, method: .get, requestHeaders: exchange.request.headers,
-                                               requestTime: store.now(), purpose: .fetch)
-        return HTTPCacheExchange(cache: store, key: key, stored: stored, machine: machine, url: exchange.request.url, downstream: sink,
-                                 notifyMonitors: exchange.notifyMonitors, now: store.now)
-            .start(exchange, onward: onward)
+    private func fetch(
+        _ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward, key: ResponseCacheKey,
+        rules: HTTPCacheRules, stored: StoredEntry?
+    ) -> RoutedTransfer {
+        let machine = HTTPCacheExchangeMachine(
+            rules: rules, method: .get, requestHeaders: exchange.request.headers,
+            requestTime: store.now(), purpose: .fetch)
+        return HTTPCacheExchange(
+            cache: store, key: key, stored: stored, machine: machine, url: exchange.request.url, downstream: sink,
+            notifyMonitors: exchange.notifyMonitors, now: store.now
+        )
+        .start(exchange, onward: onward)
     }
 
     /// Starts one refresh of a stale response that was just served (stale-while-revalidate);
     /// nobody waits for it, and only the store sees its answer.
-    private func refreshInBackground(_ exchange: ExchangeContext, entry: StoredEntry, key: ResponseCacheKey, rules: HTTPCacheRules,
-                                     onward: ExchangeOnward) {
+    private func refreshInBackground(
+        _ exchange: ExchangeContext, entry: StoredEntry, key: ResponseCacheKey, rules: HTTPCacheRules,
+        onward: ExchangeOnward
+    ) {
         guard refreshing.withLock({ $0.insert(key).inserted }) else { return }
         var request = exchange.request
         request.method = .get
-        if case .revalidate(let conditionalHeaders) = rules.decide(method: .get, requestHeaders: request.headers, policy: .revalidate,
-                                                                  entry: entry.head, now: store.now()) {
+        if case .revalidate(let conditionalHeaders) = rules.decide(
+            method: .get, requestHeaders: request.headers, policy: .revalidate,
+            entry: entry.head, now: store.now())
+        {
             for header in conditionalHeaders { request.headers.update(name: header.name, value: header.value) }
         }
-        let machine = HTTPCacheExchangeMachine(rules: rules, method: .get, requestHeaders: exchange.request.headers,
-                                               requestTime: store.now(), purpose: .backgroundRevalidate(entry.head))
-        let background = HTTPCacheExchange(cache: store, key: key, stored: entry, machine: machine, url: request.url, downstream: nil,
-                                           notifyMonitors: exchange.notifyMonitors, now: store.now) { [weak self] in
+        let machine = HTTPCacheExchangeMachine(
+            rules: rules, method: .get, requestHeaders: exchange.request.headers,
+            requestTime: store.now(), purpose: .backgroundRevalidate(entry.head))
+        let background = HTTPCacheExchange(
+            cache: store, key: key, stored: entry, machine: machine, url: request.url, downstream: nil,
+            notifyMonitors: exchange.notifyMonitors, now: store.now
+        ) { [weak self] in
             _ = self?.refreshing.withLock { $0.remove(key) }
         }
         _ = background.start(exchange.with(request: request), onward: onward, unconditional: exchange.request)
@@ -143,8 +164,10 @@ final class HTTPCacheInvalidator: TransportEventSink {
     private let request: TransportRequest
     private let notify: MonitorNotifier
 
-    private init(downstream: any TransportEventSink, cache: HTTPCache, rules: HTTPCacheRules, request: TransportRequest,
-                 notify: MonitorNotifier) {
+    private init(
+        downstream: any TransportEventSink, cache: HTTPCache, rules: HTTPCacheRules, request: TransportRequest,
+        notify: MonitorNotifier
+    ) {
         self.downstream = downstream
         self.cache = cache
         self.rules = rules
@@ -152,17 +175,21 @@ final class HTTPCacheInvalidator: TransportEventSink {
         self.notify = notify
     }
 
-    static func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward, rules: HTTPCacheRules,
-                      cache: HTTPCache) -> RoutedTransfer {
-        let invalidator = HTTPCacheInvalidator(downstream: sink, cache: cache, rules: rules, request: exchange.request,
-                                               notify: exchange.notifyMonitors)
+    static func route(
+        _ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward, rules: HTTPCacheRules,
+        cache: HTTPCache
+    ) -> RoutedTransfer {
+        let invalidator = HTTPCacheInvalidator(
+            downstream: sink, cache: cache, rules: rules, request: exchange.request,
+            notify: exchange.notifyMonitors)
         return onward.route(exchange, sink: invalidator)
     }
 
     func receive(_ event: TransportEvent) {
         if case .response(let head) = event {
-            let urls = rules.invalidatedURLs(method: request.method, requestURL: request.url, statusCode: head.statusCode,
-                                             responseHeaders: head.headers)
+            let urls = rules.invalidatedURLs(
+                method: request.method, requestURL: request.url, statusCode: head.statusCode,
+                responseHeaders: head.headers)
             cache.invalidate(urls, authorization: request.headers.value(for: "Authorization"), notify: notify)
         }
         downstream.receive(event)

@@ -35,9 +35,11 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     /// Whether a served stored response carries its body (not for HEAD).
     private let includesBody: Bool
 
-    init(cache: ResponseCache, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
-         includesBody: Bool = true, downstream: (any TransportEventSink)?, notifyMonitors: MonitorNotifier, now: @escaping @Sendable () -> Date,
-         onEnd: (@Sendable () -> Void)? = nil) {
+    init(
+        cache: ResponseCache, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
+        includesBody: Bool = true, downstream: (any TransportEventSink)?, notifyMonitors: MonitorNotifier, now: @escaping @Sendable () -> Date,
+        onEnd: (@Sendable () -> Void)? = nil
+    ) {
         self.cache = cache
         self.key = key
         self.stored = stored
@@ -137,13 +139,15 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     private func refetch() {
         let pending = state.withLock { state -> (ExchangeContext, ExchangeOnward, TransportRequest)? in
             guard let onward = state.onward, !state.cancelled else { return nil }
-            state.machine = HTTPCacheExchangeMachine(rules: state.machine.rules, method: .get, requestHeaders: onward.unconditional.headers,
-                                                     requestTime: now(), purpose: .fetch)
+            state.machine = HTTPCacheExchangeMachine(
+                rules: state.machine.rules, method: .get, requestHeaders: onward.unconditional.headers,
+                requestTime: now(), purpose: .fetch)
             state.network = nil
             return (onward.exchange.with(request: onward.unconditional), onward.onward, onward.unconditional)
         }
         guard let (exchange, onward, _) = pending else {
-            downstream?.receive(.completed(error: CourierError(.cancelled, "The request was cancelled."), metrics: TransferMetrics(transport: "cache")))
+            downstream?.receive(
+                .completed(error: CourierError(.cancelled, "The request was cancelled."), metrics: TransferMetrics(transport: "cache")))
             onEnd?()
             return
         }
@@ -170,8 +174,9 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         guard let downstream, var entry = stored else { return }
         entry.head = head
         let (age, window) = state.withLock { ($0.machine.rules.currentAge(of: head, now: now()), $0.onward?.exchange.request.flowControlWindow) }
-        let replay = CacheReplayTransfer(entry, url: url, sink: downstream, flowControlWindow: window ?? 4 << 20, source: source,
-                                         includingBody: includesBody, age: age, networkMetrics: networkMetrics)
+        let replay = CacheReplayTransfer(
+            entry, url: url, sink: downstream, flowControlWindow: window ?? 4 << 20, source: source,
+            includingBody: includesBody, age: age, networkMetrics: networkMetrics)
         let (cancelled, suspended) = state.withLock { state in
             state.replay = replay
             return (state.cancelled, state.suspended)

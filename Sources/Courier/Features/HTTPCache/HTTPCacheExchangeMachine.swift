@@ -119,18 +119,23 @@ struct HTTPCacheExchangeMachine {
         }
         if stored != nil { actions.append(.notify(.revalidated(notModified: false))) }
         if waiting { actions.append(.forward(.head(statusCode: statusCode))) }
-        if method == .get, let refusal = rules.refusalToStore(method: method, requestHeaders: requestHeaders,
-                                                              statusCode: statusCode, responseHeaders: headers) {
+        if method == .get,
+            let refusal = rules.refusalToStore(
+                method: method, requestHeaders: requestHeaders,
+                statusCode: statusCode, responseHeaders: headers)
+        {
             actions.append(.notify(.notStored(reason: refusal)))
             // A stored response the server no longer lets anyone keep must not be served again.
             if stored != nil { actions.append(.removeStored) }
             state = waiting ? .passing : .ended
         } else if method == .get {
-            let head = CacheEntryHead(statusCode: statusCode, headers: Self.storedHeaders(headers), requestTime: requestTime,
-                                      responseTime: now,
-                                      varyingRequestHeaders: rules.varyingRequestHeaders(requestHeaders: requestHeaders,
-                                                                                         responseHeaders: headers),
-                                      requestHadAuthorization: requestHeaders.contains("Authorization"))
+            let head = CacheEntryHead(
+                statusCode: statusCode, headers: Self.storedHeaders(headers), requestTime: requestTime,
+                responseTime: now,
+                varyingRequestHeaders: rules.varyingRequestHeaders(
+                    requestHeaders: requestHeaders,
+                    responseHeaders: headers),
+                requestHadAuthorization: requestHeaders.contains("Authorization"))
             actions.append(.startStoring(head))
             state = .storing
         } else {
@@ -187,6 +192,8 @@ struct HTTPCacheExchangeMachine {
     }
 
     /// Headers never stored with a response.
-    static let droppedHeaders = ["Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection",
-                                 "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade"]
+    static let droppedHeaders = [
+        "Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection",
+        "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade",
+    ]
 }

@@ -65,8 +65,10 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     ///   - authenticator: Applies and refreshes the credential.
     ///   - credential: The credential to start with; without one, requests fail to adapt until it is set.
     ///   - refreshWindow: At most this many refreshes within this interval; `nil` for no limit.
-    public init(authenticator: AuthenticatorType, credential: Credential? = nil,
-                refreshWindow: RefreshWindow? = RefreshWindow()) {
+    public init(
+        authenticator: AuthenticatorType, credential: Credential? = nil,
+        refreshWindow: RefreshWindow? = RefreshWindow()
+    ) {
         self.authenticator = authenticator
         self.refreshWindow = refreshWindow
         state = Locked(State(credential: credential))
@@ -127,7 +129,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
         guard !error.isCancelled, error.kind != .adaptationFailed, error.kind != .authenticationFailed else { return .doNotRetry }
         let context = await request.retryContext()
         guard let response = context.response(for: error), let sent = context.lastRequest,
-              authenticator.didRequest(sent, with: response, failDueToAuthenticationError: error) else { return .doNotRetry }
+            authenticator.didRequest(sent, with: response, failDueToAuthenticationError: error)
+        else { return .doNotRetry }
         let (credential, generation, isRefreshing, failure) = state.withLock {
             ($0.credential, $0.generation, $0.isRefreshing, $0.refreshFailure)
         }
@@ -145,8 +148,10 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
             return .retry
         case .failure(let failure):
             let status = error.responseCode.map { " after a \($0) response" } ?? ""
-            return .doNotRetryWithError(CourierError(.authenticationFailed, "Authentication failed\(status).",
-                                                     responseCode: error.responseCode, underlyingError: failure, url: error.url))
+            return .doNotRetryWithError(
+                CourierError(
+                    .authenticationFailed, "Authentication failed\(status).",
+                    responseCode: error.responseCode, underlyingError: failure, url: error.url))
         }
     }
 

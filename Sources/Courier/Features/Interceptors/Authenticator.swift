@@ -41,8 +41,10 @@ public protocol Authenticator: Sendable {
 
     /// Whether `urlRequest` failed because its credential was rejected. The default says yes for
     /// 401 Unauthorized; override it for APIs that signal expiry differently (403, a JSON code).
-    func didRequest(_ urlRequest: URLRequest, with response: HTTPURLResponse,
-                    failDueToAuthenticationError error: CourierError) -> Bool
+    func didRequest(
+        _ urlRequest: URLRequest, with response: HTTPURLResponse,
+        failDueToAuthenticationError error: CourierError
+    ) -> Bool
 
     /// Whether `urlRequest` was sent with `credential` (rather than with an older one). The
     /// default applies `credential` to a copy and checks that nothing changes.
@@ -51,8 +53,10 @@ public protocol Authenticator: Sendable {
 
 extension Authenticator {
     /// Yes for 401 Unauthorized.
-    public func didRequest(_ urlRequest: URLRequest, with response: HTTPURLResponse,
-                           failDueToAuthenticationError error: CourierError) -> Bool {
+    public func didRequest(
+        _ urlRequest: URLRequest, with response: HTTPURLResponse,
+        failDueToAuthenticationError error: CourierError
+    ) -> Bool {
         response.statusCode == 401
     }
 

@@ -81,8 +81,10 @@ public struct Interceptor: RequestInterceptor {
     }
 
     /// Creates an interceptor from closures.
-    public init(adapter: @escaping @Sendable (URLRequest, Session) async throws -> URLRequest,
-                retrier: @escaping @Sendable (any Request, Session, CourierError) async -> RetryDecision = { _, _, _ in .doNotRetry }) {
+    public init(
+        adapter: @escaping @Sendable (URLRequest, Session) async throws -> URLRequest,
+        retrier: @escaping @Sendable (any Request, Session, CourierError) async -> RetryDecision = { _, _, _ in .doNotRetry }
+    ) {
         self.init(adapters: [ClosureAdapter(adapt: adapter)], retriers: [ClosureRetrier(decide: retrier)])
     }
 

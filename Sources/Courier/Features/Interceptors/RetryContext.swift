@@ -27,7 +27,8 @@ extension Request {
     /// The request's retry-relevant state.
     func retryContext() -> RetryContext {
         let record = withIsolatedEngine { $0.record }
-        return RetryContext(retryCount: record.retryCount, method: (record.initialRequest ?? record.request)?.method,
-                            lastRequest: record.request, response: record.response?.httpResponse)
+        return RetryContext(
+            retryCount: record.retryCount, method: (record.initialRequest ?? record.request)?.method,
+            lastRequest: record.request, response: record.response?.httpResponse)
     }
 }

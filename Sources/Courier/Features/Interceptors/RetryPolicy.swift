@@ -74,14 +74,16 @@ public struct RetryPolicy: RequestInterceptor {
     ///   - retryableHTTPStatusCodes: Status codes of validation failures that are retried.
     ///   - retryableErrorKinds: Error kinds that are retried.
     ///   - maximumRetryAfter: The longest `Retry-After` honoured.
-    public init(retryLimit: Int = defaultRetryLimit,
-                exponentialBackoffBase: Int = defaultExponentialBackoffBase,
-                exponentialBackoffScale: Double = defaultExponentialBackoffScale,
-                jitter: Bool = true,
-                retryableHTTPMethods: Set<HTTPMethod> = defaultRetryableHTTPMethods,
-                retryableHTTPStatusCodes: Set<Int> = defaultRetryableHTTPStatusCodes,
-                retryableErrorKinds: Set<CourierError.Kind> = defaultRetryableErrorKinds,
-                maximumRetryAfter: Duration = .seconds(60)) {
+    public init(
+        retryLimit: Int = defaultRetryLimit,
+        exponentialBackoffBase: Int = defaultExponentialBackoffBase,
+        exponentialBackoffScale: Double = defaultExponentialBackoffScale,
+        jitter: Bool = true,
+        retryableHTTPMethods: Set<HTTPMethod> = defaultRetryableHTTPMethods,
+        retryableHTTPStatusCodes: Set<Int> = defaultRetryableHTTPStatusCodes,
+        retryableErrorKinds: Set<CourierError.Kind> = defaultRetryableErrorKinds,
+        maximumRetryAfter: Duration = .seconds(60)
+    ) {
         self.retryLimit = max(0, retryLimit)
         self.exponentialBackoffBase = max(1, exponentialBackoffBase)
         self.exponentialBackoffScale = exponentialBackoffScale.isFinite ? max(0, exponentialBackoffScale) : 0
@@ -134,17 +136,20 @@ extension RequestInterceptor where Self == RetryPolicy {
     public static var retryPolicy: RetryPolicy { RetryPolicy() }
 
     /// A ``RetryPolicy`` with these settings.
-    public static func retryPolicy(retryLimit: Int = RetryPolicy.defaultRetryLimit,
-                                   exponentialBackoffBase: Int = RetryPolicy.defaultExponentialBackoffBase,
-                                   exponentialBackoffScale: Double = RetryPolicy.defaultExponentialBackoffScale,
-                                   jitter: Bool = true,
-                                   retryableHTTPMethods: Set<HTTPMethod> = RetryPolicy.defaultRetryableHTTPMethods,
-                                   retryableHTTPStatusCodes: Set<Int> = RetryPolicy.defaultRetryableHTTPStatusCodes,
-                                   retryableErrorKinds: Set<CourierError.Kind> = RetryPolicy.defaultRetryableErrorKinds,
-                                   maximumRetryAfter: Duration = .seconds(60)) -> RetryPolicy {
-        RetryPolicy(retryLimit: retryLimit, exponentialBackoffBase: exponentialBackoffBase,
-                    exponentialBackoffScale: exponentialBackoffScale, jitter: jitter,
-                    retryableHTTPMethods: retryableHTTPMethods, retryableHTTPStatusCodes: retryableHTTPStatusCodes,
-                    retryableErrorKinds: retryableErrorKinds, maximumRetryAfter: maximumRetryAfter)
+    public static func retryPolicy(
+        retryLimit: Int = RetryPolicy.defaultRetryLimit,
+        exponentialBackoffBase: Int = RetryPolicy.defaultExponentialBackoffBase,
+        exponentialBackoffScale: Double = RetryPolicy.defaultExponentialBackoffScale,
+        jitter: Bool = true,
+        retryableHTTPMethods: Set<HTTPMethod> = RetryPolicy.defaultRetryableHTTPMethods,
+        retryableHTTPStatusCodes: Set<Int> = RetryPolicy.defaultRetryableHTTPStatusCodes,
+        retryableErrorKinds: Set<CourierError.Kind> = RetryPolicy.defaultRetryableErrorKinds,
+        maximumRetryAfter: Duration = .seconds(60)
+    ) -> RetryPolicy {
+        RetryPolicy(
+            retryLimit: retryLimit, exponentialBackoffBase: exponentialBackoffBase,
+            exponentialBackoffScale: exponentialBackoffScale, jitter: jitter,
+            retryableHTTPMethods: retryableHTTPMethods, retryableHTTPStatusCodes: retryableHTTPStatusCodes,
+            retryableErrorKinds: retryableErrorKinds, maximumRetryAfter: maximumRetryAfter)
     }
 }

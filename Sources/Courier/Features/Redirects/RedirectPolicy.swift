@@ -23,7 +23,8 @@ public struct RedirectPolicy: Sendable {
     public static let doNotFollow = RedirectPolicy { _, _ in nil }
 
     /// Follow with a modified request, or return `nil` to stop.
-    public static func modify(_ transform: @escaping @Sendable (_ proposed: URLRequest, _ response: HTTPURLResponse) -> URLRequest?) -> RedirectPolicy {
+    public static func modify(_ transform: @escaping @Sendable (_ proposed: URLRequest, _ response: HTTPURLResponse) -> URLRequest?) -> RedirectPolicy
+    {
         RedirectPolicy(transform)
     }
 }

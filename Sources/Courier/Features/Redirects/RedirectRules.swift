@@ -17,24 +17,31 @@ enum RedirectRules {
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"]
 
     /// The next request, a failure (limit or loop), or `nil` when `head` is not a redirect to follow.
-    static func nextRequest(after request: URLRequest, response head: ResponseHead, original: URLRequest?,
-                            history: [RedirectStep], limit: Int) -> Result<URLRequest, CourierError>? {
+    static func nextRequest(
+        after request: URLRequest, response head: ResponseHead, original: URLRequest?,
+        history: [RedirectStep], limit: Int
+    ) -> Result<URLRequest, CourierError>? {
         guard limit > 0, redirectStatuses.contains(head.statusCode),
-              let location = head.headers.value(for: "Location"), !location.isEmpty,
-              let current = request.url
+            let location = head.headers.value(for: "Location"), !location.isEmpty,
+            let current = request.url
         else { return nil }
         guard let target = URL(string: location, relativeTo: current)?.absoluteURL, target.isHTTP else {
-            return .failure(CourierError(.invalidResponse, "The redirect from \(current.absoluteString) points to an invalid location \"\(location)\".",
-                                         responseCode: head.statusCode, url: current))
+            return .failure(
+                CourierError(
+                    .invalidResponse, "The redirect from \(current.absoluteString) points to an invalid location \"\(location)\".",
+                    responseCode: head.statusCode, url: current))
         }
         guard history.count < limit else {
-            return .failure(CourierError(.tooManyRedirects, "Stopped after \(limit) redirects (last: \(current.absoluteString) → \(target.absoluteString)).",
-                                         responseCode: head.statusCode, url: current))
+            return .failure(
+                CourierError(
+                    .tooManyRedirects, "Stopped after \(limit) redirects (last: \(current.absoluteString) → \(target.absoluteString)).",
+                    responseCode: head.statusCode, url: current))
         }
         var next = request
         next.url = target
         let method = request.method
-        let becomesGET = (head.statusCode == 303 && method != .head)
+        let becomesGET =
+            (head.statusCode == 303 && method != .head)
             || ((head.statusCode == 301 || head.statusCode == 302) && method == .post)
         if becomesGET {
             next.method = .get
@@ -51,8 +58,10 @@ enum RedirectRules {
         let step = RedirectStep(url: target, method: next.method)
         let originalStep = original.flatMap { original in original.url.map { RedirectStep(url: $0, method: original.method) } }
         if history.contains(step) || step == originalStep {
-            return .failure(CourierError(.tooManyRedirects, "Redirect loop: \(current.absoluteString) redirects back to \(target.absoluteString).",
-                                         responseCode: head.statusCode, url: current))
+            return .failure(
+                CourierError(
+                    .tooManyRedirects, "Redirect loop: \(current.absoluteString) redirects back to \(target.absoluteString).",
+                    responseCode: head.statusCode, url: current))
         }
         return .success(next)
     }
@@ -61,8 +70,9 @@ enum RedirectRules {
 extension RequestEngine {
     /// The request to follow `head` with, a failure, or `nil` when `head` is not a redirect to follow.
     func redirectRequest(for head: ResponseHead, after request: URLRequest) -> Result<URLRequest, CourierError>? {
-        var result = RedirectRules.nextRequest(after: request, response: head, original: record.initialRequest,
-                                               history: redirectHistory, limit: session.configuration.maximumRedirects)
+        var result = RedirectRules.nextRequest(
+            after: request, response: head, original: record.initialRequest,
+            history: redirectHistory, limit: session.configuration.maximumRedirects)
         if case .success(let proposed)? = result {
             let policy = redirectPolicy ?? session.configuration.redirectPolicy
             result = policy.decide(proposed, LazyHTTPResponse(head: head).httpResponse).map { .success($0) }

@@ -45,7 +45,8 @@ public final class RequestGroup: Sendable {
 
     /// Starts every request and returns all their responses, serialized by `serializer`, in input order.
     public func serializing<Serializer: ResponseSerializer>(using serializer: Serializer) async
-        -> [DataResponse<Serializer.SerializedObject, CourierError>] {
+        -> [DataResponse<Serializer.SerializedObject, CourierError>]
+    {
         let tasks = requests.map { $0.serializing(using: serializer) }
         return await withTaskGroup(of: (Int, DataResponse<Serializer.SerializedObject, CourierError>).self) { group in
             for (index, task) in tasks.enumerated() {
@@ -81,7 +82,8 @@ public final class RequestGroup: Sendable {
 
     /// Every body decoded as `type`, in input order.
     public func serializingDecodable<T: Decodable & Sendable>(_ type: T.Type = T.self, decoder: any DataDecoder = JSONDecoder()) async
-        -> [DataResponse<T, CourierError>] {
+        -> [DataResponse<T, CourierError>]
+    {
         await serializing(using: DecodableResponseSerializer<T>(decoder: decoder))
     }
 
@@ -101,8 +103,10 @@ public final class RequestGroup: Sendable {
     }
 
     /// Calls `completionHandler` once with every body as `Data`, in input order.
-    public func responseData(queue: DispatchQueue? = nil,
-                             completionHandler: @escaping @Sendable ([DataResponse<Data, CourierError>]) -> Void) {
+    public func responseData(
+        queue: DispatchQueue? = nil,
+        completionHandler: @escaping @Sendable ([DataResponse<Data, CourierError>]) -> Void
+    ) {
         response(queue: queue, using: DataResponseSerializer(), completionHandler: completionHandler)
     }
 

@@ -60,13 +60,14 @@ enum CacheEntryFormat {
     }
 
     static func metadata(for entry: StoredEntry, bodyFile: String?) -> Metadata {
-        Metadata(key: entry.key.rawValue, statusCode: entry.head.statusCode,
-                 headers: entry.head.headers.map { [$0.name, $0.value] },
-                 requestTime: entry.head.requestTime.timeIntervalSince1970,
-                 responseTime: entry.head.responseTime.timeIntervalSince1970,
-                 varyingRequestHeaders: entry.head.varyingRequestHeaders,
-                 requestHadAuthorization: entry.head.requestHadAuthorization,
-                 url: entry.url?.absoluteString, version: entry.version, bodyFile: bodyFile, bodyLength: entry.body.length)
+        Metadata(
+            key: entry.key.rawValue, statusCode: entry.head.statusCode,
+            headers: entry.head.headers.map { [$0.name, $0.value] },
+            requestTime: entry.head.requestTime.timeIntervalSince1970,
+            responseTime: entry.head.responseTime.timeIntervalSince1970,
+            varyingRequestHeaders: entry.head.varyingRequestHeaders,
+            requestHadAuthorization: entry.head.requestHadAuthorization,
+            url: entry.url?.absoluteString, version: entry.version, bodyFile: bodyFile, bodyLength: entry.body.length)
     }
 
     /// The head file's bytes; `inlineBody` must be empty when `metadata.bodyFile` is set.
@@ -94,8 +95,9 @@ enum CacheEntryFormat {
         guard Data(digest) == Data(SHA256.hash(Data(covered)).hexString.utf8) else { return .invalid }
         let metadataStart = file.startIndex + headMagic.count
         guard let newline = covered[metadataStart...].firstIndex(of: UInt8(ascii: "\n")),
-              let metadata = try? JSONDecoder().decode(Metadata.self, from: covered[metadataStart..<newline]),
-              metadata.bodyLength >= 0 else { return .invalid }
+            let metadata = try? JSONDecoder().decode(Metadata.self, from: covered[metadataStart..<newline]),
+            metadata.bodyLength >= 0
+        else { return .invalid }
         let inline = covered[(newline + 1)...]
         if metadata.bodyFile == nil {
             guard Int64(inline.count) == metadata.bodyLength else { return .invalid }
@@ -109,11 +111,12 @@ enum CacheEntryFormat {
     static func entryHead(_ metadata: Metadata) -> CacheEntryHead {
         var headers = HTTPHeaders()
         for pair in metadata.headers where pair.count == 2 { headers.add(name: pair[0], value: pair[1]) }
-        return CacheEntryHead(statusCode: metadata.statusCode, headers: headers,
-                              requestTime: Date(timeIntervalSince1970: metadata.requestTime),
-                              responseTime: Date(timeIntervalSince1970: metadata.responseTime),
-                              varyingRequestHeaders: metadata.varyingRequestHeaders,
-                              requestHadAuthorization: metadata.requestHadAuthorization)
+        return CacheEntryHead(
+            statusCode: metadata.statusCode, headers: headers,
+            requestTime: Date(timeIntervalSince1970: metadata.requestTime),
+            responseTime: Date(timeIntervalSince1970: metadata.responseTime),
+            varyingRequestHeaders: metadata.varyingRequestHeaders,
+            requestHadAuthorization: metadata.requestHadAuthorization)
     }
 
     static func headFileName(_ key: ResponseCacheKey) -> String {

@@ -39,8 +39,10 @@ final class CacheReplayTransfer: TransportTransfer {
     /// With an `age` (the HTTP cache's answers, RFC 9111 §4), the head gets that `Age` and the
     /// stored body's `Content-Length`. `networkMetrics` are those of the exchange that led to the
     /// replay, if any (a revalidation answered `304`): its timings and bytes on the wire are kept.
-    init(_ entry: StoredEntry, url: URL, sink: any TransportEventSink, flowControlWindow: Int = 4 << 20,
-         source: ResponseSource = .cache, includingBody: Bool = true, age: Int? = nil, networkMetrics: TransferMetrics? = nil) {
+    init(
+        _ entry: StoredEntry, url: URL, sink: any TransportEventSink, flowControlWindow: Int = 4 << 20,
+        source: ResponseSource = .cache, includingBody: Bool = true, age: Int? = nil, networkMetrics: TransferMetrics? = nil
+    ) {
         self.body = includingBody ? entry.body : .data(Data())
         self.url = url
         self.sink = sink
@@ -131,8 +133,10 @@ final class CacheReplayTransfer: TransportTransfer {
                         return !state.finished
                     }
                     if stop {
-                        sink.receive(.completed(error: CourierError(.fileSystem, "The stored response body could not be read.", url: url),
-                                                metrics: metrics()))
+                        sink.receive(
+                            .completed(
+                                error: CourierError(.fileSystem, "The stored response body could not be read.", url: url),
+                                metrics: metrics()))
                     }
                     return
                 }

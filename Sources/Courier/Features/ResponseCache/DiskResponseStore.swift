@@ -49,8 +49,9 @@ struct DiskResponseStore: Sendable {
             body = .data(head.inlineBody)
         }
         if let now { CacheFileIO.setModified(headURL, to: now) }
-        return StoredEntry(key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
-                           version: metadata.version, body: body)
+        return StoredEntry(
+            key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
+            version: metadata.version, body: body)
     }
 
     /// The decoded head file at `url`; a file that is not a valid head of this version is removed
@@ -59,7 +60,8 @@ struct DiskResponseStore: Sendable {
         guard let descriptor = CacheFileIO.openForReading(url) else { return nil }
         defer { CacheFileIO.close(descriptor) }
         if let file = CacheFileIO.readWhole(descriptor, limit: Self.maximumHeadFileSize),
-           case .valid(let head) = CacheEntryFormat.decodeHead(file) {
+            case .valid(let head) = CacheEntryFormat.decodeHead(file)
+        {
             return head
         }
         removeIfUnchanged(url, openAs: descriptor)
@@ -72,7 +74,8 @@ struct DiskResponseStore: Sendable {
         guard let descriptor = CacheFileIO.openForReading(bodyURL) else { return nil }
         let magic = CacheEntryFormat.bodyMagic
         guard CacheFileIO.read(descriptor, at: 0, count: magic.count) == magic,
-              CacheFileIO.size(of: descriptor) == Int64(magic.count) + length else {
+            CacheFileIO.size(of: descriptor) == Int64(magic.count) + length
+        else {
             removeIfUnchanged(bodyURL, openAs: descriptor)
             CacheFileIO.close(descriptor)
             return nil
@@ -84,7 +87,8 @@ struct DiskResponseStore: Sendable {
     /// file must not remove a valid one another writer renamed into place meanwhile).
     private func removeIfUnchanged(_ url: URL, openAs descriptor: Int32) {
         guard let opened = CacheFileIO.status(of: descriptor), let current = CacheFileIO.status(url),
-              opened.device == current.device, opened.inode == current.inode else { return }
+            opened.device == current.device, opened.inode == current.inode
+        else { return }
         CacheFileIO.remove(url)
     }
 
@@ -145,7 +149,8 @@ struct DiskResponseStore: Sendable {
         if let spilled {
             let name = CacheEntryFormat.newBodyFileName(entry.key)
             guard let size = CacheFileIO.size(of: spilled.descriptor), size >= Int64(CacheEntryFormat.bodyMagic.count),
-                  CacheFileIO.rename(spilled.url, to: url(name)) else {
+                CacheFileIO.rename(spilled.url, to: url(name))
+            else {
                 CacheFileIO.remove(spilled.url)
                 CacheFileIO.close(spilled.descriptor)
                 return nil
@@ -159,7 +164,8 @@ struct DiskResponseStore: Sendable {
         var metadata = CacheEntryFormat.metadata(for: entry, bodyFile: bodyName)
         metadata.bodyLength = bodyLength
         guard let head = CacheEntryFormat.encodeHead(metadata, inlineBody: inline),
-              writeAtomically(head, to: headURL(for: entry.key)) else {
+            writeAtomically(head, to: headURL(for: entry.key))
+        else {
             if let spilled, let bodyName {
                 CacheFileIO.remove(url(bodyName))
                 CacheFileIO.close(spilled.descriptor)
@@ -172,8 +178,9 @@ struct DiskResponseStore: Sendable {
         if let spilled, let bodyName {
             // The body is referenced now: a scan may judge it (it skips locked body files).
             CacheFileIO.unlock(spilled.descriptor)
-            bodyFile = StoredBodyFile(descriptor: spilled.descriptor, url: url(bodyName),
-                                      bodyOffset: Int64(CacheEntryFormat.bodyMagic.count), length: bodyLength)
+            bodyFile = StoredBodyFile(
+                descriptor: spilled.descriptor, url: url(bodyName),
+                bodyOffset: Int64(CacheEntryFormat.bodyMagic.count), length: bodyLength)
         }
         if let previousBody, previousBody != bodyName { CacheFileIO.remove(url(previousBody)) }
         return Published(bytes: bytes, bodyFile: bodyFile)
@@ -194,13 +201,15 @@ struct DiskResponseStore: Sendable {
         metadata.varyingRequestHeaders = replaced.varyingRequestHeaders
         metadata.requestHadAuthorization = replaced.requestHadAuthorization
         guard let file = CacheEntryFormat.encodeHead(metadata, inlineBody: current.inlineBody),
-              writeAtomically(file, to: headURL) else { return nil }
+            writeAtomically(file, to: headURL)
+        else { return nil }
         // A body file must be opened (and checked) as a read does; an inline body is already in
         // hand, and reading back the head just written would only decode it again.
         guard metadata.bodyFile == nil else { return read(key, touchingAt: now) }
         CacheFileIO.setModified(headURL, to: now)
-        return StoredEntry(key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
-                           version: metadata.version, body: .data(current.inlineBody))
+        return StoredEntry(
+            key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
+            version: metadata.version, body: .data(current.inlineBody))
     }
 
     // MARK: Removing
@@ -219,7 +228,7 @@ struct DiskResponseStore: Sendable {
         let listing = list()
         for name in listing.heads.keys.sorted() {
             let headURL = url(name)
-            guard let head = readHead(at: headURL) else { continue }   // invalid: readHead removed it
+            guard let head = readHead(at: headURL) else { continue }  // invalid: readHead removed it
             guard shouldRemove(head.metadata) else { continue }
             CacheFileIO.remove(headURL)
             if let body = head.metadata.bodyFile { CacheFileIO.remove(url(body)) }
@@ -291,7 +300,7 @@ struct DiskResponseStore: Sendable {
             let headName = "\(digest).\(CacheEntryFormat.headExtension)"
             let referenced = listing.heads[headName] == nil ? nil : readHead(at: url(headName))?.metadata.bodyFile
             if listing.heads[headName] != nil, referenced == nil, !FileManager.default.fileExists(atPath: url(headName).path) {
-                listing.heads[headName] = nil   // readHead found it invalid and removed it
+                listing.heads[headName] = nil  // readHead found it invalid and removed it
             }
             let kept = bodies.filter { body in body.name == referenced || !CacheFileIO.removeIfUnlocked(url(body.name)) }
             listing.bodies[digest] = kept.isEmpty ? nil : kept
@@ -315,7 +324,7 @@ struct DiskResponseStore: Sendable {
     }
 
     private func hasCurrentMagic(_ url: URL) -> Bool {
-        guard let descriptor = CacheFileIO.openForReading(url) else { return true }   // gone meanwhile: nothing to do
+        guard let descriptor = CacheFileIO.openForReading(url) else { return true }  // gone meanwhile: nothing to do
         defer { CacheFileIO.close(descriptor) }
         let magic = CacheEntryFormat.headMagic
         return CacheFileIO.read(descriptor, at: 0, count: magic.count) == magic

@@ -75,7 +75,7 @@ extension ResponseCache {
             }
         }
         let now = now()
-        withMemory { $0.insert(published, markedOnDiskAt: disk == nil ? nil : now) }   // a file body is not kept (and drops an older copy)
+        withMemory { $0.insert(published, markedOnDiskAt: disk == nil ? nil : now) }  // a file body is not kept (and drops an older copy)
         return published
     }
 

@@ -106,14 +106,19 @@ public final class ResponseCache: Sendable {
     /// ```swift
     /// let cache = ResponseCache(diskDirectory: cachesURL.appendingPathComponent("http"), diskCapacity: 1 << 30)
     /// ```
-    public convenience init(memoryCapacity: Int = ResponseCache.defaultMemoryCapacity, diskDirectory: URL? = nil,
-                            diskCapacity: Int64 = ResponseCache.defaultDiskCapacity, maximumEntrySize: Int64? = nil) {
-        self.init(memoryCapacity: memoryCapacity, diskDirectory: diskDirectory, diskCapacity: diskCapacity,
-                  maximumEntrySize: maximumEntrySize, now: { Date() })
+    public convenience init(
+        memoryCapacity: Int = ResponseCache.defaultMemoryCapacity, diskDirectory: URL? = nil,
+        diskCapacity: Int64 = ResponseCache.defaultDiskCapacity, maximumEntrySize: Int64? = nil
+    ) {
+        self.init(
+            memoryCapacity: memoryCapacity, diskDirectory: diskDirectory, diskCapacity: diskCapacity,
+            maximumEntrySize: maximumEntrySize, now: { Date() })
     }
 
-    init(memoryCapacity: Int, diskDirectory: URL?, diskCapacity: Int64 = ResponseCache.defaultDiskCapacity,
-         maximumEntrySize: Int64? = nil, now: @escaping @Sendable () -> Date) {
+    init(
+        memoryCapacity: Int, diskDirectory: URL?, diskCapacity: Int64 = ResponseCache.defaultDiskCapacity,
+        maximumEntrySize: Int64? = nil, now: @escaping @Sendable () -> Date
+    ) {
         self.memoryCapacity = max(0, memoryCapacity)
         self.diskDirectory = diskDirectory
         self.diskCapacity = max(0, diskCapacity)
@@ -161,7 +166,8 @@ public final class ResponseCache: Sendable {
     public func latest(for key: ResponseCacheKey) -> CachedResponse? {
         let inMemory = memory.withLock { $0.value(for: key) }
         guard let onDisk = disk?.read(key, touchingAt: now()), onDisk.head.responseTime > inMemory?.head.responseTime ?? .distantPast,
-              let response = onDisk.cachedResponse else { return inMemory?.cachedResponse }
+            let response = onDisk.cachedResponse
+        else { return inMemory?.cachedResponse }
         memory.withLock { $0.insert(onDisk) }
         return response
     }

@@ -24,10 +24,12 @@ extension ResponseCache: RequestFeature {
     func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer? {
         // Upload bodies are not part of the key, so uploads are never served from the cache.
         guard let settings = exchange.settings[ResponseCacheSettings.self], !settings.ignoresStoredResponse,
-              !exchange.hasUploadBody, let key = exchange.initialRequest.map(ResponseCacheKey.init),
-              let stored = freshEntry(for: key, maximumAge: settings.maximumAge, version: settings.version) else { return nil }
-        let replay = CacheReplayTransfer(stored, url: exchange.request.url, sink: sink,
-                                         flowControlWindow: exchange.request.flowControlWindow, source: .cache)
+            !exchange.hasUploadBody, let key = exchange.initialRequest.map(ResponseCacheKey.init),
+            let stored = freshEntry(for: key, maximumAge: settings.maximumAge, version: settings.version)
+        else { return nil }
+        let replay = CacheReplayTransfer(
+            stored, url: exchange.request.url, sink: sink,
+            flowControlWindow: exchange.request.flowControlWindow, source: .cache)
         return RoutedTransfer(transfer: replay, origin: .local)
     }
 
@@ -35,14 +37,18 @@ extension ResponseCache: RequestFeature {
     func requestDidComplete(_ request: CompletedRequest) {
         let completion = request.completion
         guard let settings = request.settings[ResponseCacheSettings.self], request.origin?.reachedServer == true,
-              !request.hasUploadBody, completion.error == nil,
-              let response = completion.response?.httpResponse, (200..<300).contains(response.statusCode),
-              let data = completion.data, let key = request.initialRequest.map(ResponseCacheKey.init) else { return }
-        let headers = HTTPHeaders(response.allHeaderFields.compactMap { name, value in
-            (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
-        })
-        store(CachedResponse(statusCode: response.statusCode, headers: headers, data: data,
-                             storedAt: now(), version: settings.version), for: key)
+            !request.hasUploadBody, completion.error == nil,
+            let response = completion.response?.httpResponse, (200..<300).contains(response.statusCode),
+            let data = completion.data, let key = request.initialRequest.map(ResponseCacheKey.init)
+        else { return }
+        let headers = HTTPHeaders(
+            response.allHeaderFields.compactMap { name, value in
+                (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
+            })
+        store(
+            CachedResponse(
+                statusCode: response.statusCode, headers: headers, data: data,
+                storedAt: now(), version: settings.version), for: key)
     }
 }
 
@@ -76,10 +82,13 @@ extension Request {
     /// refresh. `nil` when nothing was stored (or the request cannot be built).
     public func cachedResponse() async -> DataResponse<Data, CourierError>? {
         guard let request = try? withIsolatedEngine({ $0.source }).makeRequest(session),
-              let stored = session.responseCache.latest(for: ResponseCacheKey(request)), let url = request.url else { return nil }
-        let head = ResponseHead(statusCode: stored.statusCode, fields: stored.headers.map { (name: $0.name, value: $0.value) },
-                                url: url, httpVersion: "HTTP/1.1")
-        return DataResponse(request: request, response: head.httpURLResponse, data: stored.data, metrics: nil,
-                            serializationDuration: 0, result: .success(stored.data))
+            let stored = session.responseCache.latest(for: ResponseCacheKey(request)), let url = request.url
+        else { return nil }
+        let head = ResponseHead(
+            statusCode: stored.statusCode, fields: stored.headers.map { (name: $0.name, value: $0.value) },
+            url: url, httpVersion: "HTTP/1.1")
+        return DataResponse(
+            request: request, response: head.httpURLResponse, data: stored.data, metrics: nil,
+            serializationDuration: 0, result: .success(stored.data))
     }
 }

@@ -18,8 +18,10 @@ import FoundationNetworking
 /// platforms: the disk store names its files after a hash of it.
 public struct ResponseCacheKey: Sendable, Hashable, CustomStringConvertible {
     /// The request headers that change a response and so are part of the key (lower-cased).
-    public static let varyingHeaders: [String] = ["accept", "accept-charset", "accept-encoding", "accept-language",
-                                                  "authorization", "cookie"]
+    public static let varyingHeaders: [String] = [
+        "accept", "accept-charset", "accept-encoding", "accept-language",
+        "authorization", "cookie",
+    ]
     /// Headers whose values take part only as a SHA-256 digest.
     static let hashedHeaders: Set<String> = ["authorization", "cookie"]
 

@@ -83,7 +83,8 @@ final class ResponseCacheWriter: Sendable {
             }
             state.spill = Spill(url: url, descriptor: descriptor)
             guard CacheFileIO.writeAll(descriptor, CacheEntryFormat.bodyMagic), CacheFileIO.writeAll(descriptor, state.buffer),
-                  CacheFileIO.writeAll(descriptor, data) else {
+                CacheFileIO.writeAll(descriptor, data)
+            else {
                 Self.discard(&state)
                 return false
             }
@@ -106,8 +107,9 @@ final class ResponseCacheWriter: Sendable {
             return (state.buffer, state.spill)
         }
         guard let taken else { return nil }
-        return cache.publish(StoredEntry(key: key, head: head, url: url, version: version, body: .data(taken.buffer)),
-                             spilledBody: taken.spill.map { ($0.url, $0.descriptor) })
+        return cache.publish(
+            StoredEntry(key: key, head: head, url: url, version: version, body: .data(taken.buffer)),
+            spilledBody: taken.spill.map { ($0.url, $0.descriptor) })
     }
 
     /// Drops what was written (removing the temporary file); nothing is stored. Idempotent.

@@ -18,16 +18,20 @@ struct StoredEntry: Sendable {
     /// The entry as the TTL API's value; `nil` when a file body cannot be read.
     var cachedResponse: CachedResponse? {
         guard let data = body.readAll() else { return nil }
-        return CachedResponse(statusCode: head.statusCode, headers: head.headers, data: data,
-                              storedAt: head.responseTime, version: version)
+        return CachedResponse(
+            statusCode: head.statusCode, headers: head.headers, data: data,
+            storedAt: head.responseTime, version: version)
     }
 
     /// A TTL entry made from `response`.
     init(_ response: CachedResponse, key: ResponseCacheKey) {
-        self.init(key: key, head: CacheEntryHead(statusCode: response.statusCode, headers: response.headers,
-                                                 requestTime: response.storedAt, responseTime: response.storedAt,
-                                                 varyingRequestHeaders: nil, requestHadAuthorization: false),
-                  url: nil, version: response.version, body: .data(response.data))
+        self.init(
+            key: key,
+            head: CacheEntryHead(
+                statusCode: response.statusCode, headers: response.headers,
+                requestTime: response.storedAt, responseTime: response.storedAt,
+                varyingRequestHeaders: nil, requestHadAuthorization: false),
+            url: nil, version: response.version, body: .data(response.data))
     }
 
     init(key: ResponseCacheKey, head: CacheEntryHead, url: URL?, version: Int?, body: StoredBody) {
@@ -100,8 +104,9 @@ struct StoredBodyChunks: Sequence, Sendable {
 
         mutating func next() -> Data? {
             guard offset < body.length,
-                  let piece = body.read(at: offset, count: Int(Swift.min(Int64(size), body.length - offset))),
-                  !piece.isEmpty else { return nil }
+                let piece = body.read(at: offset, count: Int(Swift.min(Int64(size), body.length - offset))),
+                !piece.isEmpty
+            else { return nil }
             offset += Int64(piece.count)
             return piece
         }

@@ -24,8 +24,10 @@ extension Request {
     ///     .serializingString().value
     /// ```
     @discardableResult
-    public nonisolated func onHTTPResponse(queue: DispatchQueue? = nil,
-                                           perform handler: @escaping @Sendable (HTTPURLResponse) -> Void) -> Self {
+    public nonisolated func onHTTPResponse(
+        queue: DispatchQueue? = nil,
+        perform handler: @escaping @Sendable (HTTPURLResponse) -> Void
+    ) -> Self {
         onHTTPResponse(queue: queue) { (response: HTTPURLResponse, decide: @Sendable (ResponseDisposition) -> Void) in
             handler(response)
             decide(.allow)

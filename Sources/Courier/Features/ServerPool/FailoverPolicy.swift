@@ -39,8 +39,9 @@ public struct FailoverPolicy: Sendable, Hashable, CustomStringConvertible {
     public let isAutomatic: Bool
 
     /// No automatic switching: the pool stays on the server you choose with ``ServerPool/switchTo(_:)``.
-    public static let manual = FailoverPolicy(threshold: 1, minimumRequests: .max, window: 1, coolDown: .zero,
-                                              maximumCoolDown: .zero, isAutomatic: false)
+    public static let manual = FailoverPolicy(
+        threshold: 1, minimumRequests: .max, window: 1, coolDown: .zero,
+        maximumCoolDown: .zero, isAutomatic: false)
 
     /// Switches when more than `threshold` (0...1) of the last `window` exchanges with the
     /// current server failed at the transport level, once there were at least `minimumRequests`.
@@ -51,12 +52,15 @@ public struct FailoverPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   - window: How many recent outcomes count; `minimumRequests` when `nil` or smaller.
     ///   - coolDown: How long the preferred server rests before the pool tries it again.
     ///   - maximumCoolDown: The cap for a cool-down that doubles after each failed trial.
-    public static func errorRate(_ threshold: Double, minimumRequests: Int = 20, window: Int? = nil,
-                                 coolDown: Duration = .seconds(30), maximumCoolDown: Duration = .seconds(600)) -> FailoverPolicy {
+    public static func errorRate(
+        _ threshold: Double, minimumRequests: Int = 20, window: Int? = nil,
+        coolDown: Duration = .seconds(30), maximumCoolDown: Duration = .seconds(600)
+    ) -> FailoverPolicy {
         let minimum = max(1, minimumRequests)
         let base = max(.zero, coolDown)
-        return FailoverPolicy(threshold: min(max(threshold, 0), 1), minimumRequests: minimum, window: max(window ?? minimum, minimum),
-                              coolDown: base, maximumCoolDown: max(base, maximumCoolDown), isAutomatic: true)
+        return FailoverPolicy(
+            threshold: min(max(threshold, 0), 1), minimumRequests: minimum, window: max(window ?? minimum, minimum),
+            coolDown: base, maximumCoolDown: max(base, maximumCoolDown), isAutomatic: true)
     }
 
     /// The most failures a trial of `minimumRequests` exchanges may have without failing.

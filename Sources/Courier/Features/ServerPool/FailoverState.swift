@@ -98,14 +98,16 @@ struct FailoverState: Sendable {
         }
         let window = windows[server]
         guard window.count >= policy.minimumRequests,
-              Double(window.failures) > policy.threshold * Double(window.count) else { return nil }
+            Double(window.failures) > policy.threshold * Double(window.count)
+        else { return nil }
         return leave(server, at: now, reason: .errorRate(failures: window.failures, of: window.count))
     }
 
     /// Switches back to the preferred server once its cool-down has elapsed.
     mutating func recoverIfDue(at now: ContinuousClock.Instant) -> ServerSwitch? {
         guard policy.isAutomatic, let preferred, let current, current != preferred,
-              let left = leftAt[preferred], now - left >= coolDowns[preferred] else { return nil }
+            let left = leftAt[preferred], now - left >= coolDowns[preferred]
+        else { return nil }
         activate(preferred)
         return ServerSwitch(from: current, to: preferred, reason: .coolDownElapsed(coolDowns[preferred]))
     }

@@ -83,8 +83,10 @@ public final class ServerPool: Sendable {
         self.init(baseURLs.map(Server.init), failover: failover)
     }
 
-    init(_ servers: [Server], auxiliary: [Server] = [], failover: FailoverPolicy,
-         now: @escaping @Sendable () -> ContinuousClock.Instant) {
+    init(
+        _ servers: [Server], auxiliary: [Server] = [], failover: FailoverPolicy,
+        now: @escaping @Sendable () -> ContinuousClock.Instant
+    ) {
         self.servers = servers
         self.auxiliary = auxiliary
         self.failover = failover

@@ -80,9 +80,12 @@ public actor DataStreamRequest: Request {
                 failure = error
             }
             let completion = buffer.completion
-            await Self.deliver(end(DataStreamCompletion(request: completion?.request, response: completion?.response?.httpResponse,
-                                                        metrics: completion?.metrics, error: failure ?? completion?.error)),
-                               on: queue, to: handler)
+            await Self.deliver(
+                end(
+                    DataStreamCompletion(
+                        request: completion?.request, response: completion?.response?.httpResponse,
+                        metrics: completion?.metrics, error: failure ?? completion?.error)),
+                on: queue, to: handler)
         }
         return self
     }
@@ -195,9 +198,11 @@ final class ConsumerLifetime: Sendable {
 
 extension Session {
     /// Makes a streamed request: read the body as it arrives with `streamingData()` or `responseStream`.
-    public func streamRequest(_ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
-                              timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
-                              requestModifier: RequestModifier? = nil) -> DataStreamRequest {
+    public func streamRequest(
+        _ url: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> DataStreamRequest {
         let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }

@@ -95,8 +95,10 @@ struct RecordValues<T: Decodable>: StreamValueDecoder {
 
     private func checkSize() throws(CourierError) {
         guard partial.count > maximumRecordSize else { return }
-        throw CourierError(.responseTooLarge, "Record \(recordNumber + 1) of the stream is longer than the limit of "
-                           + "\(maximumRecordSize) bytes (maximumRecordSize); \(partial.count) bytes had arrived without its end.")
+        throw CourierError(
+            .responseTooLarge,
+            "Record \(recordNumber + 1) of the stream is longer than the limit of "
+                + "\(maximumRecordSize) bytes (maximumRecordSize); \(partial.count) bytes had arrived without its end.")
     }
 
     /// The record decoded; `nil` for a blank record or a skipped malformed one.
@@ -107,8 +109,9 @@ struct RecordValues<T: Decodable>: StreamValueDecoder {
             return try decoder.decode(T.self, from: record)
         } catch {
             if malformed == .skip { return nil }
-            throw CourierError(.serializationFailed, "Record \(recordNumber) of the stream could not be decoded as \(T.self): \(error)",
-                               underlyingError: error)
+            throw CourierError(
+                .serializationFailed, "Record \(recordNumber) of the stream could not be decoded as \(T.self): \(error)",
+                underlyingError: error)
         }
     }
 

@@ -45,10 +45,11 @@ final class StreamBuffer: Sendable {
 
     /// The transfer ended with `completion`; `delivered` runs once the consumer took the end.
     func transferEnded(_ completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void) {
-        perform(state.withLock { state in
-            state.whenTaken = delivered
-            return state.delivery.transferEnded(completion)
-        })
+        perform(
+            state.withLock { state in
+                state.whenTaken = delivered
+                return state.delivery.transferEnded(completion)
+            })
     }
 
     /// `cancel()` was called: no more chunks go out.

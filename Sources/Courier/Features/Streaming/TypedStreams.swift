@@ -33,8 +33,10 @@ extension DataStreamRequest {
     ///     print(line)
     /// }
     /// ```
-    public nonisolated func streamingLines(maximumLineLength: Int = defaultMaximumLineLength,
-                                           automaticallyCancelling: Bool = true) -> DataStreamValues<String> {
+    public nonisolated func streamingLines(
+        maximumLineLength: Int = defaultMaximumLineLength,
+        automaticallyCancelling: Bool = true
+    ) -> DataStreamValues<String> {
         DataStreamValues(base: streamingData(automaticallyCancelling: automaticallyCancelling)) {
             LineValues(maximumLineLength: maximumLineLength) { line in String(decoding: line, as: UTF8.self) }
         }
@@ -63,8 +65,9 @@ extension DataStreamRequest {
                 do {
                     return try decoder.decode(T.self, from: line)
                 } catch {
-                    throw CourierError(.serializationFailed, "A JSON line could not be decoded as \(T.self): \(error)",
-                                       underlyingError: error)
+                    throw CourierError(
+                        .serializationFailed, "A JSON line could not be decoded as \(T.self): \(error)",
+                        underlyingError: error)
                 }
             }
         }
@@ -84,10 +87,13 @@ extension DataStreamRequest {
     /// }
     /// ```
     @discardableResult
-    public nonisolated func responseStreamString(queue: DispatchQueue? = nil,
-                                                 _ handler: @escaping @Sendable (DataStreamValueEvent<String>) -> Void) -> Self {
-        deliverEvents(of: streamingStrings(automaticallyCancelling: false), queue: queue, value: { .value($0) }, end: { .complete($0) },
-                      to: handler)
+    public nonisolated func responseStreamString(
+        queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (DataStreamValueEvent<String>) -> Void
+    ) -> Self {
+        deliverEvents(
+            of: streamingStrings(automaticallyCancelling: false), queue: queue, value: { .value($0) }, end: { .complete($0) },
+            to: handler)
     }
 
     /// Calls `handler` on `queue` with each line of the body (see ``streamingLines(maximumLineLength:automaticallyCancelling:)``),
@@ -99,10 +105,13 @@ extension DataStreamRequest {
     /// }
     /// ```
     @discardableResult
-    public nonisolated func responseStreamLines(queue: DispatchQueue? = nil, maximumLineLength: Int = defaultMaximumLineLength,
-                                                _ handler: @escaping @Sendable (DataStreamValueEvent<String>) -> Void) -> Self {
-        deliverEvents(of: streamingLines(maximumLineLength: maximumLineLength, automaticallyCancelling: false), queue: queue,
-                      value: { .value($0) }, end: { .complete($0) }, to: handler)
+    public nonisolated func responseStreamLines(
+        queue: DispatchQueue? = nil, maximumLineLength: Int = defaultMaximumLineLength,
+        _ handler: @escaping @Sendable (DataStreamValueEvent<String>) -> Void
+    ) -> Self {
+        deliverEvents(
+            of: streamingLines(maximumLineLength: maximumLineLength, automaticallyCancelling: false), queue: queue,
+            value: { .value($0) }, end: { .complete($0) }, to: handler)
     }
 
     /// Calls `handler` on `queue` with each JSON line of the body decoded as `type` (see
@@ -121,8 +130,9 @@ extension DataStreamRequest {
         of type: T.Type = T.self, queue: DispatchQueue? = nil, decoder: any DataDecoder = JSONDecoder(),
         maximumLineLength: Int = defaultMaximumLineLength, _ handler: @escaping @Sendable (DataStreamValueEvent<T>) -> Void
     ) -> Self {
-        deliverEvents(of: streamingDecodables(type, decoder: decoder, maximumLineLength: maximumLineLength, automaticallyCancelling: false),
-                      queue: queue, value: { .value($0) }, end: { .complete($0) }, to: handler)
+        deliverEvents(
+            of: streamingDecodables(type, decoder: decoder, maximumLineLength: maximumLineLength, automaticallyCancelling: false),
+            queue: queue, value: { .value($0) }, end: { .complete($0) }, to: handler)
     }
 
     private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
@@ -286,8 +296,10 @@ struct LineValues<Element>: StreamValueDecoder {
         // The line break is not part of the line: a `\r` waiting for its `\n` does not count.
         let length = partial.last == 0x0D ? partial.count - 1 : partial.count
         guard length > maximumLineLength else { return }
-        throw CourierError(.responseTooLarge, "A line of the stream is longer than the limit of \(maximumLineLength) bytes "
-            + "(maximumLineLength); the stream was stopped.")
+        throw CourierError(
+            .responseTooLarge,
+            "A line of the stream is longer than the limit of \(maximumLineLength) bytes "
+                + "(maximumLineLength); the stream was stopped.")
     }
 
     private static func trimmingCarriageReturn(_ line: Data) -> Data {

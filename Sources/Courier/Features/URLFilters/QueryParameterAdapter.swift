@@ -43,9 +43,10 @@ public struct QueryParameterAdapter: RequestInterceptor {
             return request
         }
         let existing = components.percentEncodedQuery ?? ""
-        var present = Set(existing.split(separator: "&").map { piece in
-            (piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first).map(String.init) ?? ""
-        }.compactMap { $0.removingPercentEncoding })
+        var present = Set(
+            existing.split(separator: "&").map { piece in
+                (piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first).map(String.init) ?? ""
+            }.compactMap { $0.removingPercentEncoding })
         var added: [(name: String, value: String)] = []
         for parameter in parameters(request) where !present.contains(parameter.name) {
             present.insert(parameter.name)

@@ -66,8 +66,10 @@ import Foundation
             return !state.claimed
         }
         guard first else {
-            throw CourierError(.bodyStreamFailed, "The request body comes from an InputStream, which can be read only once: it cannot be "
-                               + "sent again for a retry or a redirect.", url: url)
+            throw CourierError(
+                .bodyStreamFailed,
+                "The request body comes from an InputStream, which can be read only once: it cannot be "
+                    + "sent again for a retry or a redirect.", url: url)
         }
     }
 
@@ -176,8 +178,10 @@ import Foundation
                 state.ended = true
             } else {
                 let underlying = stream.streamError
-                state.failure = CourierError(.bodyStreamFailed, "Reading the request body's InputStream failed after \(state.handedOut + Int64(state.buffer.count)) bytes"
-                                             + (underlying.map { ": \($0.localizedDescription)" } ?? "."), underlyingError: underlying)
+                state.failure = CourierError(
+                    .bodyStreamFailed,
+                    "Reading the request body's InputStream failed after \(state.handedOut + Int64(state.buffer.count)) bytes"
+                        + (underlying.map { ": \($0.localizedDescription)" } ?? "."), underlyingError: underlying)
             }
             if state.consumerWaiting {
                 state.consumerWaiting = false

@@ -66,8 +66,9 @@ struct MultipartEncoder {
         guard descriptor >= 0 else {
             let code = errno
             let reason = code == EEXIST ? "the file already exists" : Self.describe(errno: code)
-            throw CourierError(.fileSystem, "Cannot create \(path) for the multipart body: \(reason).",
-                               underlyingError: Self.posixError(code), url: fileURL)
+            throw CourierError(
+                .fileSystem, "Cannot create \(path) for the multipart body: \(reason).",
+                underlyingError: Self.posixError(code), url: fileURL)
         }
         do throws(CourierError) {
             try emit(fileSizes: fileSizes) { (chunk: UnsafeRawBufferPointer) throws(CourierError) in
@@ -75,8 +76,9 @@ struct MultipartEncoder {
             }
             guard close(descriptor) == 0 else {
                 let code = errno
-                throw CourierError(.fileSystem, "Could not finish writing \(path): \(Self.describe(errno: code)).",
-                                   underlyingError: Self.posixError(code), url: fileURL)
+                throw CourierError(
+                    .fileSystem, "Could not finish writing \(path): \(Self.describe(errno: code)).",
+                    underlyingError: Self.posixError(code), url: fileURL)
             }
         } catch {
             _ = close(descriptor)
@@ -112,8 +114,10 @@ struct MultipartEncoder {
     }
 
     /// Copies exactly `expectedSize` bytes of a file, failing if it turns out shorter or longer.
-    private static func copyFile(_ url: URL, partName: String, expectedSize: Int64, buffer: UnsafeMutableRawBufferPointer,
-                                 into sink: (UnsafeRawBufferPointer) throws(CourierError) -> Void) throws(CourierError) {
+    private static func copyFile(
+        _ url: URL, partName: String, expectedSize: Int64, buffer: UnsafeMutableRawBufferPointer,
+        into sink: (UnsafeRawBufferPointer) throws(CourierError) -> Void
+    ) throws(CourierError) {
         let file = try OpenFile(url, partName: partName)
         defer { file.closeFile() }
         var copied: Int64 = 0
@@ -121,17 +125,19 @@ struct MultipartEncoder {
             let wanted = Int(min(Int64(buffer.count), expectedSize - copied))
             let count = try file.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]))
             if count == 0 {
-                throw CourierError(.fileSystem,
-                                   "The file \(url.path) for multipart part \"\(partName)\" shrank while it was being encoded: expected \(expectedSize) bytes, found \(copied).",
-                                   url: url)
+                throw CourierError(
+                    .fileSystem,
+                    "The file \(url.path) for multipart part \"\(partName)\" shrank while it was being encoded: expected \(expectedSize) bytes, found \(copied).",
+                    url: url)
             }
             try sink(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             copied += Int64(count)
         }
         if try file.readChunk(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<1])) > 0 {
-            throw CourierError(.fileSystem,
-                               "The file \(url.path) for multipart part \"\(partName)\" grew while it was being encoded: expected \(expectedSize) bytes.",
-                               url: url)
+            throw CourierError(
+                .fileSystem,
+                "The file \(url.path) for multipart part \"\(partName)\" grew while it was being encoded: expected \(expectedSize) bytes.",
+                url: url)
         }
     }
 
@@ -142,8 +148,9 @@ struct MultipartEncoder {
             if written < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                throw CourierError(.fileSystem, "Could not write the multipart body to \(path): \(describe(errno: code)).",
-                                   underlyingError: posixError(code))
+                throw CourierError(
+                    .fileSystem, "Could not write the multipart body to \(path): \(describe(errno: code)).",
+                    underlyingError: posixError(code))
             }
             offset += written
         }
@@ -174,19 +181,21 @@ private struct OpenFile {
         let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
-            let reason = switch code {
-            case ENOENT: "does not exist"
-            case EACCES, EPERM: "cannot be read (permission denied)"
-            default: "cannot be opened: \(MultipartEncoder.describe(errno: code))"
-            }
+            let reason =
+                switch code {
+                case ENOENT: "does not exist"
+                case EACCES, EPERM: "cannot be read (permission denied)"
+                default: "cannot be opened: \(MultipartEncoder.describe(errno: code))"
+                }
             throw CourierError(.fileSystem, "\(subject) \(reason).", underlyingError: MultipartEncoder.posixError(code), url: url)
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             let code = errno
             _ = close(descriptor)
-            throw CourierError(.fileSystem, "\(subject) cannot be inspected: \(MultipartEncoder.describe(errno: code)).",
-                               underlyingError: MultipartEncoder.posixError(code), url: url)
+            throw CourierError(
+                .fileSystem, "\(subject) cannot be inspected: \(MultipartEncoder.describe(errno: code)).",
+                underlyingError: MultipartEncoder.posixError(code), url: url)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             _ = close(descriptor)
@@ -207,8 +216,9 @@ private struct OpenFile {
             if count >= 0 { return count }
             let code = errno
             if code == EINTR { continue }
-            throw CourierError(.fileSystem, "Could not read \(url.path): \(MultipartEncoder.describe(errno: code)).",
-                               underlyingError: MultipartEncoder.posixError(code), url: url)
+            throw CourierError(
+                .fileSystem, "Could not read \(url.path): \(MultipartEncoder.describe(errno: code)).",
+                underlyingError: MultipartEncoder.posixError(code), url: url)
         }
     }
 

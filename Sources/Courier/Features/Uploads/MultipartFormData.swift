@@ -101,8 +101,10 @@ public final class MultipartFormData: Sendable {
     /// A snapshot of the parts, ready to measure and write; fails on an invalid boundary.
     func makeEncoder() throws(CourierError) -> MultipartEncoder {
         guard Self.isValidBoundary(boundary) else {
-            throw CourierError(.encodingFailed,
-                               "The multipart boundary \"\(boundary)\" is not valid: RFC 2046 allows 1–70 characters from letters, digits, space and '()+_,-./:=? and no trailing space.")
+            throw CourierError(
+                .encodingFailed,
+                "The multipart boundary \"\(boundary)\" is not valid: RFC 2046 allows 1–70 characters from letters, digits, space and '()+_,-./:=? and no trailing space."
+            )
         }
         return MultipartEncoder(parts: parts.withLock { $0 }, closing: Data("--\(boundary)--\r\n".utf8))
     }

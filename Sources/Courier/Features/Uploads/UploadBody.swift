@@ -72,15 +72,17 @@ final class PreparedUpload {
         }
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else {
-            let what = switch type {
-            case S_IFDIR: "a directory"
-            case S_IFIFO: "a FIFO"
-            case S_IFCHR: "a character device"
-            case S_IFBLK: "a block device"
-            case S_IFSOCK: "a socket"
-            default: "not a regular file"
-            }
-            throw CourierError(.fileSystem, "The upload file \(path) is \(what); only regular files can be uploaded (read it into Data first).", url: url)
+            let what =
+                switch type {
+                case S_IFDIR: "a directory"
+                case S_IFIFO: "a FIFO"
+                case S_IFCHR: "a character device"
+                case S_IFBLK: "a block device"
+                case S_IFSOCK: "a socket"
+                default: "not a regular file"
+                }
+            throw CourierError(
+                .fileSystem, "The upload file \(path) is \(what); only regular files can be uploaded (read it into Data first).", url: url)
         }
         let descriptor = UploadFile.openNonBlocking(path)
         guard descriptor >= 0 else {
@@ -104,7 +106,9 @@ final class PreparedUpload {
             if count == 0 { return data }
             data.append(contentsOf: buffer[0..<count])
             guard data.count <= unsizedFileLimit else {
-                throw CourierError(.fileSystem, "The upload file \(path) reports size 0 but holds more than \(unsizedFileLimit) bytes; it is not uploaded.", url: url)
+                throw CourierError(
+                    .fileSystem, "The upload file \(path) reports size 0 but holds more than \(unsizedFileLimit) bytes; it is not uploaded.", url: url
+                )
             }
         }
     }

@@ -27,17 +27,23 @@ public actor UploadRequest: DataResponseRequest {
 
 extension Session {
     /// Uploads `data` to `url` (POST by default).
-    public func upload(_ data: Data, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
-                       timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
-        makeUpload(.data(data), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   fallbackContentType: "application/octet-stream")
+    public func upload(
+        _ data: Data, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil
+    ) -> UploadRequest {
+        makeUpload(
+            .data(data), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+            fallbackContentType: "application/octet-stream")
     }
 
     /// Uploads the file at `fileURL`, streamed from disk (never loaded whole), to `url`.
-    public func upload(fileURL: URL, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
-                       timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
-        makeUpload(.file(fileURL), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   fallbackContentType: "application/octet-stream")
+    public func upload(
+        fileURL: URL, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil
+    ) -> UploadRequest {
+        makeUpload(
+            .file(fileURL), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+            fallbackContentType: "application/octet-stream")
     }
 
     /// Uploads the bytes of `stream` (Alamofire's `upload(_: InputStream, ...)`), whose length need
@@ -53,18 +59,23 @@ extension Session {
     /// let stream = InputStream(url: logFile) ?? InputStream(data: Data())
     /// let receipt = try await api.upload(stream, to: "logs", method: .put).validate().serializingString().value
     /// ```
-    public func upload(_ stream: InputStream, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
-                       timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
-        makeUpload(.stream(BodyStream(stream)), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   fallbackContentType: "application/octet-stream")
+    public func upload(
+        _ stream: InputStream, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil
+    ) -> UploadRequest {
+        makeUpload(
+            .stream(BodyStream(stream)), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+            fallbackContentType: "application/octet-stream")
     }
 
     /// Uploads a multipart form built by `build` (RFC 7578). Forms larger than
     /// ``MultipartFormData/encodingMemoryThreshold`` are encoded to a temporary file first, which
     /// is removed whatever the outcome; file parts are always streamed.
-    public func upload(multipartFormData build: (MultipartFormData) -> Void, to url: any URLConvertible,
-                       method: HTTPMethod = .post, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
-                       interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
+    public func upload(
+        multipartFormData build: (MultipartFormData) -> Void, to url: any URLConvertible,
+        method: HTTPMethod = .post, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
+        interceptor: (any RequestInterceptor)? = nil
+    ) -> UploadRequest {
         let form = MultipartFormData()
         build(form)
         return upload(multipartFormData: form, to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor)
@@ -74,18 +85,23 @@ extension Session {
     ///
     /// The form's `multipart/form-data; boundary=…` type wins over a session's default
     /// `Content-Type`; a `Content-Type` passed in `headers` wins over both.
-    public func upload(multipartFormData form: MultipartFormData, to url: any URLConvertible,
-                       method: HTTPMethod = .post, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
-                       interceptor: (any RequestInterceptor)? = nil) -> UploadRequest {
-        makeUpload(.multipart(form), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
-                   bodyContentType: form.contentType)
+    public func upload(
+        multipartFormData form: MultipartFormData, to url: any URLConvertible,
+        method: HTTPMethod = .post, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
+        interceptor: (any RequestInterceptor)? = nil
+    ) -> UploadRequest {
+        makeUpload(
+            .multipart(form), to: url, method: method, headers: headers, timeout: timeout, interceptor: interceptor,
+            bodyContentType: form.contentType)
     }
 
     /// `bodyContentType` is the body's own type (it wins over a session default); `fallbackContentType`
     /// only labels a body that has no type of its own (a session default wins over it).
-    private func makeUpload(_ upload: UploadSource, to url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?,
-                            timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
-                            bodyContentType: String? = nil, fallbackContentType: String? = nil) -> UploadRequest {
+    private func makeUpload(
+        _ upload: UploadSource, to url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?,
+        timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
+        bodyContentType: String? = nil, fallbackContentType: String? = nil
+    ) -> UploadRequest {
         let source = RequestSource(timeout: timeout, interceptor: interceptor, upload: upload) { session in
             let labelled: ((URLRequest) throws -> URLRequest)? = bodyContentType.map { type in
                 { request in

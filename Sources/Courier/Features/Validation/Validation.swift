@@ -69,8 +69,9 @@ extension Request {
         return addValidator { input in
             let code = input.statusCode
             guard !acceptable.contains(code) else { return nil }
-            return CourierError(validationFailure: .unacceptableStatusCode(code), "Response status code \(code) was unacceptable.",
-                                responseCode: code, url: input.request?.url)
+            return CourierError(
+                validationFailure: .unacceptableStatusCode(code), "Response status code \(code) was unacceptable.",
+                responseCode: code, url: input.request?.url)
         }
     }
 
@@ -88,9 +89,10 @@ extension Request {
         addValidator { input in
             let code = input.statusCode
             guard (200..<300).contains(code) else {
-                return CourierError(validationFailure: .unacceptableStatusCode(code),
-                                    "Response status code \(code) was unacceptable (expected 2xx).",
-                                    responseCode: code, url: input.request?.url)
+                return CourierError(
+                    validationFailure: .unacceptableStatusCode(code),
+                    "Response status code \(code) was unacceptable (expected 2xx).",
+                    responseCode: code, url: input.request?.url)
             }
             let accept = input.request?.value(forHTTPHeaderField: "Accept")
             let acceptable = accept.map { MIMEType.acceptableTypes(fromAcceptHeader: $0).map(\.description) } ?? ["*/*"]
@@ -106,12 +108,14 @@ extension Request {
             do {
                 let json = try JSON(parsing: input.bodyData() ?? Data())
                 guard let mismatch = shape.firstMismatch(in: json) else { return nil }
-                return CourierError(validationFailure: .unexpectedJSONShape("\(mismatch)"),
-                                    "Response JSON does not have the expected shape: \(mismatch).",
-                                    responseCode: code, url: input.request?.url)
+                return CourierError(
+                    validationFailure: .unexpectedJSONShape("\(mismatch)"),
+                    "Response JSON does not have the expected shape: \(mismatch).",
+                    responseCode: code, url: input.request?.url)
             } catch {
-                return CourierError(validationFailure: .bodyIsNotJSON, "Response body is not JSON, so its shape cannot be checked: \(error)",
-                                    responseCode: code, underlyingError: error, url: input.request?.url)
+                return CourierError(
+                    validationFailure: .bodyIsNotJSON, "Response body is not JSON, so its shape cannot be checked: \(error)",
+                    responseCode: code, underlyingError: error, url: input.request?.url)
             }
         }
     }
@@ -138,8 +142,9 @@ extension Request {
 
     static func wrapValidationError(_ error: any Error, _ input: ValidationInput) -> CourierError {
         if let error = error as? CourierError { return error }
-        return CourierError(.validationFailed, "Custom validation failed: \(error)", responseCode: input.statusCode,
-                            underlyingError: error, url: input.request?.url)
+        return CourierError(
+            .validationFailed, "Custom validation failed: \(error)", responseCode: input.statusCode,
+            underlyingError: error, url: input.request?.url)
     }
 
     static func contentTypeFailure(_ input: ValidationInput, acceptable: [String]) -> CourierError? {
@@ -149,13 +154,15 @@ extension Request {
         let acceptableTypes = acceptable.compactMap { MIMEType($0) }
         guard let header = input.header("Content-Type"), let responseType = MIMEType(header) else {
             if acceptableTypes.contains(where: { $0 == .any }) { return nil }
-            return CourierError(validationFailure: .missingContentType(acceptable: acceptable),
-                                "The response has no Content-Type; acceptable: \(list).",
-                                responseCode: code, url: input.request?.url)
+            return CourierError(
+                validationFailure: .missingContentType(acceptable: acceptable),
+                "The response has no Content-Type; acceptable: \(list).",
+                responseCode: code, url: input.request?.url)
         }
         guard !acceptableTypes.contains(where: { $0.matches(responseType) }) else { return nil }
-        return CourierError(validationFailure: .unacceptableContentType(acceptable: acceptable, actual: responseType.description),
-                            "Response Content-Type \"\(responseType)\" was unacceptable; acceptable: \(list).",
-                            responseCode: code, url: input.request?.url)
+        return CourierError(
+            validationFailure: .unacceptableContentType(acceptable: acceptable, actual: responseType.description),
+            "Response Content-Type \"\(responseType)\" was unacceptable; acceptable: \(list).",
+            responseCode: code, url: input.request?.url)
     }
 }

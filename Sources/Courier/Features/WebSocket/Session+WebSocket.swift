@@ -22,16 +22,20 @@ extension Session {
     /// transport (every session on Apple platforms) Foundation's `URLSessionWebSocketTask` runs it
     /// behind the same API (see ``WebSocket`` for what differs); on Linux that task cannot open
     /// WebSockets, and the connection fails with `.invalidConfiguration` naming the curl transport.
-    public func webSocket(_ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
-                          configuration: WebSocketConfiguration = WebSocketConfiguration()) -> WebSocket {
+    public func webSocket(
+        _ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
+        configuration: WebSocketConfiguration = WebSocketConfiguration()
+    ) -> WebSocket {
         let resolved = Result { () throws -> URL in try resolve(Self.httpEquivalent(of: url.asURL())) }
-        let socket = WebSocket(session: self, url: (try? resolved.get()).map(Self.webSocketEquivalent) ?? (try? url.asURL()) ?? URL(fileURLWithPath: "/"),
-                               protocols: protocols, configuration: configuration)
+        let socket = WebSocket(
+            session: self, url: (try? resolved.get()).map(Self.webSocketEquivalent) ?? (try? url.asURL()) ?? URL(fileURLWithPath: "/"),
+            protocols: protocols, configuration: configuration)
         let timeout = Duration.seconds(self.configuration.requestTimeout)
         Task { [self] in
             do {
-                let request = try await webSocketHandshake(to: resolved.get(), protocols: protocols, headers: headers,
-                                                           offersCompression: configuration.offersCompression && !socket.usesMessageEngine)
+                let request = try await webSocketHandshake(
+                    to: resolved.get(), protocols: protocols, headers: headers,
+                    offersCompression: configuration.offersCompression && !socket.usesMessageEngine)
                 if let transport = transport as? any WebSocketTaskTransport {
                     // URLSession runs the protocol itself (URLSessionWebSocketTask).
                     let taskRequest = WebSocketTaskTranslation.taskRequest(for: request, timeout: self.configuration.requestTimeout)
@@ -50,8 +54,10 @@ extension Session {
     }
 
     /// The handshake request: session headers, the caller's, then the interceptor's adaptation.
-    private func webSocketHandshake(to url: URL, protocols: [String], headers: HTTPHeaders,
-                                    offersCompression: Bool) async throws -> WebSocketHandshakeRequest {
+    private func webSocketHandshake(
+        to url: URL, protocols: [String], headers: HTTPHeaders,
+        offersCompression: Bool
+    ) async throws -> WebSocketHandshakeRequest {
         var request = URLRequest(url: url)
         var merged = self.headers.merging(headers)
         // The handshake's answer has no body to decode.
@@ -69,12 +75,14 @@ extension Session {
         // The session's cookies go with the handshake, as with its HTTP requests (a Cookie header
         // set by the caller or an adapter wins). `adaptedURL` is http(s), which the store keys on.
         if let storage = configuration.cookies.storage, !request.headers.contains("Cookie"),
-           let cookies = storage.cookies(for: adaptedURL), !cookies.isEmpty {
+            let cookies = storage.cookies(for: adaptedURL), !cookies.isEmpty
+        {
             HTTPCookie.requestHeaderFields(with: cookies).forEach { request.setValue($0.value, forHTTPHeaderField: $0.key) }
         }
         do {
-            return try WebSocketHandshakeRequest(url: adaptedURL, protocols: protocols, headers: request.headers,
-                                                 offersCompression: offersCompression && WebSocketInflater.isAvailable)
+            return try WebSocketHandshakeRequest(
+                url: adaptedURL, protocols: protocols, headers: request.headers,
+                offersCompression: offersCompression && WebSocketInflater.isAvailable)
         } catch {
             throw CourierError(webSocketHandshake: error, response: nil, url: adaptedURL)
         }

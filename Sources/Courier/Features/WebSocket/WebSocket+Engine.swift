@@ -81,8 +81,9 @@ extension WebSocket {
     func open(_ request: WebSocketHandshakeRequest, through transport: any RawConnectionTransport, timeout: Duration) {
         let proceed = withCore { core -> Bool in
             guard core.phase == .preparing else { return false }
-            core.client = WebSocketClientConnection(request: request, maximumMessageSize: configuration.maximumMessageSize,
-                                                    maximumHeadSize: configuration.maximumHandshakeResponseSize)
+            core.client = WebSocketClientConnection(
+                request: request, maximumMessageSize: configuration.maximumMessageSize,
+                maximumHeadSize: configuration.maximumHandshakeResponseSize)
             apply(.connecting, &core)
             schedule(after: timeout, &core) { socket, core in socket.apply(.openingTimedOut(timeout), &core) }
             return true
@@ -162,8 +163,10 @@ extension WebSocket {
         }
         guard let actions = core.client?.handle(.sendPing(payload)) else { return }
         if case .protocol(.refused(let refusal))? = actions.first {
-            let detail = if case .controlPayloadTooLong(let count) = refusal { "a ping payload may have at most 125 bytes, not \(count)" }
-                else { "\(refusal)" }
+            let detail =
+                if case .controlPayloadTooLong(let count) = refusal { "a ping payload may have at most 125 bytes, not \(count)" } else {
+                    "\(refusal)"
+                }
             let error = CourierError(.invalidRequest, "The ping cannot be sent: \(detail).", url: url)
             core.later { waiter?.resume(throwing: error) }
             return
@@ -184,8 +187,10 @@ extension WebSocket {
                 socket.schedulePingTimeout(for: payload, &core)
                 return
             }
-            socket.apply(.failed(CourierError(.timedOut, "The server did not answer a ping within \(timeout).", url: socket.url),
-                                 WebSocketCloseStatus(code: .abnormalClosure)), &core)
+            socket.apply(
+                .failed(
+                    CourierError(.timedOut, "The server did not answer a ping within \(timeout).", url: socket.url),
+                    WebSocketCloseStatus(code: .abnormalClosure)), &core)
         }
     }
 
@@ -243,7 +248,8 @@ extension WebSocket {
         let plan = withCore { core -> Plan in
             if core.inboxHead < core.inbox.count { return .park }
             guard core.isOpen, !core.readingPaused, !core.readingInline, core.messageWaiter == nil,
-                  let connection = core.connection, let window = core.inlineWait.window() else { return .park }
+                let connection = core.connection, let window = core.inlineWait.window()
+            else { return .park }
             core.readingInline = true
             updateWatch(&core)
             // Bytes libcurl already decrypted do not make the socket readable: read them first.
@@ -302,8 +308,9 @@ extension WebSocket {
         case .closed(.failed(let error, _)):
             return error
         case .closed(.closed(let status)):
-            return CourierError(.webSocketClosed, "The WebSocket is closed (\(status)).", underlyingError: WebSocketCloseError(status: status),
-                                url: url)
+            return CourierError(
+                .webSocketClosed, "The WebSocket is closed (\(status)).", underlyingError: WebSocketCloseError(status: status),
+                url: url)
         default:
             return CourierError(.webSocketClosed, "The WebSocket is closing.", url: url)
         }

@@ -187,8 +187,10 @@ extension WebSocket {
     // MARK: - Timers
 
     /// Runs `body` under the lock after `delay`, unless the connection ended first.
-    func schedule(after delay: Duration, _ core: inout WebSocketCore,
-                  _ body: @escaping @Sendable (WebSocket, inout WebSocketCore) -> Void) {
+    func schedule(
+        after delay: Duration, _ core: inout WebSocketCore,
+        _ body: @escaping @Sendable (WebSocket, inout WebSocketCore) -> Void
+    ) {
         guard !core.isClosed else { return }
         core.nextTimer += 1
         let id = core.nextTimer

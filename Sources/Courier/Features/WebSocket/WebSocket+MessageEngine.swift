@@ -15,8 +15,9 @@ extension WebSocket: WebSocketTaskObserver {
         guard beginOpening(timeout: timeout) else { return }
         let engine: URLSessionWebSocketEngine
         do {
-            engine = try URLSessionWebSocketEngine(task: transport.makeWebSocketTask(request, observer: self), transport: transport,
-                                                   maximumMessageSize: configuration.maximumMessageSize)
+            engine = try URLSessionWebSocketEngine(
+                task: transport.makeWebSocketTask(request, observer: self), transport: transport,
+                maximumMessageSize: configuration.maximumMessageSize)
         } catch {
             failToOpen(error)
             return
@@ -87,9 +88,10 @@ extension WebSocket: WebSocketTaskObserver {
     /// The task ended or its receive loop failed for good: tells the lifecycle how.
     private func engineEnded(error: (any Error)?, _ core: inout WebSocketCore) {
         guard !core.isClosed, let engine = core.engine else { return }
-        let end = WebSocketTaskTranslation.End(error: error, handshakeAnswer: engine.handshakeAnswer,
-                                               serverClose: core.serverClose ?? engine.serverClose, opened: core.hasOpened,
-                                               sentClose: core.sentClose, maximumMessageSize: configuration.maximumMessageSize)
+        let end = WebSocketTaskTranslation.End(
+            error: error, handshakeAnswer: engine.handshakeAnswer,
+            serverClose: core.serverClose ?? engine.serverClose, opened: core.hasOpened,
+            sentClose: core.sentClose, maximumMessageSize: configuration.maximumMessageSize)
         let event = WebSocketTaskTranslation.event(for: end, url: url)
         // As over the curl transport: the server's close frame takes the socket through closing.
         if case .protocolEnded(.clean) = event, end.serverClose != nil, core.phase == .open { apply(.closeReceived, &core) }

@@ -199,8 +199,9 @@ public final class WebSocket: Sendable {
             throw CourierError(.invalidRequest, "The close code \(code) may not be sent (RFC 6455 §7.4).", url: url)
         }
         guard reason.utf8.count <= WebSocketCloseFrame.maximumReasonByteCount else {
-            throw CourierError(.invalidRequest, "A close reason may have at most 123 bytes of UTF-8; this one has \(reason.utf8.count).",
-                               url: url)
+            throw CourierError(
+                .invalidRequest, "A close reason may have at most 123 bytes of UTF-8; this one has \(reason.utf8.count).",
+                url: url)
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             withCore { core in

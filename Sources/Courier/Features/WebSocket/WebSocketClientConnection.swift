@@ -34,8 +34,10 @@ struct WebSocketClientConnection: Sendable {
     /// The protocol, once the server accepted.
     private var machine: WebSocketStateMachine?
 
-    init(request: WebSocketHandshakeRequest, maximumMessageSize: Int = WebSocketFrameParser.defaultMaximumMessageSize,
-         maximumHeadSize: Int = WebSocketResponseHeadReader.defaultMaximumSize, keys: WebSocketMaskingKeySource = .random) {
+    init(
+        request: WebSocketHandshakeRequest, maximumMessageSize: Int = WebSocketFrameParser.defaultMaximumMessageSize,
+        maximumHeadSize: Int = WebSocketResponseHeadReader.defaultMaximumSize, keys: WebSocketMaskingKeySource = .random
+    ) {
         self.request = request
         self.maximumMessageSize = maximumMessageSize
         self.keys = keys

@@ -41,8 +41,9 @@ final class WebSocketDeflater: @unchecked Sendable {
                 while true {
                     var consumed = 0, produced = 0
                     let status = chunk.withUnsafeMutableBytes { out in
-                        ccurl_deflater_run(deflater, input.baseAddress.map { $0 + offset }, input.count - offset, &consumed,
-                                           out.baseAddress, out.count, &produced)
+                        ccurl_deflater_run(
+                            deflater, input.baseAddress.map { $0 + offset }, input.count - offset, &consumed,
+                            out.baseAddress, out.count, &produced)
                     }
                     offset += consumed
                     output.append(contentsOf: chunk[0..<produced])

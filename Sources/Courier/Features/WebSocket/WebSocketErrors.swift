@@ -53,21 +53,25 @@ extension CourierError {
                 let location = response.headers["Location"].map { " to \($0)" } ?? ""
                 message += "; it redirects\(location), which a WebSocket handshake does not follow"
             }
-            self.init(.webSocketHandshakeFailed, message + ".", responseCode: response?.statusCode,
-                      underlyingError: response.map(WebSocketHandshakeRejection.init), url: url)
+            self.init(
+                .webSocketHandshakeFailed, message + ".", responseCode: response?.statusCode,
+                underlyingError: response.map(WebSocketHandshakeRejection.init), url: url)
         }
     }
 
     /// The error for a connection closed by the server with an abnormal code.
     init(webSocketClosedWith status: WebSocketCloseStatus, url: URL) {
-        self.init(.webSocketClosed, "The server closed the WebSocket with code \(status).",
-                  underlyingError: WebSocketCloseError(status: status), url: url)
+        self.init(
+            .webSocketClosed, "The server closed the WebSocket with code \(status).",
+            underlyingError: WebSocketCloseError(status: status), url: url)
     }
 
     /// The error for a server that broke the protocol.
     init(webSocketViolation violation: WebSocketProtocolViolation, url: URL) {
         let status = WebSocketCloseStatus(code: violation.closeCode, reason: "")
-        self.init(.webSocketProtocolViolation, "The server broke the WebSocket protocol: \(violation); Courier closed the "
-                  + "connection with code \(violation.closeCode.rawValue).", underlyingError: WebSocketCloseError(status: status), url: url)
+        self.init(
+            .webSocketProtocolViolation,
+            "The server broke the WebSocket protocol: \(violation); Courier closed the "
+                + "connection with code \(violation.closeCode.rawValue).", underlyingError: WebSocketCloseError(status: status), url: url)
     }
 }

@@ -40,7 +40,8 @@ enum WebSocketHandshakeFailure: Error, Sendable, Hashable, CustomStringConvertib
         case .responseHeadTooLarge(let limit): "the WebSocket handshake response head is longer than \(limit) bytes"
         case .missingUpgrade: "the WebSocket handshake response has no \"Upgrade: websocket\""
         case .missingConnectionUpgrade: "the WebSocket handshake response has no \"Connection: upgrade\""
-        case .invalidAccept(let value): "the WebSocket handshake response's Sec-WebSocket-Accept \(value.map(WireSyntax.quoted) ?? "is missing") does not match the key sent"
+        case .invalidAccept(let value):
+            "the WebSocket handshake response's Sec-WebSocket-Accept \(value.map(WireSyntax.quoted) ?? "is missing") does not match the key sent"
         case .unexpectedSubprotocol(let name): "the server chose the subprotocol \(WireSyntax.quoted(name)), which was not offered"
         case .unexpectedExtension(let value): "the server answered with the extension \(WireSyntax.quoted(value)), which was not offered as such"
         }

@@ -35,11 +35,14 @@ struct WebSocketHandshakeRequest: Sendable {
     /// Builds the request for `url` (ws, wss, http or https), offering `protocols`, and
     /// permessage-deflate when `offersCompression` (offer it only when ``WebSocketInflater/isAvailable``).
     /// - Parameter nonce: 16 bytes for the key; fresh random bytes unless a test passes its own.
-    init(url: URL, protocols: [String] = [], headers: HTTPHeaders = [], offersCompression: Bool = false,
-         nonce: [UInt8]? = nil) throws(WebSocketHandshakeFailure) {
+    init(
+        url: URL, protocols: [String] = [], headers: HTTPHeaders = [], offersCompression: Bool = false,
+        nonce: [UInt8]? = nil
+    ) throws(WebSocketHandshakeFailure) {
         let extensionOffer = offersCompression ? WebSocketDeflateParameters.offer : nil
         guard let scheme = url.scheme?.lowercased(), ["ws", "wss", "http", "https"].contains(scheme),
-              let rawHost = url.host, !rawHost.isEmpty else {
+            let rawHost = url.host, !rawHost.isEmpty
+        else {
             throw WebSocketHandshakeFailure.invalidURL(url.absoluteString)
         }
         var seen: Set<String> = []
@@ -48,7 +51,8 @@ struct WebSocketHandshakeRequest: Sendable {
         }
         for header in headers {
             guard WireSyntax.isToken(header.name), WireSyntax.isFieldValue(header.value),
-                  !Self.reservedHeaderNames.contains(header.name.lowercased()) else {
+                !Self.reservedHeaderNames.contains(header.name.lowercased())
+            else {
                 throw WebSocketHandshakeFailure.invalidHeader(header.name)
             }
         }
@@ -95,7 +99,8 @@ struct WebSocketHandshakeRequest: Sendable {
     func verify(_ response: ResponseHead) throws(WebSocketHandshakeFailure) -> Accepted {
         guard response.statusCode == 101 else { throw WebSocketHandshakeFailure.unexpectedStatus(response.statusCode) }
         guard let upgrade = response.headers["Upgrade"],
-              upgrade.trimmingCharacters(in: .whitespaces).lowercased() == "websocket" else {
+            upgrade.trimmingCharacters(in: .whitespaces).lowercased() == "websocket"
+        else {
             throw WebSocketHandshakeFailure.missingUpgrade
         }
         let connection = response.headers["Connection"] ?? ""

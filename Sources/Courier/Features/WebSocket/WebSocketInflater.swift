@@ -69,8 +69,9 @@ final class WebSocketInflater: @unchecked Sendable {
                 let room = min(chunk.count, limit + 1 - output.count)
                 var consumed = 0, produced = 0
                 let status = chunk.withUnsafeMutableBytes { out in
-                    ccurl_decoder_run(decoder, wire.baseAddress.map { $0 + offset }, wire.count - offset, &consumed,
-                                      out.baseAddress, room, &produced)
+                    ccurl_decoder_run(
+                        decoder, wire.baseAddress.map { $0 + offset }, wire.count - offset, &consumed,
+                        out.baseAddress, room, &produced)
                 }
                 offset += consumed
                 output.append(contentsOf: chunk[0..<produced])

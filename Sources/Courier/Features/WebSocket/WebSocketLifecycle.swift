@@ -151,13 +151,15 @@ struct WebSocketLifecycle: Sendable {
             return head.expectedContentLength == 0 ? finishRejection(head, body: Data()) : []
         case (.rejected(let head, var body), .rejectionBody(let bytes, let ended)):
             // At most the announced length, and at most the limit.
-            let length = head.expectedContentLength >= 0 ? min(Int(clamping: head.expectedContentLength), Self.rejectionBodyLimit)
+            let length =
+                head.expectedContentLength >= 0
+                ? min(Int(clamping: head.expectedContentLength), Self.rejectionBodyLimit)
                 : Self.rejectionBodyLimit
             body.append(bytes.prefix(length - body.count))
             phase = .rejected(head, body: body)
             return body.count >= length || ended ? finishRejection(head, body: body) : []
         case (.preparing, .openingTimedOut(let timeout)), (.connecting, .openingTimedOut(let timeout)),
-             (.handshaking, .openingTimedOut(let timeout)), (.rejected, .openingTimedOut(let timeout)):
+            (.handshaking, .openingTimedOut(let timeout)), (.rejected, .openingTimedOut(let timeout)):
             return finish(.failed(CourierError(.timedOut, "The WebSocket did not open within \(timeout).", url: url), nil))
 
         case (.open, .closeRequested(let code, let reason)):
@@ -199,7 +201,7 @@ struct WebSocketLifecycle: Sendable {
             return finish(.failed(error, status))
 
         case (_, .protocolEnded(.clean)), (_, .connecting), (_, .connected), (_, .accepted), (_, .refused),
-             (_, .rejectionBody), (_, .openingTimedOut), (_, .closeReceived):
+            (_, .rejectionBody), (_, .openingTimedOut), (_, .closeReceived):
             return []
         }
     }

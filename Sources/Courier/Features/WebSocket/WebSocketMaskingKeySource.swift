@@ -24,8 +24,10 @@ struct WebSocketMaskingKeySource: Sendable {
     /// The next key, as the four bytes written after the length.
     func nextKey() -> (UInt8, UInt8, UInt8, UInt8) {
         let key = next()
-        return (UInt8(truncatingIfNeeded: key >> 24), UInt8(truncatingIfNeeded: key >> 16),
-                UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key))
+        return (
+            UInt8(truncatingIfNeeded: key >> 24), UInt8(truncatingIfNeeded: key >> 16),
+            UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key)
+        )
     }
 }
 

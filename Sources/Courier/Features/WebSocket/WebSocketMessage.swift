@@ -33,8 +33,9 @@ public enum WebSocketMessage: Sendable, Hashable {
         do {
             return try decoder.decode(type, from: data)
         } catch {
-            throw CourierError(.serializationFailed, "The WebSocket message could not be decoded as \(Value.self): \(error)",
-                               underlyingError: error)
+            throw CourierError(
+                .serializationFailed, "The WebSocket message could not be decoded as \(Value.self): \(error)",
+                underlyingError: error)
         }
     }
 

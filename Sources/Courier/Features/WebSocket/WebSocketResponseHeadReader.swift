@@ -48,7 +48,8 @@ struct WebSocketResponseHeadReader: Sendable {
                 finished = true
                 let remainder = Data(buffer[lineStart...])
                 buffer = []
-                return Result(head: ResponseHead(statusCode: statusCode ?? 0, fields: fields, url: url, httpVersion: httpVersion), remainder: remainder)
+                return Result(
+                    head: ResponseHead(statusCode: statusCode ?? 0, fields: fields, url: url, httpVersion: httpVersion), remainder: remainder)
             } else {
                 try readField(line)
             }
@@ -63,7 +64,8 @@ struct WebSocketResponseHeadReader: Sendable {
         let bytes = Array(line)
         let prefix = Array("HTTP/1.".utf8)
         guard bytes.count >= 12, Array(bytes[0..<7]) == prefix, bytes[7] == UInt8(ascii: "1") || bytes[7] == UInt8(ascii: "0"),
-              bytes[8] == UInt8(ascii: " "), bytes.count == 12 || bytes[12] == UInt8(ascii: " ") else {
+            bytes[8] == UInt8(ascii: " "), bytes.count == 12 || bytes[12] == UInt8(ascii: " ")
+        else {
             throw WebSocketHandshakeFailure.malformedResponse("the status line is not HTTP/1.x with a status code")
         }
         var code = 0
@@ -81,7 +83,8 @@ struct WebSocketResponseHeadReader: Sendable {
     /// `Name: value`; folded lines and names that are not tokens are refused (RFC 9112 §5).
     private mutating func readField(_ line: ArraySlice<UInt8>) throws(WebSocketHandshakeFailure) {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-              line[line.startIndex..<colon].allSatisfy(WireSyntax.isTokenByte) else {
+            line[line.startIndex..<colon].allSatisfy(WireSyntax.isTokenByte)
+        else {
             throw WebSocketHandshakeFailure.malformedResponse("a header line is not \"name: value\"")
         }
         let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)

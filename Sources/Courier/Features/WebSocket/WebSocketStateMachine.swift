@@ -91,13 +91,17 @@ struct WebSocketStateMachine: Sendable {
     ///   - compression: the permessage-deflate parameters the handshake agreed on, if any; the
     ///     server's compressed messages are then inflated, and data messages sent compressed
     ///     when `compressesOutgoing` (and zlib can; otherwise they go uncompressed, which §6 allows).
-    init(maximumMessageSize: Int = WebSocketFrameParser.defaultMaximumMessageSize, keys: WebSocketMaskingKeySource = .random,
-         compression: WebSocketDeflateParameters? = nil, compressesOutgoing: Bool = true) {
+    init(
+        maximumMessageSize: Int = WebSocketFrameParser.defaultMaximumMessageSize, keys: WebSocketMaskingKeySource = .random,
+        compression: WebSocketDeflateParameters? = nil, compressesOutgoing: Bool = true
+    ) {
         self.maximumMessageSize = maximumMessageSize
         self.keys = keys
         deflater = compression.flatMap { parameters in
-            compressesOutgoing ? WebSocketDeflater(windowBits: parameters.clientMaxWindowBits ?? 15,
-                                                   resetsPerMessage: parameters.clientNoContextTakeover) : nil
+            compressesOutgoing
+                ? WebSocketDeflater(
+                    windowBits: parameters.clientMaxWindowBits ?? 15,
+                    resetsPerMessage: parameters.clientNoContextTakeover) : nil
         }
         let inflater = compression.flatMap { WebSocketInflater(resetsPerMessage: $0.serverNoContextTakeover) }
         parser = WebSocketFrameParser(maximumMessageSize: maximumMessageSize, allowsCompressedMessages: inflater != nil)
@@ -114,10 +118,11 @@ struct WebSocketStateMachine: Sendable {
             return []
 
         case (.open, .send(let message)):
-            let (opcode, payload): (WebSocketOpcode, Data) = switch message {
-            case .text(let text): (.text, Data(text.utf8))
-            case .binary(let data): (.binary, data)
-            }
+            let (opcode, payload): (WebSocketOpcode, Data) =
+                switch message {
+                case .text(let text): (.text, Data(text.utf8))
+                case .binary(let data): (.binary, data)
+                }
             if let compressed = deflater?.deflate(payload) {
                 return [.send(WebSocketFrameEncoder.encode(opcode: opcode, payload: compressed, rsv1: true, key: keys.nextKey()))]
             }
@@ -199,7 +204,8 @@ struct WebSocketStateMachine: Sendable {
     /// Fails the connection (§7.1.7): a close frame with the violation's code if none was sent yet.
     private mutating func fail(_ violation: WebSocketProtocolViolation) -> [Action] {
         var actions: [Action] = []
-        if case .closing(.some, _) = state {} else {
+        if case .closing(.some, _) = state {
+        } else {
             actions.append(.send(encode(.close, WebSocketCloseFrame(code: violation.closeCode).payload)))
         }
         state = .closed(.failed(violation))

@@ -103,9 +103,12 @@ enum WebSocketTaskTranslation {
             }
             if end.foundationNetworking, urlError?.code == .unsupportedURL {
                 let detail = urlError.flatMap { $0.userInfo[NSLocalizedDescriptionKey] as? String } ?? "\(urlError.map { "\($0)" } ?? "")"
-                return .failed(CourierError(.invalidConfiguration, "Foundation's URLSessionWebSocketTask cannot open WebSockets on this "
-                                            + "platform (\(detail)); use the curl transport (SessionConfiguration.transport = .curl, "
-                                            + "the default on Linux).", underlyingError: end.error, url: url), nil)
+                return .failed(
+                    CourierError(
+                        .invalidConfiguration,
+                        "Foundation's URLSessionWebSocketTask cannot open WebSockets on this "
+                            + "platform (\(detail)); use the curl transport (SessionConfiguration.transport = .curl, "
+                            + "the default on Linux).", underlyingError: end.error, url: url), nil)
             }
             if cancelled { return .failed(shutDown, nil) }
             guard let error = end.error else {

@@ -100,8 +100,9 @@ final class CurlBodySource {
             } while count < 0 && errno == EINTR
             if count < 0 {
                 let code = errno
-                failure = CourierError(.fileSystem, "Cannot read the request body file \(path): \(String(cString: strerror(code)))",
-                                       underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO))
+                failure = CourierError(
+                    .fileSystem, "Cannot read the request body file \(path): \(String(cString: strerror(code)))",
+                    underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO))
                 return nil
             }
             if count == 0 {

@@ -158,8 +158,9 @@ final class CurlContentDecoding {
             }
             var consumed = 0, made = 0
             let room = UnsafeMutableRawBufferPointer(rebasing: output[produced...])
-            let status = ccurl_decoder_run(stage.decoder, input.baseAddress, input.count, &consumed,
-                                           room.baseAddress, room.count, &made)
+            let status = ccurl_decoder_run(
+                stage.decoder, input.baseAddress, input.count, &consumed,
+                room.baseAddress, room.count, &made)
             if index == 0 {
                 wire = UnsafeRawBufferPointer(rebasing: wire[consumed...])
             } else {

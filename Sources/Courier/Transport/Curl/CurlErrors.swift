@@ -25,9 +25,9 @@ struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
         case CCURLE_PARTIAL_FILE, CCURLE_RECV_ERROR, CCURLE_SEND_ERROR, CCURLE_GOT_NOTHING, CCURLE_HTTP2_STREAM:
             .connectionLost
         case CCURLE_SSL_CONNECT_ERROR, CCURLE_PEER_FAILED_VERIFICATION, CCURLE_SSL_CERTPROBLEM, CCURLE_SSL_CIPHER,
-             CCURLE_USE_SSL_FAILED, CCURLE_SSL_ENGINE_NOTFOUND, CCURLE_SSL_ENGINE_SETFAILED, CCURLE_SSL_ENGINE_INITFAILED,
-             CCURLE_SSL_CACERT_BADFILE, CCURLE_SSL_SHUTDOWN_FAILED, CCURLE_SSL_CRL_BADFILE, CCURLE_SSL_ISSUER_ERROR,
-             CCURLE_SSL_PINNEDPUBKEYNOTMATCH, CCURLE_SSL_INVALIDCERTSTATUS, CCURLE_SSL_CLIENTCERT:
+            CCURLE_USE_SSL_FAILED, CCURLE_SSL_ENGINE_NOTFOUND, CCURLE_SSL_ENGINE_SETFAILED, CCURLE_SSL_ENGINE_INITFAILED,
+            CCURLE_SSL_CACERT_BADFILE, CCURLE_SSL_SHUTDOWN_FAILED, CCURLE_SSL_CRL_BADFILE, CCURLE_SSL_ISSUER_ERROR,
+            CCURLE_SSL_PINNEDPUBKEYNOTMATCH, CCURLE_SSL_INVALIDCERTSTATUS, CCURLE_SSL_CLIENTCERT:
             .secureConnectionFailed
         case CCURLE_BAD_CONTENT_ENCODING, CCURLE_WEIRD_SERVER_REPLY, CCURLE_HTTP2:
             .invalidResponse
@@ -60,8 +60,9 @@ extension CourierError {
         // A reply without a status line is HTTP/0.9 to libcurl, which refuses it as an
         // "unsupported protocol": the URL was fine, the server's answer was not HTTP.
         if code == CCURLE_UNSUPPORTED_PROTOCOL, detail.contains("HTTP/0.9") {
-            self.init(.invalidResponse, "The server's reply is not HTTP (no status line; libcurl: \(message)).",
-                      underlyingError: error, url: url)
+            self.init(
+                .invalidResponse, "The server's reply is not HTTP (no status line; libcurl: \(message)).",
+                underlyingError: error, url: url)
             return
         }
         // CURLOPT_LOW_SPEED_LIMIT/TIME (the minimum transfer rate) end a transfer with this sentence.

@@ -214,7 +214,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func finishPass() {
         let code = ccurl_reactor_run_timers(reactor)
         clock.stampActivity()
-        if code > 0 { failAll(multiCode: code) } // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
+        if code > 0 { failAll(multiCode: code) }  // (-1, CURLM_CALL_MULTI_PERFORM, is not an error)
         failRefusedTransfers()
         deliverCompletions()
         checkTimeouts()
@@ -317,8 +317,9 @@ final class CurlEventLoop: @unchecked Sendable {
             exchange.lastActivity = clock.now
             let code = ccurl_multi_add_handle(multi, easy.pointer)
             guard code == 0 else {
-                throw CourierError(.transportFailed, "libcurl could not start the transfer: \(String(cString: ccurl_multi_strerror(code)))",
-                                   url: request.url)
+                throw CourierError(
+                    .transportFailed, "libcurl could not start the transfer: \(String(cString: ccurl_multi_strerror(code)))",
+                    url: request.url)
             }
         } catch {
             apply(.attachFailed(CurlLoopFailure(error: error)), to: exchange)
@@ -354,8 +355,9 @@ final class CurlEventLoop: @unchecked Sendable {
             var userdata: UnsafeMutableRawPointer?
             guard let easy, ccurl_easy_getinfo_ptr(easy, CCURLINFO_PRIVATE, &userdata) == CCURLE_OK, let userdata else { continue }
             let exchange = Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue()
-            let error = CourierError(.transportFailed, "libcurl gave the transfer a socket descriptor the event loop cannot watch.",
-                                     url: exchange.handle.request.url)
+            let error = CourierError(
+                .transportFailed, "libcurl gave the transfer a socket descriptor the event loop cannot watch.",
+                url: exchange.handle.request.url)
             apply(.failed(CurlLoopFailure(error: error)), to: exchange)
         }
     }
@@ -363,8 +365,9 @@ final class CurlEventLoop: @unchecked Sendable {
     /// A multi-level failure (out of memory, a broken poll set) fails every attached transfer.
     private func failAll(multiCode code: Int32) {
         for exchange in Array(exchanges.values) where exchange.state.isRunning {
-            let error = CourierError(.transportFailed, "libcurl's multi handle failed: \(String(cString: ccurl_multi_strerror(code)))",
-                                     url: exchange.handle.request.url)
+            let error = CourierError(
+                .transportFailed, "libcurl's multi handle failed: \(String(cString: ccurl_multi_strerror(code)))",
+                url: exchange.handle.request.url)
             apply(.failed(CurlLoopFailure(error: error)), to: exchange)
         }
         // These were still running in libcurl's view: detach them before it runs again.
@@ -387,8 +390,9 @@ final class CurlEventLoop: @unchecked Sendable {
         if let easy = exchange.easy {
             // Removing an unfinished transfer closes its connection instead of returning it to the cache.
             if detach, !removeLater { ccurl_multi_remove_handle(multi, easy.pointer) }
-            metrics = CurlMetrics.collect(from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered,
-                                          tls: exchange.tlsDetails)
+            metrics = CurlMetrics.collect(
+                from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered,
+                tls: exchange.tlsDetails)
             detail = easy.errorDetail
         } else {
             metrics = TransferMetrics(start: exchange.startDate, transport: "curl")
@@ -399,10 +403,13 @@ final class CurlEventLoop: @unchecked Sendable {
         let error: CourierError?
         switch end {
         case .curl(CCURLE_OK):
-            error = exchange.headDelivered ? exchange.incompleteDecodingError
+            error =
+                exchange.headDelivered
+                ? exchange.incompleteDecodingError
                 : CourierError(.invalidResponse, "The server ended the exchange without a response head.", url: request.url)
         case .curl(let code):
-            error = (exchange.failure ?? bodyFailure)?.with(url: request.url) ?? exchange.decodingFailure
+            error =
+                (exchange.failure ?? bodyFailure)?.with(url: request.url) ?? exchange.decodingFailure
                 ?? CourierError(curl: code, detail: detail, url: request.url, readingHead: exchange.readingHead)
         case .failed(let failure):
             error = failure.error.with(url: request.url)

@@ -145,37 +145,47 @@ final class CurlExchange {
         let pointer = easy.pointer
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         try easy.set(.private, pointer: userdata)
-        try easy.check(.headerFunction, ccurl_easy_setopt_func_data(pointer, CCURLOPT_HEADERFUNCTION) { buffer, size, count, userdata in
-            guard let buffer, let userdata else { return 0 }
-            let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
-            return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveHeaderLine(bytes)
-        })
+        try easy.check(
+            .headerFunction,
+            ccurl_easy_setopt_func_data(pointer, CCURLOPT_HEADERFUNCTION) { buffer, size, count, userdata in
+                guard let buffer, let userdata else { return 0 }
+                let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
+                return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveHeaderLine(bytes)
+            })
         try easy.set(.headerData, pointer: userdata)
-        try easy.check(.writeFunction, ccurl_easy_setopt_func_data(pointer, CCURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
-            guard let buffer, let userdata else { return 0 }
-            let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
-            return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveBody(bytes)
-        })
+        try easy.check(
+            .writeFunction,
+            ccurl_easy_setopt_func_data(pointer, CCURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
+                guard let buffer, let userdata else { return 0 }
+                let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
+                return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().receiveBody(bytes)
+            })
         try easy.set(.writeData, pointer: userdata)
         guard body != nil else { return }
-        try easy.check(.readFunction, ccurl_easy_setopt_func_read(pointer, CCURLOPT_READFUNCTION) { buffer, size, count, userdata in
-            guard let buffer, let userdata else { return Int(CCURL_READFUNC_ABORT) }
-            let target = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
-            return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().supplyBody(target)
-        })
+        try easy.check(
+            .readFunction,
+            ccurl_easy_setopt_func_read(pointer, CCURLOPT_READFUNCTION) { buffer, size, count, userdata in
+                guard let buffer, let userdata else { return Int(CCURL_READFUNC_ABORT) }
+                let target = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
+                return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().supplyBody(target)
+            })
         try easy.set(.readData, pointer: userdata)
-        try easy.check(.seekFunction, ccurl_easy_setopt_func_seek(pointer, CCURLOPT_SEEKFUNCTION) { userdata, offset, origin in
-            guard let userdata, origin == SEEK_SET else { return CCURL_SEEKFUNC_CANTSEEK }
-            let exchange = Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue()
-            return exchange.body?.seek(to: offset) == true ? CCURL_SEEKFUNC_OK : CCURL_SEEKFUNC_FAIL
-        })
+        try easy.check(
+            .seekFunction,
+            ccurl_easy_setopt_func_seek(pointer, CCURLOPT_SEEKFUNCTION) { userdata, offset, origin in
+                guard let userdata, origin == SEEK_SET else { return CCURL_SEEKFUNC_CANTSEEK }
+                let exchange = Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue()
+                return exchange.body?.seek(to: offset) == true ? CCURL_SEEKFUNC_OK : CCURL_SEEKFUNC_FAIL
+            })
         try easy.set(.seekData, pointer: userdata)
         try easy.set(.noProgress, 0)
-        try easy.check(.xferInfoFunction, ccurl_easy_setopt_func_xferinfo(pointer, CCURLOPT_XFERINFOFUNCTION) { userdata, _, _, _, sent in
-            guard let userdata else { return 0 }
-            Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().observeUpload(sent: sent)
-            return 0
-        })
+        try easy.check(
+            .xferInfoFunction,
+            ccurl_easy_setopt_func_xferinfo(pointer, CCURLOPT_XFERINFOFUNCTION) { userdata, _, _, _, sent in
+                guard let userdata else { return 0 }
+                Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().observeUpload(sent: sent)
+                return 0
+            })
         try easy.set(.xferInfoData, pointer: userdata)
     }
 
@@ -196,13 +206,16 @@ final class CurlExchange {
             }
             if !handle.cancelRequested.load(ordering: .relaxed) {
                 guard handle.request.httpVersion.accepts(negotiated: head.httpVersion, for: head.url) else {
-                    failure = CourierError(.httpVersionUnavailable, "\(head.url.host ?? "The server") answered over \(head.httpVersion), "
-                                           + "but the request requires \(handle.request.httpVersion).", url: head.url)
-                    return 0 // libcurl ends the transfer with CURLE_WRITE_ERROR
+                    failure = CourierError(
+                        .httpVersionUnavailable,
+                        "\(head.url.host ?? "The server") answered over \(head.httpVersion), "
+                            + "but the request requires \(handle.request.httpVersion).", url: head.url)
+                    return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
                 }
                 readTLSDetails()
                 if head.httpVersion.hasPrefix("HTTP/2"), !handle.request.consumerSetsPace,
-                   !CurlLibrary.pausesHTTP2StreamsIndependently {
+                    !CurlLibrary.pausesHTTP2StreamsIndependently
+                {
                     window = .max
                 }
                 handle.sink.receive(.response(head))
@@ -222,12 +235,13 @@ final class CurlExchange {
     /// whose method is idempotent.
     func mayRetryUnprocessed(result: Int32) -> Bool {
         guard result == CCURLE_SEND_ERROR || result == CCURLE_HTTP2_STREAM || result == CCURLE_RECV_ERROR,
-              handle.mayMultiplex, body == nil, !parser.hasStarted, deliveredCount == 0,
-              unprocessedRetries < Self.maximumUnprocessedRetries, state.isRunning,
-              !handle.cancelRequested.load(ordering: .relaxed),
-              [HTTPMethod.get, .head, .options, .put, .delete, .trace].contains(handle.request.method),
-              let detail = easy?.errorDetail,
-              detail.contains("Connection died") || detail.contains("REFUSED_STREAM") else { return false }
+            handle.mayMultiplex, body == nil, !parser.hasStarted, deliveredCount == 0,
+            unprocessedRetries < Self.maximumUnprocessedRetries, state.isRunning,
+            !handle.cancelRequested.load(ordering: .relaxed),
+            [HTTPMethod.get, .head, .options, .put, .delete, .trace].contains(handle.request.method),
+            let detail = easy?.errorDetail,
+            detail.contains("Connection died") || detail.contains("REFUSED_STREAM")
+        else { return false }
         return true
     }
 
@@ -330,11 +344,13 @@ final class CurlExchange {
                 if case .failure(let failure) = result {
                     decodingFailure = CourierError(.invalidResponse, failure.message, responseCode: responseStatus, url: handle.request.url)
                 }
-                return 0 // libcurl ends the transfer (CURLE_WRITE_ERROR); finish reports decodingFailure
+                return 0  // libcurl ends the transfer (CURLE_WRITE_ERROR); finish reports decodingFailure
             }
             if produced > 0, let ratio = handle.request.maximumDecompressionRatio,
-               let failure = DecompressionRatioLimit.failure(decoded: Int64(deliveredCount + produced), coded: decoding.wireBytes,
-                                                             ratio: ratio, statusCode: responseStatus, url: handle.request.url) {
+                let failure = DecompressionRatioLimit.failure(
+                    decoded: Int64(deliveredCount + produced), coded: decoding.wireBytes,
+                    ratio: ratio, statusCode: responseStatus, url: handle.request.url)
+            {
                 decodingFailure = failure
                 return 0
             }
@@ -367,8 +383,9 @@ final class CurlExchange {
     var incompleteDecodingError: CourierError? {
         guard let decoding, decoding.wireBytes > 0, !decoding.isComplete else { return nil }
         let codings = decoding.codings.reversed().map(\.rawValue).joined(separator: ", ")
-        return CourierError(.invalidResponse, "The response body ended before the end of its \(codings) data.",
-                            responseCode: responseStatus, url: handle.request.url)
+        return CourierError(
+            .invalidResponse, "The response body ended before the end of its \(codings) data.",
+            responseCode: responseStatus, url: handle.request.url)
     }
 
     /// Whether delivering `count` more bytes would take the unacknowledged backlog past `window`.

@@ -77,11 +77,12 @@ struct CurlLibrary: Sendable {
             return .failure(CourierError(.transportFailed, "libcurl is not available: \(text)"))
         }
         let info = ccurl_library()
-        return .success(CurlLibrary(
-            version: info.version.map { String(cString: $0) } ?? "unknown",
-            versionNumber: info.version_num,
-            features: Features(rawValue: info.features),
-            sslVersion: info.ssl_version.map { String(cString: $0) },
-            defaultCAInfo: info.cainfo.map { String(cString: $0) }))
+        return .success(
+            CurlLibrary(
+                version: info.version.map { String(cString: $0) } ?? "unknown",
+                versionNumber: info.version_num,
+                features: Features(rawValue: info.features),
+                sslVersion: info.ssl_version.map { String(cString: $0) },
+                defaultCAInfo: info.cainfo.map { String(cString: $0) }))
     }()
 }

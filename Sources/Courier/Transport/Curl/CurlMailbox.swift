@@ -72,7 +72,8 @@ final class CurlMailbox: Sendable {
     /// and libcurl resolves host names asynchronously (a synchronous lookup would block the
     /// sender's thread, often one of Swift's few cooperative threads, for the whole lookup).
     /// Evaluated once, on first use, which is always after a transport has loaded libcurl.
-    static let sendersMayRunPasses = ccurl_reactor_supports_foreign_passes() != 0
+    static let sendersMayRunPasses =
+        ccurl_reactor_supports_foreign_passes() != 0
         && ccurl_library().features & CCURL_VERSION_ASYNCHDNS != 0
 
     /// Creates the mailbox for the loop that waits in `reactor`.

@@ -13,8 +13,10 @@ enum CurlMetrics {
     }
 
     /// The metrics of the transfer that just ran on `easy`.
-    static func collect(from easy: CurlEasyHandle, start: Date, bytesReceived: Int64,
-                        tls: (version: String, cipher: String?)? = nil) -> TransferMetrics {
+    static func collect(
+        from easy: CurlEasyHandle, start: Date, bytesReceived: Int64,
+        tls: (version: String, cipher: String?)? = nil
+    ) -> TransferMetrics {
         let handle = easy.pointer
         var timeline = Timeline()
         ccurl_easy_getinfo_off(handle, CCURLINFO_NAMELOOKUP_TIME_T, &timeline.nameLookup)

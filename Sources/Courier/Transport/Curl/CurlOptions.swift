@@ -16,8 +16,9 @@ struct CurlOption: Sendable {
     /// `CURLOPT_FOLLOWLOCATION`.
     static let followLocation = CurlOption(name: "CURLOPT_FOLLOWLOCATION", number: CCURLOPT_FOLLOWLOCATION)
     /// `CURLOPT_SUPPRESS_CONNECT_HEADERS`.
-    static let suppressConnectHeaders = CurlOption(name: "CURLOPT_SUPPRESS_CONNECT_HEADERS",
-                                                   number: CCURLOPT_SUPPRESS_CONNECT_HEADERS)
+    static let suppressConnectHeaders = CurlOption(
+        name: "CURLOPT_SUPPRESS_CONNECT_HEADERS",
+        number: CCURLOPT_SUPPRESS_CONNECT_HEADERS)
     /// `CURLOPT_BUFFERSIZE`.
     static let bufferSize = CurlOption(name: "CURLOPT_BUFFERSIZE", number: CCURLOPT_BUFFERSIZE)
     /// `CURLOPT_ERRORBUFFER`.

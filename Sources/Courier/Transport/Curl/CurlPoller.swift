@@ -86,10 +86,12 @@ final class CurlPoller: Sendable {
     func shutdown() {
         failAll()
         ccurl_poller_wakeup(pointer)
-        guard let running = thread.withLock({ thread -> CurlThread? in
-            defer { thread = nil }
-            return thread
-        }) else { return }
+        guard
+            let running = thread.withLock({ thread -> CurlThread? in
+                defer { thread = nil }
+                return thread
+            })
+        else { return }
         // From an observer's callback on the poller thread itself, it cannot wait for itself.
         if running.isCurrent { running.detach() } else { running.join() }
     }

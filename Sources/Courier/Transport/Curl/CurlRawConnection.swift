@@ -34,11 +34,14 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
 
     /// The connection `easy` made, registered with `poller` for `observer`; `nil` when the
     /// socket cannot be found or watched (the caller then releases the handle).
-    static func take(_ easy: CurlEasyHandle, poller: CurlPoller, observer: any RawConnectionObserver,
-                     url: URL) -> CurlRawConnection? {
+    static func take(
+        _ easy: CurlEasyHandle, poller: CurlPoller, observer: any RawConnectionObserver,
+        url: URL
+    ) -> CurlRawConnection? {
         var socket: Int32 = -1
         guard ccurl_easy_active_socket(easy.pointer, &socket) == CCURLE_OK, socket >= 0,
-              let token = poller.register(socket: socket, observer: observer) else { return nil }
+            let token = poller.register(socket: socket, observer: observer)
+        else { return nil }
         return CurlRawConnection(easy: easy, socket: socket, token: token, poller: poller, url: url)
     }
 
@@ -108,7 +111,8 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
             let error = CourierError(curl: code, detail: detail, url: url)
             // A reset peer reads as a receive or send error: the connection was lost.
             if code == CCURLE_RECV_ERROR || code == CCURLE_SEND_ERROR {
-                return .failed(CourierError(.connectionLost, "The connection was lost: \(error.message)", underlyingError: error.underlyingError, url: url))
+                return .failed(
+                    CourierError(.connectionLost, "The connection was lost: \(error.message)", underlyingError: error.underlyingError, url: url))
             }
             return .failed(error)
         }

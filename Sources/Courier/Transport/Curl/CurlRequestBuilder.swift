@@ -99,8 +99,10 @@ enum CurlRequestBuilder {
             plan.httpVersion = Int(CCURL_HTTP_VERSION_1_1)
         case .http2:
             guard secure else {
-                throw CourierError(.httpVersionUnavailable, "HTTP/2 is negotiated over TLS only: use https, or "
-                                   + ".http2PriorKnowledge for a cleartext HTTP/2 server.", url: request.url)
+                throw CourierError(
+                    .httpVersionUnavailable,
+                    "HTTP/2 is negotiated over TLS only: use https, or "
+                        + ".http2PriorKnowledge for a cleartext HTTP/2 server.", url: request.url)
             }
             plan.httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
         case .http2PriorKnowledge:
@@ -109,7 +111,8 @@ enum CurlRequestBuilder {
             // connection (curl issue 10634): each request gets a connection of its own there.
             plan.isolatesConnection = !secure && !CurlLibrary.reusesCleartextHTTP2
         }
-        plan.waitsToMultiplex = plan.httpVersion != Int(CCURL_HTTP_VERSION_1_1) && (secure || request.httpVersion == .http2PriorKnowledge)
+        plan.waitsToMultiplex =
+            plan.httpVersion != Int(CCURL_HTTP_VERSION_1_1) && (secure || request.httpVersion == .http2PriorKnowledge)
             && !plan.isolatesConnection
         // libcurl adds `Expect: 100-continue` to every upload, which costs a round trip (or a
         // one-second wait on servers that ignore it); Courier sends it only when asked to.
@@ -125,14 +128,17 @@ enum CurlRequestBuilder {
 
     /// Applies `plan` to `easy` for `request`; returns the header list, which must outlive the
     /// transfer and be freed with `ccurl_slist_free_all` afterwards.
-    static func apply(_ plan: Plan, for request: TransportRequest, to easy: CurlEasyHandle,
-                      defaults: CurlHandleDefaults) throws(CourierError) -> OpaquePointer? {
+    static func apply(
+        _ plan: Plan, for request: TransportRequest, to easy: CurlEasyHandle,
+        defaults: CurlHandleDefaults
+    ) throws(CourierError) -> OpaquePointer? {
         let handle = easy.pointer
         let urlString = request.url.absoluteString
         let urlResult = urlString.withCString { ccurl_easy_setopt_ptr(handle, CCURLOPT_URL, $0) }
         guard urlResult == CCURLE_OK else {
-            throw CourierError(.invalidURL, "libcurl rejected the URL: \(CurlError(code: urlResult).text)",
-                               underlyingError: CurlError(code: urlResult), url: request.url)
+            throw CourierError(
+                .invalidURL, "libcurl rejected the URL: \(CurlError(code: urlResult).text)",
+                underlyingError: CurlError(code: urlResult), url: request.url)
         }
         try easy.set(.protocols, Int(CCURLPROTO_HTTP | CCURLPROTO_HTTPS))
         try easy.set(.noSignal, 1)
@@ -210,11 +216,12 @@ enum CurlRequestBuilder {
     fileprivate static func withLine<Result>(name: String, value: String?, _ body: (UnsafePointer<CChar>) -> Result) -> Result {
         var name = name
         var text = value ?? ""
-        let separator: (first: UInt8, second: UInt8?) = switch value {
-        case nil: (UInt8(ascii: ":"), nil)
-        case ""?: (UInt8(ascii: ";"), nil)
-        default: (UInt8(ascii: ":"), UInt8(ascii: " "))
-        }
+        let separator: (first: UInt8, second: UInt8?) =
+            switch value {
+            case nil: (UInt8(ascii: ":"), nil)
+            case ""?: (UInt8(ascii: ";"), nil)
+            default: (UInt8(ascii: ":"), UInt8(ascii: " "))
+            }
         return name.withUTF8 { nameBytes in
             text.withUTF8 { valueBytes in
                 let count = nameBytes.count + 2 + valueBytes.count + 1

@@ -31,8 +31,10 @@ struct CurlTLSSettings: Sendable {
     /// The settings for `configuration`, and the CA file written for it (removed at shutdown), if
     /// one was needed. `environment` supplies `SSL_CERT_FILE` and `SSL_CERT_DIR`; `sharing` off
     /// (``FastPaths``) hands libcurl the files even where a shared store could be built.
-    static func make(for configuration: TLSConfiguration, library: CurlLibrary,
-                     environment: [String: String], sharing: Bool = FastPaths.enabled) throws(CourierError) -> (CurlTLSSettings, CurlTrustStore?) {
+    static func make(
+        for configuration: TLSConfiguration, library: CurlLibrary,
+        environment: [String: String], sharing: Bool = FastPaths.enabled
+    ) throws(CourierError) -> (CurlTLSSettings, CurlTrustStore?) {
         var settings = CurlTLSSettings()
         settings.configuration = configuration
         settings.clientCertificate = configuration.clientCertificate
@@ -66,8 +68,10 @@ struct CurlTLSSettings: Sendable {
     /// One store for `roots`, or `nil` where OpenSSL or libcurl cannot share one. Throws
     /// `.invalidConfiguration` for an extra certificate file that cannot be read or holds no PEM
     /// certificate, as the file-based way does.
-    private static func sharedStore(for roots: TLSConfiguration.TrustRoots, library: CurlLibrary,
-                                    environment: [String: String]) throws(CourierError) -> CurlSharedTrust? {
+    private static func sharedStore(
+        for roots: TLSConfiguration.TrustRoots, library: CurlLibrary,
+        environment: [String: String]
+    ) throws(CourierError) -> CurlSharedTrust? {
         switch roots.source {
         case .system(let extra):
             for certificate in extra { _ = try CurlTrustStore.contents(ofCertificate: certificate) }
@@ -116,7 +120,8 @@ struct CurlTLSSettings: Sendable {
         static func locate(library: CurlLibrary, environment: [String: String]) -> SystemTrust {
             let (file, directory) = named(by: environment)
             if let file, let directory {
-                let inside = URL(fileURLWithPath: file).deletingLastPathComponent().standardizedFileURL.path
+                let inside =
+                    URL(fileURLWithPath: file).deletingLastPathComponent().standardizedFileURL.path
                     == URL(fileURLWithPath: directory).standardizedFileURL.path
                 return SystemTrust(file: file, directory: inside ? nil : directory)
             }
@@ -135,8 +140,9 @@ struct CurlTLSSettings: Sendable {
         static func locateForSharedStore(library: CurlLibrary, environment: [String: String]) -> SystemTrust {
             let (file, directory) = named(by: environment)
             if let file, let directory, isHashed(directory, atLeast: 1),
-               let bundle = CurlTrustStore.systemBundlePath(library: library),
-               URL(fileURLWithPath: file).resolvingSymlinksInPath() == URL(fileURLWithPath: bundle).resolvingSymlinksInPath() {
+                let bundle = CurlTrustStore.systemBundlePath(library: library),
+                URL(fileURLWithPath: file).resolvingSymlinksInPath() == URL(fileURLWithPath: bundle).resolvingSymlinksInPath()
+            {
                 return SystemTrust(file: nil, directory: directory)
             }
             if file != nil || directory != nil { return SystemTrust(file: file, directory: directory) }

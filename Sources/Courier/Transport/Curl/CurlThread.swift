@@ -37,13 +37,15 @@ struct CurlThread: Sendable {
         #else
         var thread = pthread_t()
         #endif
-        let result = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            let entry = Unmanaged<Entry>.fromOpaque(argument).takeRetainedValue()
-            ccurl_name_current_thread(entry.name)
-            entry.body()
-            return nil
-        }, entry)
+        let result = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let entry = Unmanaged<Entry>.fromOpaque(argument).takeRetainedValue()
+                ccurl_name_current_thread(entry.name)
+                entry.body()
+                return nil
+            }, entry)
         guard result == 0 else {
             Unmanaged<Entry>.fromOpaque(entry).release()
             throw StartError(code: result)

@@ -13,9 +13,9 @@ struct CurlPauseReasons: OptionSet, Sendable, Hashable {
 struct CurlPauseMask: OptionSet, Sendable, Hashable {
     let rawValue: Int32
     /// Receiving is paused.
-    static let receive = CurlPauseMask(rawValue: 1)   // CURLPAUSE_RECV
+    static let receive = CurlPauseMask(rawValue: 1)  // CURLPAUSE_RECV
     /// Sending is paused.
-    static let send = CurlPauseMask(rawValue: 4)      // CURLPAUSE_SEND
+    static let send = CurlPauseMask(rawValue: 4)  // CURLPAUSE_SEND
     /// Both directions.
     static let all: CurlPauseMask = [.receive, .send]
 

@@ -73,9 +73,11 @@ final class CurlTransferHandle: TransportTransfer {
         // Pairs with the loop's store-then-recheck in CurlExchange.receiveBody: with both sides
         // sequentially consistent, either this load sees the flag or the loop sees this add.
         guard awaitingAcknowledgement.load(ordering: .sequentiallyConsistent),
-              backlog(acknowledged: total) <= request.flowControlWindow / 2,
-              awaitingAcknowledgement.compareExchange(expected: true, desired: false,
-                                                      ordering: .sequentiallyConsistent).exchanged
+            backlog(acknowledged: total) <= request.flowControlWindow / 2,
+            awaitingAcknowledgement.compareExchange(
+                expected: true, desired: false,
+                ordering: .sequentiallyConsistent
+            ).exchanged
         else { return }
         mailbox.send(.reopenWindow(self))
     }

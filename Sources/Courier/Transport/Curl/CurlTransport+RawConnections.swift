@@ -68,8 +68,10 @@ final class CurlConnectGuard: RawConnectAttempt {
 extension CurlTransport: RawConnectionTransport {
     /// Connects on a thread of its own (`curl_easy_perform` in connect-only mode blocks until TCP,
     /// the proxy tunnel and TLS are up), then hands the connection to the poller.
-    func openRawConnection(to url: URL, timeout: Duration, observer: any RawConnectionObserver,
-                           completion: @escaping @Sendable (Result<any RawConnection, CourierError>) -> Void) -> any RawConnectAttempt {
+    func openRawConnection(
+        to url: URL, timeout: Duration, observer: any RawConnectionObserver,
+        completion: @escaping @Sendable (Result<any RawConnection, CourierError>) -> Void
+    ) -> any RawConnectAttempt {
         let poller: CurlPoller
         let easy: CurlEasyHandle
         let attempt: CurlConnectGuard

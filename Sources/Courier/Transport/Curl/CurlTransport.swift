@@ -49,26 +49,32 @@ import CourierLocking
     /// transfers to one origin overlap: one libcurl multi handle is driven by one thread, and
     /// under concurrent load that thread alone would cap the transport.
     public convenience init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
-        try self.init(configuration: configuration, receiveBufferSize: receiveBufferSize,
-                      responseWaitLimit: FastPaths.enabled ? CurlResponseWait.defaultLimit : .zero, proxies: .current())
+        try self.init(
+            configuration: configuration, receiveBufferSize: receiveBufferSize,
+            responseWaitLimit: FastPaths.enabled ? CurlResponseWait.defaultLimit : .zero, proxies: .current())
     }
 
     /// Like ``init(configuration:receiveBufferSize:)``, with the longest a pass on a caller's thread
     /// waits for a fast answer (tests lengthen it to make the wait observable), the proxy settings,
     /// the environment (`SSL_CERT_FILE`, `SSL_CERT_DIR`) and whether one parsed trust store is
     /// shared by every connection (``CurlSharedTrust``; tests run both ways).
-    init(configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration,
-         proxies: CurlProxyEnvironment, environment: [String: String] = ProcessInfo.processInfo.environment,
-         sharesTrust: Bool = FastPaths.enabled) throws(CourierError) {
+    init(
+        configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration,
+        proxies: CurlProxyEnvironment, environment: [String: String] = ProcessInfo.processInfo.environment,
+        sharesTrust: Bool = FastPaths.enabled
+    ) throws(CourierError) {
         library = try CurlLibrary.load()
         try configuration.tls.validate()
-        let (tls, store) = try CurlTLSSettings.make(for: configuration.tls, library: library,
-                                                    environment: environment, sharing: sharesTrust)
+        let (tls, store) = try CurlTLSSettings.make(
+            for: configuration.tls, library: library,
+            environment: environment, sharing: sharesTrust)
         trustStore = store
-        defaults = CurlHandleDefaults(receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
-                                      responseWaitLimit: responseWaitLimit, proxies: proxies)
-        plan = CurlLoopPlan(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
-                            processors: ProcessInfo.processInfo.activeProcessorCount)
+        defaults = CurlHandleDefaults(
+            receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
+            responseWaitLimit: responseWaitLimit, proxies: proxies)
+        plan = CurlLoopPlan(
+            maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+            processors: ProcessInfo.processInfo.activeProcessorCount)
         do {
             loops = Locked(.running([try CurlLoop.start(index: 0, plan: plan, defaults: defaults, trustStore: trustStore)]))
         } catch {
@@ -120,7 +126,8 @@ import CourierLocking
             }
             if let avoid, index == avoid, let other = running.indices.first(where: { $0 != avoid }) { index = other }
             if !multiplexes, fewest.origin > 0 || (avoid != nil && index == avoid), running.count < plan.loopCount,
-               let started = try? CurlLoop.start(index: running.count, plan: plan, defaults: defaults, trustStore: trustStore) {
+                let started = try? CurlLoop.start(index: running.count, plan: plan, defaults: defaults, trustStore: trustStore)
+            {
                 // A loop that cannot start leaves the transport with the loops it has.
                 running.append(started)
                 state = .running(running)
@@ -131,8 +138,9 @@ import CourierLocking
             return (running[index], total == 0)
         }
         guard let (loop, alone) = choice else { return invalidated(request, sink: sink) }
-        let handle = CurlTransferHandle(request: request, sink: sink, mailbox: loop.mailbox, origin: origin,
-                                        mayMultiplex: multiplexes)
+        let handle = CurlTransferHandle(
+            request: request, sink: sink, mailbox: loop.mailbox, origin: origin,
+            mayMultiplex: multiplexes)
         // Only the transport's one transfer is sent from this thread: under concurrent load the
         // callers' threads are the busy ones, and the loops send in batches on threads of their own.
         switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone && FastPaths.enabled) {
@@ -283,10 +291,13 @@ final class CurlLoop: Sendable {
     }
 
     /// Creates loop `index` of `plan` and starts its thread.
-    static func start(index: Int, plan: CurlLoopPlan, defaults: CurlHandleDefaults,
-                      trustStore: CurlTrustStore?) throws(CourierError) -> CurlLoop {
-        let loop = try CurlEventLoop(perHostConnections: plan.connectionsPerHost(forLoop: index), defaults: defaults,
-                                     trustStore: trustStore)
+    static func start(
+        index: Int, plan: CurlLoopPlan, defaults: CurlHandleDefaults,
+        trustStore: CurlTrustStore?
+    ) throws(CourierError) -> CurlLoop {
+        let loop = try CurlEventLoop(
+            perHostConnections: plan.connectionsPerHost(forLoop: index), defaults: defaults,
+            trustStore: trustStore)
         do {
             return CurlLoop(loop: loop, thread: try CurlThread.start(name: "courier-curl") { loop.run() })
         } catch {

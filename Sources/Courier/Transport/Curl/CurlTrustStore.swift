@@ -60,11 +60,11 @@ final class CurlTrustStore: Sendable {
         }
         if let builtIn = library.defaultCAInfo { candidates.append(builtIn) }
         candidates += [
-            "/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Arch, Gentoo
-            "/etc/pki/tls/certs/ca-bundle.crt",                  // RHEL, Fedora, CentOS
-            "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // RHEL 7+
-            "/etc/ssl/ca-bundle.pem",                            // openSUSE
-            "/etc/ssl/cert.pem",                                 // Alpine, macOS
+            "/etc/ssl/certs/ca-certificates.crt",  // Debian, Ubuntu, Arch, Gentoo
+            "/etc/pki/tls/certs/ca-bundle.crt",  // RHEL, Fedora, CentOS
+            "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // RHEL 7+
+            "/etc/ssl/ca-bundle.pem",  // openSUSE
+            "/etc/ssl/cert.pem",  // Alpine, macOS
         ]
         return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
     }

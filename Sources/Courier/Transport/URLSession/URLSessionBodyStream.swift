@@ -33,6 +33,8 @@ final class URLSessionBodyInputStream: InputStream {
         return count
     }
 
-    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
-                            length: UnsafeMutablePointer<Int>) -> Bool { false }
+    override func getBuffer(
+        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
+        length: UnsafeMutablePointer<Int>
+    ) -> Bool { false }
 }

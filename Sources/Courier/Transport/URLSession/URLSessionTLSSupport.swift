@@ -9,12 +9,16 @@ extension URLSessionTransport {
     /// store, no client certificate, no pins, TLS 1.2 or later, full verification) are accepted.
     static func checkSupport(of tls: TLSConfiguration, httpVersion: HTTPVersion = .automatic) throws(CourierError) {
         if httpVersion != .automatic {
-            throw CourierError(.invalidConfiguration, "The URLSession transport cannot choose the HTTP version "
-                               + "(SessionConfiguration.httpVersion is \(httpVersion)); use the curl transport.")
+            throw CourierError(
+                .invalidConfiguration,
+                "The URLSession transport cannot choose the HTTP version "
+                    + "(SessionConfiguration.httpVersion is \(httpVersion)); use the curl transport.")
         }
         func refuse(_ field: String) throws(CourierError) {
-            throw CourierError(.invalidConfiguration, "The URLSession transport cannot honour TLSConfiguration.\(field); "
-                               + "use the curl transport (SessionConfiguration.transport = .curl).")
+            throw CourierError(
+                .invalidConfiguration,
+                "The URLSession transport cannot honour TLSConfiguration.\(field); "
+                    + "use the curl transport (SessionConfiguration.transport = .curl).")
         }
         if tls.trustRoots != .system { try refuse("trustRoots (or additionalTrustedCertificates)") }
         if tls.clientCertificate != nil { try refuse("clientCertificate") }

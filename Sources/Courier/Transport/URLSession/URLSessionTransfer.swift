@@ -60,8 +60,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
 
     func start() {
         if request.httpVersion != .automatic {
-            let error = CourierError(.invalidConfiguration, "The URLSession transport cannot choose the HTTP version "
-                                     + "(\(request.httpVersion) was asked for); use the curl transport.", url: request.url)
+            let error = CourierError(
+                .invalidConfiguration,
+                "The URLSession transport cannot choose the HTTP version "
+                    + "(\(request.httpVersion) was asked for); use the curl transport.", url: request.url)
             transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
             return
         }
@@ -146,7 +148,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             state.codedLength = head.flatMap(Self.codedLength)
         }
         if let limit = request.maximumBodySize, let head, !(300..<400).contains(head.statusCode),
-           !head.hasNoBody(for: request.method), head.expectedContentLength > limit {
+            !head.hasNoBody(for: request.method), head.expectedContentLength > limit
+        {
             stopOverLimit()
         }
     }
@@ -169,14 +172,18 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         if state.withLock({ $0.cancelRequested }) { return }
         handle(.dataReceived(task, data), from: task)
         if let limit = request.maximumBodySize,
-           state.withLock({ $0.machine.receivedBytes > limit && !(300..<400).contains($0.statusCode ?? 200) }) {
+            state.withLock({ $0.machine.receivedBytes > limit && !(300..<400).contains($0.statusCode ?? 200) })
+        {
             stopOverLimit()
         }
-        if let ratio = request.maximumDecompressionRatio, let failure = state.withLock({ state -> CourierError? in
-            guard let coded = state.codedLength else { return nil }
-            return DecompressionRatioLimit.failure(decoded: state.machine.receivedBytes, coded: coded, ratio: ratio,
-                                                   statusCode: state.statusCode, url: request.url)
-        }) {
+        if let ratio = request.maximumDecompressionRatio,
+            let failure = state.withLock({ state -> CourierError? in
+                guard let coded = state.codedLength else { return nil }
+                return DecompressionRatioLimit.failure(
+                    decoded: state.machine.receivedBytes, coded: coded, ratio: ratio,
+                    statusCode: state.statusCode, url: request.url)
+            })
+        {
             state.withLock { $0.cancelRequested = true }
             handle(.rejected(failure))
         }
@@ -186,8 +193,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     /// `identity` applies (URLSession decodes it), else `nil`.
     private static func codedLength(_ head: ResponseHead) -> Int64? {
         guard let coding = head.headers["Content-Encoding"], !coding.trimmedASCII.isEmpty,
-              !coding.trimmedASCII.caseInsensitiveEquals("identity"),
-              let length = head.headers["Content-Length"].flatMap({ Int64($0.trimmedASCII) }), length >= 0 else { return nil }
+            !coding.trimmedASCII.caseInsensitiveEquals("identity"),
+            let length = head.headers["Content-Length"].flatMap({ Int64($0.trimmedASCII) }), length >= 0
+        else { return nil }
         return length
     }
 
@@ -204,8 +212,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
 
     /// Feeds `event` to the machine and performs its actions. When `task` is the current task, its
     /// activity restarts the idle clock and `note` records it for the metrics first.
-    private func handle(_ event: Machine.Event, from task: URLSessionTask? = nil, resetsIdleClock: Bool = false,
-                        note: (inout State, ContinuousClock.Instant) -> Void = { _, _ in }) {
+    private func handle(
+        _ event: Machine.Event, from task: URLSessionTask? = nil, resetsIdleClock: Bool = false,
+        note: (inout State, ContinuousClock.Instant) -> Void = { _, _ in }
+    ) {
         let actions = state.withLock { state -> [Machine.Action] in
             let now = ContinuousClock.now
             if resetsIdleClock { state.lastActivity = now }
@@ -233,7 +243,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         case .deliver(let delivery):
             sink.receive(delivery.event)
         case .finish(let end):
-            TemporaryFiles.remove(bodyCopy.withLock { copy in defer { copy = nil }; return copy })
+            TemporaryFiles.remove(
+                bodyCopy.withLock { copy in
+                    defer { copy = nil }; return copy
+                })
             let metrics = state.withLock { self.metrics($0) }
             var error = end.error(url: request.url)
             if case .stream(let stream) = request.body {
@@ -246,8 +259,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     }
 
     private func metrics(_ state: State) -> TransferMetrics {
-        TransferMetrics(start: startDate, timeToFirstByte: state.timeToFirstByte, total: .now - startInstant,
-                        bytesSent: state.bytesSent, bytesReceived: state.machine.receivedBytes, transport: "urlSession")
+        TransferMetrics(
+            start: startDate, timeToFirstByte: state.timeToFirstByte, total: .now - startInstant,
+            bytesSent: state.bytesSent, bytesReceived: state.machine.receivedBytes, transport: "urlSession")
     }
 
     private func makeURLRequest(_ continuation: Machine.Continuation?) -> URLRequest {

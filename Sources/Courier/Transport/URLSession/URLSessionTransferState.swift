@@ -427,8 +427,9 @@ extension URLSessionTransferState.End {
                 // FoundationNetworking reports a connection closed before any response ("Empty reply
                 // from server") as a bad response; it is a lost connection, as on the curl transport.
                 if urlError.code == .badServerResponse, !afterHead {
-                    return CourierError(.connectionLost, "The server closed the connection without sending a response.",
-                                        underlyingError: urlError, url: url)
+                    return CourierError(
+                        .connectionLost, "The server closed the connection without sending a response.",
+                        underlyingError: urlError, url: url)
                 }
                 // libcurl under FoundationNetworking reports a header line over 100 KiB as "Out of
                 // memory"; before the head is complete that is the likely cause.
@@ -445,8 +446,10 @@ extension URLSessionTransferState.End {
         case .timedOut(.deadline):
             return CourierError(.timedOut, "The request exceeded its resource timeout.", url: url)
         case .timedOut(.tooSlow(let rate, let moved)):
-            return CourierError(.timedOut, "The transfer was slower than its minimum transfer rate (\(rate)): "
-                                + "\(moved) bytes moved in the last \(rate.window.timeInterval) s.", url: url)
+            return CourierError(
+                .timedOut,
+                "The transfer was slower than its minimum transfer rate (\(rate)): "
+                    + "\(moved) bytes moved in the last \(rate.window.timeInterval) s.", url: url)
         case .timedOut(.idle(let idle)):
             return CourierError(.timedOut, "No data was sent or received for \(idle.timeInterval) s (request timeout).", url: url)
         case .notHTTP:
@@ -454,8 +457,9 @@ extension URLSessionTransferState.End {
         case .bodyBeforeHead:
             return CourierError(.invalidResponse, "The server's body arrived before its response head.", url: url)
         case .resumeRejected(.wrongRange(let contentRange, let offset)):
-            return CourierError(.resumeFailed, "After a pause the server sent a range (\(contentRange ?? "none")) that does not start at byte \(offset).",
-                                responseCode: 206, url: url)
+            return CourierError(
+                .resumeFailed, "After a pause the server sent a range (\(contentRange ?? "none")) that does not start at byte \(offset).",
+                responseCode: 206, url: url)
         case .resumeRejected(.resourceChanged):
             return CourierError(.resumeFailed, "The resource changed while the request was paused.", responseCode: 200, url: url)
         case .resumeRejected(.status(let status)):

@@ -49,8 +49,10 @@ extension URLSessionDelegateRouter: URLSessionWebSocketDelegate {
         observer(of: webSocketTask)?.webSocketTaskDidOpen(subprotocol: `protocol`)
     }
 
-    func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
-                    reason: Data?) {
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
+        reason: Data?
+    ) {
         observer(of: webSocketTask)?.webSocketTaskDidReceiveClose(code: closeCode.rawValue, reason: reason)
     }
 

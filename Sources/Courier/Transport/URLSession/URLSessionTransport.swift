@@ -113,14 +113,18 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         transfers.withLock { $0[task.taskIdentifier] }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         // Courier follows redirects itself (with its own rules for bodies and credentials).
         completionHandler(nil)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         transfer(for: dataTask)?.taskDidReceive(response, task: dataTask)
         completionHandler(.allow)
     }
@@ -129,8 +133,10 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         transfer(for: dataTask)?.taskDidReceive(data, task: dataTask)
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
-                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64, totalBytesExpectedToSend: Int64
+    ) {
         transfer(for: task)?.taskDidSend(totalBytesSent, of: totalBytesExpectedToSend, task: task)
     }
 
@@ -138,8 +144,10 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
     /// the whole response was delivered, and with none to give waits forever. Courier answers
     /// challenges itself (see `ChallengeResponder`), so the transfer ends here with the 401 as
     /// received, and the task, which is no longer anyone's, is cancelled.
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         #if canImport(FoundationNetworking)
         if challenge.failureResponse != nil {
             let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }

@@ -19,8 +19,10 @@ struct CacheEntryHead: Sendable, Hashable {
     var requestHadAuthorization: Bool
 
     /// Creates a head.
-    init(statusCode: Int, headers: HTTPHeaders, requestTime: Date, responseTime: Date,
-         varyingRequestHeaders: [String: String]? = nil, requestHadAuthorization: Bool = false) {
+    init(
+        statusCode: Int, headers: HTTPHeaders, requestTime: Date, responseTime: Date,
+        varyingRequestHeaders: [String: String]? = nil, requestHadAuthorization: Bool = false
+    ) {
         self.statusCode = statusCode
         self.headers = headers
         self.requestTime = requestTime

@@ -30,11 +30,14 @@ extension HTTPCacheRules {
     ///   it has no validators (`"stale without validators"`).
     /// - `only-if-cached` (request directive, or the `.onlyIfCached` policy): any decision to go
     ///   to the network becomes `.unsatisfiable` (§5.2.1.7).
-    func decide(method: HTTPMethod, requestHeaders: HTTPHeaders, policy: HTTPCachePolicy,
-                entry: CacheEntryHead?, now: Date) -> CacheDecision {
+    func decide(
+        method: HTTPMethod, requestHeaders: HTTPHeaders, policy: HTTPCachePolicy,
+        entry: CacheEntryHead?, now: Date
+    ) -> CacheDecision {
         let request = requestDirectives(requestHeaders)
-        let decision = decideIgnoringOnlyIfCached(method: method, requestHeaders: requestHeaders, request: request,
-                                                  policy: policy, entry: entry, now: now)
+        let decision = decideIgnoringOnlyIfCached(
+            method: method, requestHeaders: requestHeaders, request: request,
+            policy: policy, entry: entry, now: now)
         guard request.onlyIfCached || policy == .onlyIfCached else { return decision }
         switch decision {
         case .serve, .unsatisfiable: return decision
@@ -45,8 +48,10 @@ extension HTTPCacheRules {
     /// Request fields that make a request one the cache does not answer itself.
     private static let bypassingRequestFields = ["Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
 
-    private func decideIgnoringOnlyIfCached(method: HTTPMethod, requestHeaders: HTTPHeaders, request: CacheControl,
-                                            policy: HTTPCachePolicy, entry: CacheEntryHead?, now: Date) -> CacheDecision {
+    private func decideIgnoringOnlyIfCached(
+        method: HTTPMethod, requestHeaders: HTTPHeaders, request: CacheControl,
+        policy: HTTPCachePolicy, entry: CacheEntryHead?, now: Date
+    ) -> CacheDecision {
         guard method == .get || method == .head else { return .fetch(reason: "method \(method.rawValue) is not served from the cache") }
         if request.noStore { return .fetch(reason: "request no-store") }
         if policy == .reloadIgnoringCache { return .fetch(reason: "reload ignoring cache") }
@@ -94,7 +99,8 @@ extension HTTPCacheRules {
                 return .serve(source: source, age: age, revalidateInBackground: false)
             }
             if remaining <= 0, let window = response.staleWhileRevalidate, request.maxAge == nil, request.minFresh == nil,
-               Self.subtracting(0, remaining) <= window {
+                Self.subtracting(0, remaining) <= window
+            {
                 return .serve(source: .staleCache(.staleWhileRevalidate), age: age, revalidateInBackground: true)
             }
         }

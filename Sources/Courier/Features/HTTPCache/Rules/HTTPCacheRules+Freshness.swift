@@ -47,7 +47,8 @@ extension HTTPCacheRules {
 
     /// §4.2.2: 10% of the time since `Last-Modified`, when heuristics are allowed; else 0.
     func heuristicFreshnessLifetime(of entry: CacheEntryHead, response: CacheControl) -> Int {
-        let allowed = Self.heuristicallyCacheableStatusCodes.contains(entry.statusCode)
+        let allowed =
+            Self.heuristicallyCacheableStatusCodes.contains(entry.statusCode)
             || response.isPublic || (!isShared && response.isPrivate)
         guard allowed, let lastModified = Self.date("Last-Modified", in: entry.headers, reference: entry.responseTime) else { return 0 }
         let sinceModified = Self.wholeSeconds(Self.dateValue(of: entry).timeIntervalSince(lastModified))

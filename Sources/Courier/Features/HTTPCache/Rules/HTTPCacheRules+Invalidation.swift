@@ -17,8 +17,9 @@ extension HTTPCacheRules {
         let origin = Self.origin(of: requestURL)
         for name in ["Location", "Content-Location"] {
             guard let value = responseHeaders[name].map({ String($0.trimmedASCII) }), !value.isEmpty,
-                  let resolved = URL(string: value, relativeTo: requestURL)?.absoluteURL,
-                  origin != nil, Self.origin(of: resolved) == origin else { continue }
+                let resolved = URL(string: value, relativeTo: requestURL)?.absoluteURL,
+                origin != nil, Self.origin(of: resolved) == origin
+            else { continue }
             let url = Self.withoutFragment(resolved)
             if !urls.contains(url) { urls.append(url) }
         }

@@ -15,8 +15,10 @@ extension HTTPCacheRules {
     /// and `Vary: *`, which could never match a later request (§4.1), so is not stored at all.
     ///
     /// The reason is short and readable, e.g. `"no-store"`, `"status 500 is not cacheable without explicit freshness"`.
-    func refusalToStore(method: HTTPMethod, requestHeaders: HTTPHeaders, statusCode: Int,
-                        responseHeaders: HTTPHeaders) -> String? {
+    func refusalToStore(
+        method: HTTPMethod, requestHeaders: HTTPHeaders, statusCode: Int,
+        responseHeaders: HTTPHeaders
+    ) -> String? {
         guard method == .get else { return "method \(method.rawValue) is not cached" }
         guard statusCode >= 200, statusCode <= 999 else { return "status \(statusCode) is not a final response" }
         if statusCode == 206 { return "partial content (206) is not stored" }
@@ -35,7 +37,8 @@ extension HTTPCacheRules {
             return "Authorization in a shared cache"
         }
         if Self.varyFieldNames(responseHeaders).contains("*") { return "Vary: *" }
-        let explicitlyCacheable = response.isPublic || (!isShared && response.isPrivate)
+        let explicitlyCacheable =
+            response.isPublic || (!isShared && response.isPrivate)
             || responseHeaders.contains("Expires") || response.maxAge != nil || (isShared && response.sharedMaxAge != nil)
         guard explicitlyCacheable || Self.heuristicallyCacheableStatusCodes.contains(statusCode) else {
             return "status \(statusCode) is not cacheable without explicit freshness"
@@ -94,7 +97,13 @@ extension HTTPCacheRules {
         for byte in value.utf8 {
             if inQuotes {
                 output.append(byte)
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inQuotes = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inQuotes = false
+                }
                 continue
             }
             switch byte {

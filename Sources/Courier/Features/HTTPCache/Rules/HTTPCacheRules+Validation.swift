@@ -12,7 +12,8 @@ extension HTTPCacheRules {
             headers.add(name: "If-None-Match", value: etag)
         }
         if let lastModified = entry.headers["Last-Modified"].map({ String($0.trimmedASCII) }),
-           HTTPDate.parse(lastModified, now: entry.responseTime) != nil {
+            HTTPDate.parse(lastModified, now: entry.responseTime) != nil
+        {
             headers.add(name: "If-Modified-Since", value: lastModified)
         }
         return headers
@@ -35,7 +36,8 @@ extension HTTPCacheRules {
             return Self.opaqueTag(newTag) == Self.opaqueTag(storedTag)
         }
         if let newDate = Self.date("Last-Modified", in: notModifiedHeaders, reference: entry.responseTime),
-           let storedDate = Self.date("Last-Modified", in: entry.headers, reference: entry.responseTime) {
+            let storedDate = Self.date("Last-Modified", in: entry.headers, reference: entry.responseTime)
+        {
             return newDate == storedDate
         }
         return true
@@ -50,8 +52,10 @@ extension HTTPCacheRules {
     /// stored ones belonged to the old response and would make the freshened one look old
     /// (§4.2.3 then uses `responseTime` as `date_value`). The status code, the `Vary` values and
     /// `requestHadAuthorization` are kept; the request and response times become the 304's.
-    func freshened(_ entry: CacheEntryHead, with notModifiedHeaders: HTTPHeaders,
-                   requestTime: Date, responseTime: Date) -> CacheEntryHead {
+    func freshened(
+        _ entry: CacheEntryHead, with notModifiedHeaders: HTTPHeaders,
+        requestTime: Date, responseTime: Date
+    ) -> CacheEntryHead {
         var fresh = entry
         let connectionNamed = Set((notModifiedHeaders["Connection"] ?? "").split(separator: ",").map { String($0).trimmedASCII.lowercased() })
         for field in notModifiedHeaders {
