@@ -39,6 +39,15 @@ enum StoreFixtures {
         return writer.commit()
     }
 
+    /// Runs blocking store work (file writes, hashing, many entries) on a thread of its own, not on
+    /// the concurrency pool: on two cores the pool has two threads, and a test blocking them for
+    /// seconds stalls every other test of the process (whose time bounds then fail).
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
     /// `count` pattern bytes for `seed`.
     static func body(_ count: Int, seed: UInt64) -> Data {
         PatternBody.data(offset: 0, count: count, seed: seed)

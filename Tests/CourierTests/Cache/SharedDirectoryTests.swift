@@ -64,11 +64,10 @@ extension ResponseCacheStore {
             defer { try? FileManager.default.removeItem(at: directory) }
             let first = ResponseCache(memoryCapacity: 1 << 20, diskDirectory: directory)
             let second = ResponseCache(memoryCapacity: 0, diskDirectory: directory)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { Self.writeAll(first, writer: 1) }
-                group.addTask { Self.writeAll(second, writer: 2) }
-            }
-            try Self.verify(directory, writers: [1, 2])
+            async let firstWriter: Void = StoreFixtures.offThePool { Self.writeAll(first, writer: 1) }
+            async let secondWriter: Void = StoreFixtures.offThePool { Self.writeAll(second, writer: 2) }
+            _ = try await (firstWriter, secondWriter)
+            try await StoreFixtures.offThePool { try Self.verify(directory, writers: [1, 2]) }
         }
 
         /// Two caches filling one directory keep it near its capacity: each rescans after every
@@ -79,11 +78,15 @@ extension ResponseCacheStore {
             let capacity: Int64 = 2 << 20
             let caches = (0..<2).map { _ in ResponseCache(memoryCapacity: 0, diskDirectory: directory, diskCapacity: capacity) }
             let entry = 100 << 10
-            var largest: Int64 = 0
-            for index in 0..<80 {
-                let cache = caches[index % 2]
-                try #require(StoreFixtures.write(cache, StoreFixtures.key("fill-\(index)"), StoreFixtures.body(entry, seed: UInt64(index))) != nil)
-                largest = max(largest, cache.diskSize)
+            let largest = try await StoreFixtures.offThePool { () throws -> Int64 in
+                var largest: Int64 = 0
+                for index in 0..<80 {
+                    let cache = caches[index % 2]
+                    try #require(
+                        StoreFixtures.write(cache, StoreFixtures.key("fill-\(index)"), StoreFixtures.body(entry, seed: UInt64(index))) != nil)
+                    largest = max(largest, cache.diskSize)
+                }
+                return largest
             }
             #expect(largest <= capacity + capacity / 5 + Int64(entry), "largest size seen \(largest), capacity \(capacity)")
             caches[0].scanDisk()
@@ -106,12 +109,12 @@ extension ResponseCacheStore {
                 executable: binary.path,
                 arguments: ["--testing-library", "swift-testing", "--filter", "childProcessWriterHelper"],
                 environment: environment, stdout: .file(logs[0].path), stderr: .file(logs[1].path))
-            Self.writeAll(ResponseCache(diskDirectory: directory), writer: 1)
+            try await StoreFixtures.offThePool { Self.writeAll(ResponseCache(diskDirectory: directory), writer: 1) }
             let exit = await child.wait(timeout: .seconds(120))
             let output = logs.map { (try? String(contentsOf: $0, encoding: .utf8)) ?? "" }.joined(separator: "\n")
             #expect(exit == ChildProcess.Exit(status: 0, signalled: false), "\(output.suffix(3000))")
             #expect(output.contains("childProcessWriterHelper"), "the child ran the writer: \(output.suffix(2000))")
-            try Self.verify(directory, writers: [1, 2])
+            try await StoreFixtures.offThePool { try Self.verify(directory, writers: [1, 2]) }
         }
 
         /// The child's side of ``aChildProcessWritingIntoTheSameDirectory()``; does nothing

@@ -143,10 +143,12 @@ extension ResponseCacheStore {
                 PeakMemoryGate.resetPeak()
                 let before = StoreFixtures.peakResidentBytes()
                 let writer = cache.makeWriter(for: key, head: StoreFixtures.head(), url: nil, version: nil)
-                var offset = 0
-                while offset < size {
-                    #expect(writer.append(PatternBody.data(offset: Int64(offset), count: piece, seed: seed)))
-                    offset += piece
+                try await StoreFixtures.offThePool {
+                    var offset = 0
+                    while offset < size {
+                        #expect(writer.append(PatternBody.data(offset: Int64(offset), count: piece, seed: seed)))
+                        offset += piece
+                    }
                 }
                 let committed = try #require(writer.commit())
                 #expect(committed.body.length == Int64(size))
