@@ -292,10 +292,11 @@ import Glibc
         return Run(response: response, elapsed: ContinuousClock.now - started)
     }
 
-    /// The request ended well before a 30 s timeout, or within a loose bound after a short one
-    /// (a loaded CI machine can delay anything by seconds, never by tens of them).
+    /// The request ended well before a 30 s timeout, or within a loose bound after a short one: a
+    /// two-core CI machine starting the whole suite at once (a thousand tests, hundreds of server
+    /// threads) has delayed a test by 18 s, so "ended in time" means "did not hang", not "was fast".
     static func expectEndedInTime(_ elapsed: Duration, timeout: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation) {
-        let bound: Duration = timeout >= 30 ? .seconds(20) : .seconds(timeout + 15)
+        let bound: Duration = timeout >= 30 ? .seconds(20) : .seconds(timeout + 45)
         #expect(elapsed < bound, "took \(elapsed)", sourceLocation: sourceLocation)
     }
 
