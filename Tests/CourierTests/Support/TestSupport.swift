@@ -54,11 +54,67 @@ func makeSession(
         eventMonitors: monitors, callbackQueue: testCallbackQueue)
 }
 
+/// How many tests may run with a server at once. Swift Testing starts every test of the process
+/// at once: on a two-core machine a thousand tests, each with its server and session threads
+/// (800 threads), held every test back for 12–18 s, long enough for idle timeouts and time
+/// bounds to fire. Admitting a few dozen at a time keeps both cores busy without that herd.
+actor ServerTestAdmission {
+    static let shared = ServerTestAdmission(limit: 24)
+    /// Whether the current task already holds a place (a test with two servers takes one).
+    @TaskLocal static var holdsPlace = false
+
+    private var available: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { available = limit }
+
+    func enter() async {
+        if available > 0 {
+            available -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty {
+            available += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+
+    /// Runs `body` once a place is free (at once if the task holds one already).
+    static func admitted<T>(_ body: () async throws -> T) async throws -> T {
+        if holdsPlace { return try await body() }
+        await shared.enter()
+        do {
+            let result = try await $holdsPlace.withValue(true) { try await body() }
+            await shared.leave()
+            return result
+        } catch {
+            await shared.leave()
+            throw error
+        }
+    }
+}
+
 /// Runs `body` with a fresh server, shuts it down afterwards and expects its report clean (see
-/// `expectClean`), or with exactly the leftovers given; issues point at the caller.
+/// `expectClean`), or with exactly the leftovers given; issues point at the caller. At most a few
+/// dozen such tests run at once (``ServerTestAdmission``).
 func withServer<T>(
     unconsumedResponses: Int = 0, unexpectedRequests: Int = 0,
     sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (TestServer) async throws -> T
+) async throws -> T {
+    try await ServerTestAdmission.admitted {
+        try await withFreshServer(
+            unconsumedResponses: unconsumedResponses, unexpectedRequests: unexpectedRequests, sourceLocation: sourceLocation, body)
+    }
+}
+
+private func withFreshServer<T>(
+    unconsumedResponses: Int, unexpectedRequests: Int, sourceLocation: SourceLocation,
     _ body: (TestServer) async throws -> T
 ) async throws -> T {
     let server = try TestServer()
