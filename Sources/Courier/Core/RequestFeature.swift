@@ -43,9 +43,11 @@ enum ExchangeOrigin: Sendable, Hashable {
     var reachedServer: Bool { self != .local }
 }
 
-/// What lies beyond one feature: the features after it, then the session's transport.
+/// What lies beyond one feature: the features after it, then the session's transport. A feature
+/// may keep it past `route` (the HTTP cache sends a request again after a `304` it cannot use), so
+/// it holds the session strongly: the session then outlives that exchange.
 struct ExchangeOnward {
-    unowned(unsafe) let session: Session
+    let session: Session
     /// The index of the first feature onward.
     let start: Int
 

@@ -35,10 +35,8 @@ import Foundation
     static func describe(_ action: Action) -> String {
         switch action {
         case .forward(.head(let status)): "forward head \(status)"
-        case .forward(.body(let count)): "forward body \(count)"
         case .forward(.completed(let failed, let source)): "forward completed\(failed ? " failed" : "") (\(source))"
         case .startStoring(let head): "store \(head.statusCode)"
-        case .storeBody(let data): "store body \(data.count)"
         case .commitStored: "commit"
         case .discardStored: "discard"
         case .updateStoredHead: "update stored head"
@@ -149,7 +147,10 @@ import Foundation
             let actions: [Action]
             switch event {
             case .head(let status, let headers): actions = machine.receiveHead(statusCode: status, headers: headers, now: Self.start)
-            case .body(let count): actions = machine.receiveBody(Data(repeating: 0, count: count))
+            case .body(let count):
+                let route = machine.receiveBody()
+                seen.append((route.forwards ? ["forward body \(count)"] : []) + (route.stores ? ["store body \(count)"] : []))
+                continue
             case .completed(let failed): actions = machine.complete(failed: failed, metrics: nil, now: Self.start)
             }
             seen.append(actions.map(Self.describe))

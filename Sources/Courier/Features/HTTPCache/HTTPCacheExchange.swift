@@ -56,49 +56,54 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     /// object as its sink.
     func start(_ exchange: ExchangeContext, onward: ExchangeOnward, unconditional: TransportRequest? = nil) -> RoutedTransfer {
         state.withLock { $0.onward = (exchange, onward, unconditional ?? exchange.request) }
+        let routed = send(exchange, onward: onward)
+        return RoutedTransfer(transfer: self, origin: routed.origin)
+    }
+
+    /// Sends `exchange` onward with this object as its sink, and makes its transfer the one that
+    /// answers (cancelled at once if the request was cancelled meanwhile).
+    @discardableResult
+    private func send(_ exchange: ExchangeContext, onward: ExchangeOnward) -> RoutedTransfer {
         let routed = onward.route(exchange, sink: self)
         let cancelled = state.withLock { state in
             if state.replay == nil { state.network = routed.transfer }
             return state.cancelled
         }
         if cancelled { routed.transfer.cancel() }
-        return RoutedTransfer(transfer: self, origin: routed.origin)
+        return routed
     }
 
     // MARK: TransportEventSink
 
     func receive(_ event: TransportEvent) {
-        if case .uploadProgress = event {
+        switch event {
+        case .uploadProgress:
             downstream?.receive(event)
             return
+        case .body(let data):
+            receiveBody(data, event: event)
+            return
+        case .response, .completed:
+            break
         }
         let now = now()
         let (actions, writer) = state.withLock { state -> ([HTTPCacheExchangeMachine.Action], ResponseCacheWriter?) in
             let actions: [HTTPCacheExchangeMachine.Action]
             switch event {
-            case .uploadProgress: actions = []
             case .response(let head): actions = state.machine.receiveHead(statusCode: head.statusCode, headers: head.headers, now: now)
-            case .body(let data): actions = state.machine.receiveBody(data)
             case .completed(let error, let metrics): actions = state.machine.complete(failed: error != nil, metrics: metrics, now: now)
+            case .uploadProgress, .body: actions = []
             }
             return (actions, state.writer)
         }
         var currentWriter = writer
-        var forwardedBody = false
         for action in actions {
             switch action {
             case .forward(let forwarded):
-                if case .body = forwarded { forwardedBody = true }
                 forward(event, as: forwarded)
             case .startStoring(let head):
                 currentWriter = cache.makeWriter(for: key, head: head, url: url, version: nil)
                 state.withLock { $0.writer = currentWriter }
-            case .storeBody(let data):
-                if let writer = currentWriter, !writer.append(data) {
-                    currentWriter = nil
-                    state.withLock { $0.writer = nil }
-                    notifyMonitors { $0.request($1, didUseCache: .notStored(reason: "larger than the cache's maximum entry size")) }
-                }
             case .commitStored:
                 if let entry = currentWriter?.commit() {
                     let bytes = entry.body.length
@@ -121,11 +126,6 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
                 notifyMonitors { $0.request($1, didUseCache: cacheEvent) }
             }
         }
-        // Bytes nobody downstream will acknowledge (a swallowed 304 or 5xx body, a background
-        // refresh's copy) must not hold the transfer's flow-control window shut.
-        if case .body(let data) = event, !forwardedBody {
-            state.withLock { $0.network }?.acknowledge(data.count)
-        }
         if case .completed = event {
             let replaying = state.withLock { state -> Bool in
                 state.network = nil
@@ -135,28 +135,39 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         }
     }
 
+    /// A piece of the body: to the request, into the writer, both or neither.
+    private func receiveBody(_ data: Data, event: TransportEvent) {
+        let (route, writer, network) = state.withLock { ($0.machine.receiveBody(), $0.writer, $0.network) }
+        if route.stores, let writer, !writer.append(data) {
+            state.withLock { $0.writer = nil }
+            notifyMonitors { $0.request($1, didUseCache: .notStored(reason: "larger than the cache's maximum entry size")) }
+        }
+        if route.forwards {
+            downstream?.receive(event)
+        } else {
+            // Bytes nobody downstream will acknowledge (a swallowed 304 or 5xx body, a background
+            // refresh's copy) must not hold the transfer's flow-control window shut.
+            network?.acknowledge(data.count)
+        }
+    }
+
     /// Sends the request again without validators, as a plain fetch, with this object as its sink.
     private func refetch() {
-        let pending = state.withLock { state -> (ExchangeContext, ExchangeOnward, TransportRequest)? in
+        let pending = state.withLock { state -> (ExchangeContext, ExchangeOnward)? in
             guard let onward = state.onward, !state.cancelled else { return nil }
             state.machine = HTTPCacheExchangeMachine(
                 rules: state.machine.rules, method: .get, requestHeaders: onward.unconditional.headers,
                 requestTime: now(), purpose: .fetch)
             state.network = nil
-            return (onward.exchange.with(request: onward.unconditional), onward.onward, onward.unconditional)
+            return (onward.exchange.with(request: onward.unconditional), onward.onward)
         }
-        guard let (exchange, onward, _) = pending else {
+        guard let (exchange, onward) = pending else {
             downstream?.receive(
                 .completed(error: CourierError(.cancelled, "The request was cancelled."), metrics: TransferMetrics(transport: "cache")))
             onEnd?()
             return
         }
-        let routed = onward.route(exchange, sink: self)
-        let cancelled = state.withLock { state in
-            state.network = routed.transfer
-            return state.cancelled
-        }
-        if cancelled { routed.transfer.cancel() }
+        send(exchange, onward: onward)
     }
 
     private func forward(_ event: TransportEvent, as forwarded: HTTPCacheExchangeMachine.Forwarded) {

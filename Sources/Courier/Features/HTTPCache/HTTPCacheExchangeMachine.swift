@@ -42,8 +42,6 @@ struct HTTPCacheExchangeMachine {
         case forward(Forwarded)
         /// Open a writer for a response with this head.
         case startStoring(CacheEntryHead)
-        /// Hand body bytes to the writer.
-        case storeBody(Data)
         /// Publish the writer's entry.
         case commitStored
         /// Drop the writer's partial entry.
@@ -61,11 +59,17 @@ struct HTTPCacheExchangeMachine {
         case notify(HTTPCacheEvent)
     }
 
-    /// The events a request sees, as the machine forwards them.
+    /// The events a request sees, as the machine forwards them (body bytes: see ``BodyRoute``).
     enum Forwarded: Equatable {
         case head(statusCode: Int)
-        case body(Int)
         case completed(failed: Bool, source: ResponseSource)
+    }
+
+    /// Where a piece of the body goes: to the request, into the store's writer, both or neither.
+    /// A plain pair rather than actions: it is decided once per piece, on the hot path.
+    struct BodyRoute: Equatable {
+        var forwards: Bool
+        var stores: Bool
     }
 
     let rules: HTTPCacheRules
@@ -145,14 +149,11 @@ struct HTTPCacheExchangeMachine {
     }
 
     /// Body bytes arrived.
-    mutating func receiveBody(_ data: Data) -> [Action] {
+    func receiveBody() -> BodyRoute {
         switch state {
-        case .storing:
-            return forwardsToRequest ? [.forward(.body(data.count)), .storeBody(data)] : [.storeBody(data)]
-        case .passing:
-            return [.forward(.body(data.count))]
-        case .awaitingHead, .awaitingCompletionToServe, .awaitingCompletionToRefetch, .ended:
-            return []
+        case .storing: BodyRoute(forwards: forwardsToRequest, stores: true)
+        case .passing: BodyRoute(forwards: true, stores: false)
+        case .awaitingHead, .awaitingCompletionToServe, .awaitingCompletionToRefetch, .ended: BodyRoute(forwards: false, stores: false)
         }
     }
 
@@ -187,13 +188,7 @@ struct HTTPCacheExchangeMachine {
     /// those that must not be replayed are dropped.
     static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
         var kept = headers
-        for name in droppedHeaders { kept.remove(name: name) }
+        for name in ResponseCache.droppedHeaders { kept.remove(name: name) }
         return kept
     }
-
-    /// Headers never stored with a response.
-    static let droppedHeaders = [
-        "Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection",
-        "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade",
-    ]
 }

@@ -31,7 +31,9 @@ final class CacheReplayTransfer: TransportTransfer {
     /// The network exchange's metrics when one preceded the replay (a revalidation's `304`).
     private let networkMetrics: TransferMetrics?
     private let state = Locked(State())
-    private let queue = DispatchQueue(label: "courier.cache-replay")
+    /// Where pieces are read and delivered; `nil` for a body delivered whole as the replay starts
+    /// (the common hit), which then costs no queue.
+    private let queue: DispatchQueue?
 
     /// Replays `entry` (its head as stored, then its body unless `includingBody` is false, for a
     /// HEAD request) with `metrics.source` set to `source`.
@@ -56,8 +58,11 @@ final class CacheReplayTransfer: TransportTransfer {
             fields.append((name: "Content-Length", value: String(entry.body.length)))
         }
         let head = ResponseHead(statusCode: entry.head.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
+        var atOnce: Data?
+        if case .data(let data) = body, data.count <= window { atOnce = data }
+        queue = atOnce == nil ? DispatchQueue(label: "courier.cache-replay") : nil
         sink.receive(.response(head))
-        if case .data(let data) = body, data.count <= window {
+        if let data = atOnce {
             state.withLock { state in
                 state.finished = true
                 state.offset = Int64(data.count)
@@ -65,7 +70,7 @@ final class CacheReplayTransfer: TransportTransfer {
             if !data.isEmpty { sink.receive(.body(data)) }
             sink.receive(.completed(error: nil, metrics: metrics()))
         } else {
-            queue.async { self.pump() }
+            queue?.async { self.pump() }
         }
     }
 
@@ -75,12 +80,12 @@ final class CacheReplayTransfer: TransportTransfer {
 
     func resume() {
         state.withLock { $0.suspended = false }
-        queue.async { self.pump() }
+        queue?.async { self.pump() }
     }
 
     func cancel() {
         state.withLock { $0.cancelled = true }
-        queue.async { self.pump() }
+        queue?.async { self.pump() }
     }
 
     func acknowledge(_ bytes: Int) {
@@ -89,12 +94,12 @@ final class CacheReplayTransfer: TransportTransfer {
             return state.finished
         }
         // A finished replay (every body delivered at once from memory) has nothing left to pump.
-        if !finished { queue.async { self.pump() } }
+        if !finished { queue?.async { self.pump() } }
     }
 
     /// Returns once every pump scheduled so far has run (tests use it to observe a paused replay).
     func waitUntilIdle() {
-        queue.sync {}
+        queue?.sync {}
     }
 
     private enum Step {

@@ -75,9 +75,13 @@ public final class ResponseCache: Sendable {
     /// Bodies up to this size are kept in memory while written and stored inline in their entry's
     /// head file; larger ones go to a body file of their own.
     static let spillThreshold = 64 << 10
-    /// Response headers that describe the bytes on the wire rather than the body Courier keeps,
-    /// or that must not be replayed; they are not stored.
-    static let droppedHeaders = ["Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection", "Keep-Alive"]
+    /// Response headers that describe the bytes on the wire rather than the body Courier keeps
+    /// (stored decoded), hop-by-hop fields, and `Set-Cookie` (cookies are not replayed); neither
+    /// cache policy stores them.
+    static let droppedHeaders = [
+        "Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection",
+        "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade",
+    ]
 
     /// The most bytes the memory tier holds (bodies plus headers); `0` keeps nothing in memory.
     public let memoryCapacity: Int
