@@ -22,6 +22,7 @@ extension WebSocket {
                 startKeepAlive(&core)
             case .sendClose(let code, let reason):
                 core.closeRequested = true
+                endInlineLease(&core)
                 if let engine = core.engine {
                     closeEngine(engine, code: code, reason: reason, &core)
                     continue
@@ -156,6 +157,8 @@ extension WebSocket {
             core.later { waiter?.resume(throwing: error) }
             return
         }
+        // The pong must be read as it arrives, or the round trip would include the lease.
+        endInlineLease(&core)
         var payload = payload
         if payload.isEmpty {
             core.pingCounter += 1
@@ -225,6 +228,7 @@ extension WebSocket {
                         let error = CourierError(.invalidRequest, "Another task is already reading this WebSocket's messages.", url: url)
                         core.later { continuation.resume(throwing: error) }
                     } else {
+                        endInlineLease(&core)
                         core.messageWaiter = continuation
                     }
                 }
@@ -251,7 +255,8 @@ extension WebSocket {
                 let connection = core.connection, let window = core.inlineWait.window()
             else { return .park }
             core.readingInline = true
-            updateWatch(&core)
+            // Under a lease the poller is not reading already: nothing to tell it.
+            if core.inlineLease { core.inlineLease = false } else { updateWatch(&core) }
             // Bytes libcurl already decrypted do not make the socket readable: read them first.
             if connection.holdsReadBytes { readAvailable(&core) }
             guard core.inboxHead == core.inbox.count, core.connection === connection else {
@@ -272,11 +277,39 @@ extension WebSocket {
             guard core.connection === connection else { return nil }
             // Read before the poller watches again, or it would wake for these very bytes.
             if readable { readAvailable(&core) }
-            updateWatch(&core)
             let arrived = core.inboxHead < core.inbox.count
+            if arrived, core.isOpen {
+                beginInlineLease(&core)
+            } else {
+                updateWatch(&core)
+            }
             core.inlineWait.record(arrived ? ContinuousClock.now - started : nil)
             return arrived ? takeMessage(&core) : nil
         }
+    }
+
+    /// How long a consumer that took a message inline may go without asking for the next one
+    /// before the poller reads again (answers pings, sees a close) on its behalf.
+    static let inlineLeaseLimit: Duration = .milliseconds(50)
+
+    /// Keeps the poller off the socket after an inline read (``WebSocketCore/inlineLease``).
+    private func beginInlineLease(_ core: inout WebSocketCore) {
+        core.inlineLease = true
+        guard !core.inlineLeaseTimer else { return }
+        core.inlineLeaseTimer = true
+        // One timer per limit, not per message: it ends whichever lease is held when it fires.
+        schedule(after: Self.inlineLeaseLimit, &core) { socket, core in
+            core.inlineLeaseTimer = false
+            socket.endInlineLease(&core)
+        }
+    }
+
+    /// Lets the poller read again after an inline read: the consumer parks, pings, closes, or
+    /// held the lease past ``inlineLeaseLimit``.
+    func endInlineLease(_ core: inout WebSocketCore) {
+        guard core.inlineLease else { return }
+        core.inlineLease = false
+        updateWatch(&core)
     }
 
     private func takeMessage(_ core: inout WebSocketCore) -> WebSocketMessage {

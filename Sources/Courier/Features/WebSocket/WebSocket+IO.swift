@@ -181,7 +181,7 @@ extension WebSocket {
 
     /// Tells the transport what the connection waits for.
     func updateWatch(_ core: inout WebSocketCore) {
-        core.connection?.watch(reading: !core.readingPaused && !core.readingInline, writing: core.writeBlocked)
+        core.connection?.watch(reading: !core.readingPaused && !core.readingInline && !core.inlineLease, writing: core.writeBlocked)
     }
 
     // MARK: - Timers

@@ -36,6 +36,13 @@ struct WebSocketCore: Sendable {
     var resumptions: [@Sendable () -> Void] = []
     /// The consumer is reading on its own thread (``WebSocket/receiveInline()``): the poller does not read.
     var readingInline = false
+    /// The consumer took a message on its own thread and the poller still does not read: the
+    /// consumer's next request usually waits inline again, so watching for reads in between would
+    /// cost two `epoll_ctl` calls per message on the echo's critical path. A park, a ping, a close
+    /// or ``WebSocket/inlineLeaseLimit`` ends it (``WebSocket/endInlineLease(_:)``).
+    var inlineLease = false
+    /// A timer ending an inline lease the consumer holds too long is pending.
+    var inlineLeaseTimer = false
     /// How long the consumer may wait on its own thread for the next message.
     var inlineWait = WebSocketInlineWait()
     var openWaiters: [CheckedContinuation<Void, any Error>] = []
