@@ -29,9 +29,9 @@ let configuration = {
     return configuration
 }()
 
-/// Everything the event-loop-driven client shares with its callbacks; touched on the event loop only,
-/// then read once `done` has completed (its completion orders the reads after the writes).
-final class EchoState: @unchecked Sendable {
+/// Everything the event-loop-driven client shares with its callbacks; it lives on the event loop, in a
+/// `NIOLoopBoundBox` (which checks that every access is made there).
+final class EchoState {
     var sent = 0
     var received = 0
     var errors = 0
@@ -51,11 +51,15 @@ func connect(_ url: URL) async throws -> WebSocket {
 }
 
 /// The callback-driven echo loop: `count` messages, `window` in flight; on the event loop throughout.
-func echoOnEventLoop(_ socket: WebSocket, _ state: EchoState, payload: ByteBuffer, count: Int, window: Int, record: Bool) async throws {
+func echoOnEventLoop(
+    _ socket: WebSocket, _ box: NIOLoopBoundBox<EchoState>, payload: ByteBuffer, count: Int, window: Int, record: Bool
+) async throws {
     guard count > 0 else { return }
     try await socket.eventLoop.submit {
+        let state = box.value
         state.sent = 0
         state.received = 0
+        state.bytes = 0
         state.target = count
         state.latenciesNs = []
         state.sentAt = []
@@ -66,11 +70,13 @@ func echoOnEventLoop(_ socket: WebSocket, _ state: EchoState, payload: ByteBuffe
         let done = socket.eventLoop.makePromise(of: Void.self)
         state.done = done
         @Sendable func sendOne() {
+            let state = box.value
             if record { state.sentAt[state.sent] = nowNs() }
             state.sent += 1
             socket.send(payload, opcode: .binary, fin: true, promise: nil)
         }
         socket.onBinary { socket, buffer in
+            let state = box.value
             if buffer.readableBytes != payload.readableBytes { state.errors += 1 }
             state.bytes += Int64(buffer.readableBytes)
             if record { state.latenciesNs.append(nowNs() - state.sentAt[state.received]) }
@@ -148,15 +154,16 @@ func run() async -> Report {
                 report.elapsedNs = nowNs() - t0
                 report.errors += scratch.errors
             } else {
-                let state = EchoState()
-                try await echoOnEventLoop(socket, state, payload: payload, count: warmup, window: args.c, record: false)
-                state.bytes = 0
+                let loop = socket.eventLoop
+                let box = try await loop.submit { NIOLoopBoundBox(EchoState(), eventLoop: loop) }.get()
+                try await echoOnEventLoop(socket, box, payload: payload, count: warmup, window: args.c, record: false)
                 let t0 = nowNs()
-                try await echoOnEventLoop(socket, state, payload: payload, count: args.n, window: args.c, record: true)
+                try await echoOnEventLoop(socket, box, payload: payload, count: args.n, window: args.c, record: true)
                 report.elapsedNs = nowNs() - t0
-                report.bytes = state.bytes
-                report.errors += state.errors
-                report.latenciesNs = state.latenciesNs
+                let (bytes, errors, latencies) = try await loop.submit { (box.value.bytes, box.value.errors, box.value.latenciesNs) }.get()
+                report.bytes = bytes
+                report.errors += errors
+                report.latenciesNs = latencies
             }
             report.extra["messages"] = Double(args.n)
             report.extra["warmup"] = Double(warmup)
