@@ -12,6 +12,8 @@
 #     from aiohttp on 18457 (permessage-deflate) and 18458 (none); nginx on 18459 is TLS in front of
 #     all four (nginx-websocket.conf: /websockets/, /websockets-plain/, /aiohttp/, /aiohttp-plain/),
 #     and 18443 serves the same paths with h2 offered by ALPN
+#   tinyproxy on 18460 (when installed): an HTTP proxy that opens CONNECT tunnels to 18458 and 18459 only
+#     (WebSockets through a proxy; a tunnel to any other port is refused with 403)
 # Needs nginx, curl, openssl and python3 with httpbin, gunicorn, cryptography, sse-starlette,
 # uvicorn, websockets and aiohttp (.ci/run installs them).
 set -euo pipefail
@@ -46,6 +48,7 @@ old_nginx=$(stop_pidfile "$root/nginx.pid")
 old_mtls=$(stop_pidfile "$root/mtls-server.pid")
 old_sse=$(stop_pidfile "$root/sse-server.pid")
 old_ws=$(stop_pidfile "$root/ws-server.pid")
+old_proxy=$(stop_pidfile "$root/tinyproxy.pid")
 
 # Fixtures: random bytes (Range, ETag, Last-Modified), compressible text, a 4 MiB file nginx serves slowly.
 [ -f "$root/www/random-1m.bin" ] || head -c 1048576 /dev/urandom > "$root/www/random-1m.bin"
@@ -109,6 +112,34 @@ python3 "$here/ws-server.py" --websockets-port 18455 --websockets-plain-port 184
   --aiohttp-plain-port 18458 --daemon --pid-file "$root/ws-server.pid" --log-file "$root/logs/ws-server.log" \
   </dev/null >>"$root/logs/ws-server.log" 2>&1 \
   || { echo "ws-server.py did not start" >&2; tail -n 20 "$root/logs/ws-server.log" >&2; exit 1; }
+
+# tinyproxy (optional outside CI, which installs it): it detaches and writes its pid file itself.
+wait_gone "$old_proxy" 50 "$root/tinyproxy.pid"
+proxy_env=
+if command -v tinyproxy >/dev/null 2>&1; then
+  cat > "$root/tinyproxy.conf" <<CONF
+Port 18460
+Listen 127.0.0.1
+Timeout 60
+MaxClients 64
+Allow 127.0.0.1
+LogFile "$root/logs/tinyproxy.log"
+LogLevel Connect
+PidFile "$root/tinyproxy.pid"
+ConnectPort 18458
+ConnectPort 18459
+CONF
+  : > "$root/logs/tinyproxy.log"
+  tinyproxy -c "$root/tinyproxy.conf" </dev/null >>"$root/logs/tinyproxy.log" 2>&1 \
+    || { echo "tinyproxy did not start" >&2; tail -n 20 "$root/logs/tinyproxy.log" >&2; exit 1; }
+  for _ in $(seq 1 50); do curl -s -o /dev/null -x http://127.0.0.1:18460 http://127.0.0.1:18180/small.json && break; sleep 0.1; done
+  curl -sf -o /dev/null -x http://127.0.0.1:18460 http://127.0.0.1:18180/small.json \
+    || { echo "tinyproxy does not answer" >&2; tail -n 20 "$root/logs/tinyproxy.log" >&2; exit 1; }
+  proxy_env="export COURIER_CONNECT_PROXY_URL=http://127.0.0.1:18460
+export COURIER_CONNECT_PROXY_LOG=$root/logs/tinyproxy.log"
+else
+  echo "start-servers.sh: tinyproxy is not installed; the tests through a proxy will be skipped" >&2
+fi
 
 tls=$root/tls
 for _ in $(seq 1 50); do
@@ -178,4 +209,5 @@ export COURIER_TEST_ROGUE_CLIENT_CERT=$tls/rogue-client.crt
 export COURIER_TEST_ROGUE_CLIENT_KEY=$tls/rogue-client.key
 export COURIER_TEST_SERVER_PIN='$(cat "$tls/server.pin")'
 export COURIER_TEST_WRONG_PIN='$(cat "$tls/wrong.pin")'
+$proxy_env
 ENV

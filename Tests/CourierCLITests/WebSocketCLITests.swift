@@ -88,6 +88,51 @@ import Glibc
         #expect(untrusted.status == 60, "\(untrusted)")
     }
 
+    // MARK: Through a proxy
+
+    /// tinyproxy (`.ci/start-servers.sh`), which opens CONNECT tunnels to the aiohttp plain port and
+    /// nginx's WebSocket TLS port only, and its log; or nil with the skip printed.
+    static let proxy: (url: String, log: String)? = {
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["COURIER_CONNECT_PROXY_URL"], let log = environment["COURIER_CONNECT_PROXY_LOG"] else {
+            print("SKIPPED courier WebSocket tests through a proxy: COURIER_CONNECT_PROXY_URL is not set (run .ci/start-servers.sh, as .ci/run does).")
+            return nil
+        }
+        return (url, log)
+    }()
+
+    @Test func wsAndWssGoThroughTheProxyTheEnvironmentNamesInATunnel() async throws {
+        guard let proxy = Self.proxy, let plain = Self.url("COURIER_AIOHTTP_WS_PLAIN_URL"),
+            let tls = Self.url("COURIER_AIOHTTP_WSS_PLAIN_URL"), let ca = TLSServers.testCA
+        else { return }
+        // libcurl's variables, as curl reads them: http_proxy for ws://, https_proxy for wss://.
+        let cases: [(URL, [String], [String: String])] = [
+            (plain, [], ["http_proxy": proxy.url, "no_proxy": ""]),
+            (tls, ["--cacert", ca], ["https_proxy": proxy.url, "no_proxy": ""]),
+        ]
+        for (server, options, environment) in cases {
+            let input = try InputPipe()
+            let process = try input.start(options + [server.appendingPathComponent("echo").absoluteString], environment: environment)
+            await type("through the tunnel", into: input, of: process, expecting: "through the tunnel\n")
+            input.end()
+            let result = try await process.finish(timeout: .seconds(30))
+            #expect(result.status == 0, "\(server): \(result)")
+        }
+        let log = (try? String(contentsOfFile: proxy.log, encoding: .utf8)) ?? ""
+        for server in [plain, tls] {
+            let tunnel = "CONNECT 127.0.0.1:\(server.port ?? 0) HTTP/1.1"
+            #expect(log.contains(tunnel), "the proxy's log has no \(tunnel)")
+        }
+    }
+
+    @Test func aTunnelTheProxyRefusesCannotConnectAndSaysWhy() async throws {
+        // tinyproxy opens tunnels to two ports only; aiohttp's compressing port is not one of them.
+        guard let proxy = Self.proxy, let server = Self.server else { return }
+        let result = try await runCLI([server.appendingPathComponent("echo").absoluteString], environment: ["http_proxy": proxy.url, "no_proxy": ""])
+        #expect(result.status == 7, "\(result)")
+        #expect(result.stderrText.contains("The proxy refused to open a tunnel to 127.0.0.1 (it answered CONNECT with 403)."), "\(result)")
+    }
+
     // MARK: Without a server
 
     @Test func connectionRefusedExits7() async throws {

@@ -31,6 +31,9 @@ struct ErrorReport: Equatable, Sendable {
         switch error.kind {
         case .cannotFindHost:
             return "Could not resolve host: \(host)"
+        case .cannotConnect where error.message.hasPrefix("The proxy refused"):
+            // The proxy answered; the sentence names what it refused.
+            return withoutTransportText(error.message)
         case .cannotConnect:
             let port = error.url.flatMap { $0.port ?? (["https", "wss"].contains($0.scheme?.lowercased()) ? 443 : 80) }.map { " port \($0)" } ?? ""
             return "Failed to connect to \(host)\(port): the connection was refused or the host is unreachable"

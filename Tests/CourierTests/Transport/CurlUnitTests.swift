@@ -191,6 +191,16 @@ struct CurlUnitTests {
         }
     }
 
+    @Test("a proxy's refusal to open a tunnel cannot connect, with the proxy's status")
+    func refusedTunnel() {
+        let url = URL(string: "wss://example.com/live")!
+        let refused = CourierError(curl: CCURLE_RECV_ERROR, detail: "CONNECT tunnel failed, response 403", url: url)
+        #expect(refused.kind == .cannotConnect)
+        #expect(refused.message == "The proxy refused to open a tunnel to example.com (it answered CONNECT with 403).")
+        #expect(CourierError(curl: CCURLE_RECV_ERROR, detail: "CONNECT tunnel failed", url: url).kind == .connectionLost)
+        #expect(CourierError(curl: CCURLE_RECV_ERROR, detail: "Connection reset by peer", url: url).kind == .connectionLost)
+    }
+
     @Test("curl result codes map to Courier kinds")
     func errorKinds() throws {
         _ = try CurlLibrary.load()

@@ -53,6 +53,14 @@ extension CourierError {
             self.init(.responseTooLarge, Self.transportHeaderLineLimitMessage, underlyingError: error, url: url)
             return
         }
+        // libcurl reports a proxy's refusal of CONNECT as a receive error on a connection that never opened.
+        if code == CCURLE_RECV_ERROR, let status = Self.refusedTunnelStatus(message) {
+            self.init(
+                .cannotConnect,
+                "The proxy refused to open a tunnel to \(url.host ?? "the server") (it answered CONNECT with \(status)).",
+                underlyingError: error, url: url)
+            return
+        }
         if code == CCURLE_RECV_ERROR, Self.isMalformedFraming(message) {
             self.init(.invalidResponse, "The response's framing is malformed: \(message).", underlyingError: error, url: url)
             return
@@ -78,5 +86,14 @@ extension CourierError {
             return
         }
         self.init(error.kind, message, underlyingError: error, url: url)
+    }
+}
+
+extension CourierError {
+    /// The status in libcurl's "CONNECT tunnel failed, response 403", or nil for another message.
+    static func refusedTunnelStatus(_ message: String) -> Int? {
+        let prefix = "CONNECT tunnel failed, response "
+        guard message.hasPrefix(prefix) else { return nil }
+        return Int(message.dropFirst(prefix.count).prefix(while: \.isNumber))
     }
 }
