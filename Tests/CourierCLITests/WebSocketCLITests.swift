@@ -95,7 +95,9 @@ import Glibc
     static let proxy: (url: String, log: String)? = {
         let environment = ProcessInfo.processInfo.environment
         guard let url = environment["COURIER_CONNECT_PROXY_URL"], let log = environment["COURIER_CONNECT_PROXY_LOG"] else {
-            print("SKIPPED courier WebSocket tests through a proxy: COURIER_CONNECT_PROXY_URL is not set (run .ci/start-servers.sh, as .ci/run does).")
+            print(
+                "SKIPPED courier WebSocket tests through a proxy: COURIER_CONNECT_PROXY_URL is not set "
+                    + "(run .ci/start-servers.sh, as .ci/run does).")
             return nil
         }
         return (url, log)
