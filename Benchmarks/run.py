@@ -14,8 +14,10 @@ Knobs (environment):
                       G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
                       K=sse (1,000,000 Server-Sent Events from one static text/event-stream file)
                       L=wssmall,wslarge,wspipe,wsslow (WebSocket echo against bench-ws-server)
-                      M=httpcache,httpcache1 (10 passes over 1,000 10 KiB files, half fresh, half
-                      revalidated; HTTP cache on vs off, 8 and 1 in flight)
+                      M=httpcache,httpcache1,httpcachewarm,httpcachewarm1 (10 passes over 1,000 10 KiB
+                      files, half fresh, half revalidated at every reuse; the warm variant starts from a store
+                      an earlier process filled, half of it fresh, half stale; HTTP cache on vs off, 8 and 1
+                      in flight)
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
@@ -69,9 +71,10 @@ RESUME_RATE = "32m"  # nginx limit_rate on /throttled/: 32 MiB/s, so the 64 MiB 
 LETTERS = {"A": ["seq"], "B": ["conc"], "C": ["dlmem", "dldisk"], "D": ["json"], "E": [],
            "F": ["dedupe"], "G": ["resume"], "H": ["h1seq", "h1conc"], "I": ["h2conc32", "h2conc256"],
            "J": ["tlscold"], "K": ["sse"], "L": ["wssmall", "wslarge", "wspipe", "wsslow"],
-           "M": ["httpcache", "httpcache1"]}
+           "M": ["httpcache", "httpcache1", "httpcachewarm", "httpcachewarm1"]}
 ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume", "h1seq", "h1conc", "h2conc32", "h2conc256",
-       "tlscold", "sse", "wssmall", "wslarge", "wspipe", "wsslow", "httpcache", "httpcache1"]
+       "tlscold", "sse", "wssmall", "wslarge", "wspipe", "wsslow", "httpcache", "httpcache1", "httpcachewarm",
+       "httpcachewarm1"]
 # The HTTPS workloads: A and B over HTTPS/HTTP/1.1 (H), B over HTTP/2 (I), 32 cold connections (J).
 # "base" picks the server (h1: `ssl` only; h2: `ssl http2`), "http" the version the clients ask for.
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
@@ -101,8 +104,17 @@ PARAMS = {
     # Workload M (issue 22): n GETs in passes over CACHE_FILES files (the same order every pass), c in flight.
     "httpcache": dict(path="/cachebench/", n=10000, c=8),
     "httpcache1": dict(path="/cachebench/", n=10000, c=1),
+    # The warm variant: the same files under /cachewarm/, every one with max-age; an untimed pass 0, in a
+    # process of its own, stores all 1,000 (the revalidate/ half with max-age=1 s in that pass only); once
+    # they are stale the timed process makes its 10,000 GETs: the fresh half are hits, the stale half are
+    # revalidated once (the 304 makes them fresh for an hour) and are hits after that.
+    "httpcachewarm": dict(path="/cachewarm/", n=10000, c=8),
+    "httpcachewarm1": dict(path="/cachewarm/", n=10000, c=1),
 }
-CACHE_WORKLOADS = ("httpcache", "httpcache1")
+CACHE_WORKLOADS = ("httpcache", "httpcache1", "httpcachewarm", "httpcachewarm1")
+WARM_CACHE_WORKLOADS = ("httpcachewarm", "httpcachewarm1")
+# How long after the warm pass the short-lived entries are stale (their max-age is 1 s).
+WARM_STALE_AFTER = 1.2
 # Workload M's files: CACHE_FILES distinct files of CACHE_FILE_BYTES in WWW/cachebench/, the first half under
 # fresh/ (nginx `expires 1h`: max-age, ETag, Last-Modified), the other half under revalidate/ (`Cache-Control:
 # no-cache`: every reuse is a conditional request, answered 304); each location logs `$status $bytes_sent`
@@ -314,6 +326,10 @@ http {{
     log_format bench '$msec $connection $status $bytes_sent $body_bytes_sent "$http_range" $request_uri';
     # Workload M: what reached the server and what it sent, with the client's pass number (X-Bench-Pass).
     log_format cachebench '$status $bytes_sent "$http_x_bench_pass" $request_uri';
+    map $http_x_bench_pass $cachewarm_expires {{
+        "0" 1s;
+        default 1h;
+    }}
     # HTTPS (workloads H, I, J): every request logged with its connection's serial number, so that
     # run.py counts the connections of each run (distinct $connection values since the run began).
     log_format tlsbench '$msec $connection $server_port $server_protocol $ssl_protocol '
@@ -351,6 +367,19 @@ http {{
         }}
         location /cachebench/revalidate/ {{
             add_header Cache-Control no-cache;
+            access_log {work}/logs/cache-revalidate.log cachebench;
+        }}
+        # The warm variant: the same files, all with max-age and validators. Requests of the untimed pass
+        # that fills the store (X-Bench-Pass: 0) get max-age=1 on the revalidate/ half, so that those
+        # entries are stale when the timed run starts; every later answer (the 304s too) says an hour.
+        location /cachewarm/fresh/ {{
+            alias {work}/www/cachebench/fresh/;
+            expires 1h;
+            access_log {work}/logs/cache-fresh.log cachebench;
+        }}
+        location /cachewarm/revalidate/ {{
+            alias {work}/www/cachebench/revalidate/;
+            expires $cachewarm_expires;
             access_log {work}/logs/cache-revalidate.log cachebench;
         }}
     }}
@@ -782,6 +811,7 @@ def cache_log_since(offsets):
     headers included), and the same for requests sent after the client's first pass (X-Bench-Pass > 1)."""
     time.sleep(0.2)  # nginx writes a request's line when it ends
     out = {}
+    warm = 0
     for name, path in CACHE_LOGS.items():
         statuses, later_statuses = {}, {}
         sent = later_sent = 0
@@ -793,6 +823,9 @@ def cache_log_since(offsets):
                     if not m:
                         continue
                     status, nbytes = m.group(1), int(m.group(2))
+                    if m.group(3) == "0":
+                        warm += 1  # the untimed pass that filled the store (warm variant)
+                        continue
                     statuses[status] = statuses.get(status, 0) + 1
                     sent += nbytes
                     if m.group(3) not in ("", "-", "1"):
@@ -802,6 +835,7 @@ def cache_log_since(offsets):
         out[f"{name}_bytes_sent"] = sent
         out[f"{name}_later_statuses"] = later_statuses
         out[f"{name}_later_bytes_sent"] = later_sent
+    out["warm_requests"] = warm
     out["server_requests"] = sum(sum(out[f"{n}_statuses"].values()) for n in CACHE_LOGS)
     out["server_bytes_sent"] = sum(out[f"{n}_bytes_sent"] for n in CACHE_LOGS)
     for status in ("200", "304"):
@@ -832,6 +866,15 @@ def run_one(nginx, cid, cmd, parser, wl):
     tls_offset = log_offset(TLS_LOG)
     server_cpu = process_cpu_ms(nginx.worker)
     ws_cpu = process_cpu_ms(WS_SERVER.proc.pid) if WS_SERVER.proc else None
+    if wl in WARM_CACHE_WORKLOADS and cmd != "curl-resume":
+        # The earlier process: one untimed pass 0 over the list fills the store; then wait until the
+        # entries it stored with max-age=1 are stale.
+        warm = list(cmd)
+        warm[warm.index("--n") + 1] = str(CACHE_FILES)
+        p, _, _ = timed(warm + ["--first-pass", "0"])
+        if p.returncode != 0:
+            return dict(failed=True, rc=p.returncode, stderr="warm pass: " + p.stderr[-1500:], wall=0)
+        time.sleep(WARM_STALE_AFTER)
     if cmd == "curl-resume":
         r = run_curl_resume(nginx)
     else:

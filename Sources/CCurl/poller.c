@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <stdio.h>
 
 #if defined(__linux__)
 #include <sys/random.h>
@@ -139,6 +141,19 @@ int ccurl_random_bytes(void *buffer, size_t count) {
 #else
     arc4random_buf(buffer, count);
     return 0;
+#endif
+}
+
+int ccurl_rename_exchange(const char *first, const char *second) {
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+    return renameat2(AT_FDCWD, first, AT_FDCWD, second, RENAME_EXCHANGE);
+#elif defined(__APPLE__)
+    return renamex_np(first, second, RENAME_SWAP);
+#else
+    (void)first;
+    (void)second;
+    errno = ENOSYS;
+    return -1;
 #endif
 }
 

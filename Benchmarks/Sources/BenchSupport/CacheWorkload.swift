@@ -5,7 +5,8 @@ import Synchronization
 // 10 KiB files (`--urls`: one path a line, relative to `--url`), in passes over the list in the
 // same order every pass, `c` workers each taking the next index from one shared counter (so the
 // requests go out in the list's order, c at a time). Every request carries `X-Bench-Pass: N`
-// (1-based), which nginx logs, so run.py can tell what reached the server after the first pass;
+// (from `--first-pass`, 1 unless run.py fills the store first with a pass 0), which nginx logs, so
+// run.py can tell what reached the server after the first pass;
 // no cache keys on it (nginx sends no `Vary`). Every body must be 10,240 bytes and start with the
 // line `courier cachebench <path>` that run.py wrote into the file; anything else is an error.
 
@@ -78,7 +79,7 @@ public func runCacheWorkload(_ args: Arguments, _ list: CacheBenchList,
                     let k = state.next.wrappingAdd(1, ordering: .relaxed).oldValue
                     if k >= total { break }
                     if k == count { state.secondPassNs.store(nowNs(), ordering: .relaxed) }
-                    let pass = k / count + 1
+                    let pass = k / count + args.firstPass
                     let result = await fetch(k % count, pass)
                     if !result.ok {
                         errors += 1

@@ -9,7 +9,7 @@ import Glibc
 // Command line (every executable):
 //   <workload> --client NAME [--url URL] [--n N] [--c C] [--out PATH] [--warmup W]
 //              [--gate-pid PID] [--store DIR] [--expect-bytes B] [--cacert PEM] [--http auto|1.1|2] [--size S]
-//              [--urls FILE]
+//              [--urls FILE] [--first-pass N]
 // Workloads: seq | conc | dlmem | dldisk | json | dedupe | resume, and over HTTPS (--cacert):
 //   h1seq (as seq) | h1conc | h2conc32 | h2conc256 (as conc) | tlscold (one cold wave of c requests)
 //   sse: one event stream of n events read to its end (bench-courier, bench-ahc-sse)
@@ -17,7 +17,9 @@ import Glibc
 //   flight; wsslow: n messages of --size bytes flooded by the server, read one per 10 ms (bench-courier,
 //   bench-wskit; the URL is bench-ws-server's /echo or /flood)
 //   httpcache | httpcache1: n GETs in passes over the --urls list of 1,000 10 KiB files, c (httpcache1:
-//   1) at a time (workload M, CacheWorkload.swift); --store is the cache directory where there is one
+//   1) at a time (workload M, CacheWorkload.swift); --store is the cache directory where there is one;
+//   httpcachewarm | httpcachewarm1: the same against /cachewarm/ (run.py first runs one pass with
+//   --first-pass 0 in a process of its own, to fill the store the timed process then starts from)
 // Output: exactly one line starting with "{" on stdout (a JSON object); diagnostics on stderr.
 
 public struct Arguments: Sendable {
@@ -39,6 +41,9 @@ public struct Arguments: Sendable {
     public var size = 100
     /// Workload M's URL list: one path a line, relative to `url`.
     public var urls = ""
+    /// Workload M's number for its first pass, sent as `X-Bench-Pass` (0: the untimed pass that fills
+    /// the store for the warm variant).
+    public var firstPass = 1
 
     public init(_ argv: [String] = CommandLine.arguments) {
         var it = argv.dropFirst().makeIterator()
@@ -58,6 +63,7 @@ public struct Arguments: Sendable {
             case "--cacert": cacert = value
             case "--size": size = Int(value)!
             case "--urls": urls = value
+            case "--first-pass": firstPass = Int(value)!
             case "--http":
                 guard ["auto", "1.1", "2"].contains(value) else { fail("--http takes auto, 1.1 or 2") }
                 http = value
@@ -81,7 +87,7 @@ public struct Arguments: Sendable {
         case "h1seq": "seq"
         case "h1conc", "h2conc32", "h2conc256": "conc"
         case "tlscold": "cold"
-        case "httpcache1": "httpcache"
+        case "httpcache1", "httpcachewarm", "httpcachewarm1": "httpcache"
         default: workload
         }
     }

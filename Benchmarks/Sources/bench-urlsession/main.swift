@@ -241,7 +241,7 @@ case "dlmem": report = await toMemory()
 case "dldisk": report = await toDisk()
 case "dedupe": report = await identical()
 case "resume": report = await resume()
-case "httpcache", "httpcache1": report = await httpCache()
+case "httpcache", "httpcache1", "httpcachewarm", "httpcachewarm1": report = await httpCache()
 default: fail("unknown workload \(args.workload)")
 }
 report.emit()

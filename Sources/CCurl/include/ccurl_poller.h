@@ -53,6 +53,11 @@ int ccurl_wait_readable(int socket, int64_t timeout_ns);
 /// (getrandom on Linux, arc4random_buf elsewhere). Returns 0, or -1 when it could not.
 int ccurl_random_bytes(void *buffer, size_t count);
 
+/// Swaps the files at two paths atomically (both must exist): renameat2(RENAME_EXCHANGE) on Linux,
+/// renamex_np(RENAME_SWAP) on Apple platforms. Returns 0, or -1 with errno set (ENOENT when one is
+/// missing, EINVAL or ENOSYS where the file system or system cannot).
+int ccurl_rename_exchange(const char *first, const char *second);
+
 /// What a connect-only transfer is doing, so that another thread can stop it: cancelling shuts its
 /// socket down, which ends a connect or TLS handshake in progress at once.
 typedef struct ccurl_connect_guard ccurl_connect_guard;

@@ -62,6 +62,12 @@ enum StoreFixtures {
         names(in: directory).filter { $0.hasSuffix(".tmp") }
     }
 
+    /// Temporary files no live writer holds (a killed writer's leftovers): a cache keeps a few
+    /// locked ones to reuse (``CacheSpareFiles``), which are not leftovers.
+    static func leftoverTemporaryFiles(in directory: URL) -> [String] {
+        temporaryFiles(in: directory).filter { !CacheFileIO.isLocked(directory.appendingPathComponent($0)) }
+    }
+
     static func bodyFiles(in directory: URL) -> [String] {
         names(in: directory).filter { $0.hasSuffix(".body") }
     }

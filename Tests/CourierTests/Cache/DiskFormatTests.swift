@@ -90,7 +90,8 @@ extension ResponseCacheStore {
             var damaged: [(String, Data)] = []
             for cut in [1, 10, whole.count / 2, whole.count - 1] { damaged.append(("truncated to \(cut)", whole.prefix(cut))) }
             var flipped = whole
-            flipped[flipped.startIndex + whole.count - 74] ^= 0x01  // the inline body's last byte (the trailer is 73)
+            // The inline body's last byte, just before the trailer.
+            flipped[flipped.startIndex + whole.count - CacheEntryFormat.trailerLength - 1] ^= 0x01
             damaged.append(("one bit flipped in the body", flipped))
             var metadata = whole
             metadata[metadata.startIndex + 25] ^= 0x20  // a byte of the JSON line

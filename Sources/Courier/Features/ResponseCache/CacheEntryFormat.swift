@@ -7,7 +7,7 @@ import Foundation
 ///     COURIER-RESPONSE 2\n
 ///     <metadata as one line of JSON>\n
 ///     <inline body: bodyLength bytes, only when bodyFile is absent>
-///     \nsha256 <64 hex digits of everything above>\n
+///     \ncheck64 <16 hex digits: ``CacheChecksum`` of everything above>\n
 ///
 /// and, for a body too large to live inline, an immutable **body file** `<sha256 of key>-<uuid>.body`
 /// named by the head: `COURIER-BODY 2\n` followed by exactly `bodyLength` bytes. A 304 rewrites
@@ -26,8 +26,8 @@ enum CacheEntryFormat {
     /// Temporary files: `courier-<uuid>.tmp`, locked by their writer while it lives.
     static let temporaryPrefix = "courier-"
     static let temporaryExtension = "tmp"
-    private static let trailerTag = Data("\nsha256 ".utf8)
-    private static let trailerLength = trailerTag.count + 64 + 1
+    private static let trailerTag = Data("\ncheck64 ".utf8)
+    static let trailerLength = trailerTag.count + 16 + 1
 
     /// What a head file's JSON line holds.
     struct Metadata: Codable, Equatable {
@@ -72,12 +72,11 @@ enum CacheEntryFormat {
 
     /// The head file's bytes; `inlineBody` must be empty when `metadata.bodyFile` is set.
     static func encodeHead(_ metadata: Metadata, inlineBody: Data) -> Data? {
-        guard let line = try? JSONEncoder().encode(metadata) else { return nil }
         var file = headMagic
-        file.append(line)
+        file.append(contentsOf: metadata.json.description.utf8)
         file.append(UInt8(ascii: "\n"))
         file.append(inlineBody)
-        let digest = SHA256.hash(file).hexString
+        let digest = CacheChecksum.hex(of: file)
         file.append(trailerTag)
         file.append(Data(digest.utf8))
         file.append(UInt8(ascii: "\n"))
@@ -92,10 +91,10 @@ enum CacheEntryFormat {
         guard trailer.starts(with: trailerTag), trailer.last == UInt8(ascii: "\n") else { return .invalid }
         let digest = trailer.dropFirst(trailerTag.count).dropLast()
         let covered = file[file.startIndex..<trailerStart]
-        guard Data(digest) == Data(SHA256.hash(Data(covered)).hexString.utf8) else { return .invalid }
+        guard digest.elementsEqual(CacheChecksum.hex(of: covered).utf8) else { return .invalid }
         let metadataStart = file.startIndex + headMagic.count
         guard let newline = covered[metadataStart...].firstIndex(of: UInt8(ascii: "\n")),
-            let metadata = try? JSONDecoder().decode(Metadata.self, from: covered[metadataStart..<newline]),
+            let json = try? JSONParser.parse(Data(covered[metadataStart..<newline])), let metadata = Metadata(json: json),
             metadata.bodyLength >= 0
         else { return .invalid }
         let inline = covered[(newline + 1)...]
@@ -128,7 +127,12 @@ enum CacheEntryFormat {
     }
 
     static func newTemporaryFileName() -> String {
-        "\(temporaryPrefix)\(UUID().uuidString.lowercased()).\(temporaryExtension)"
+        // Not UUID(): on Linux it opens and reads /dev/urandom each time (three system calls).
+        var generator = SystemRandomNumberGenerator()
+        let high = String(generator.next() as UInt64, radix: 16)
+        let low = String(generator.next() as UInt64, radix: 16)
+        let padded = String(repeating: "0", count: 16 - high.utf8.count) + high + String(repeating: "0", count: 16 - low.utf8.count) + low
+        return "\(temporaryPrefix)\(padded).\(temporaryExtension)"
     }
 
     /// The key digest a body file belongs to, or `nil` if `name` is not a body file's name.
@@ -150,5 +154,72 @@ enum CacheEntryFormat {
 
     static func isTemporaryFileName(_ name: String) -> Bool {
         name.hasPrefix(temporaryPrefix) && name.hasSuffix(".\(temporaryExtension)")
+    }
+}
+
+// The metadata line through Courier's own JSON parser and writer: `JSONDecoder` took as long as the
+// rest of reading a 10 KiB entry from disk (`Benchmarks/PROFILES.md`, workload M-warm). The text is
+// the same JSON `Codable` reads and writes (absent optionals omitted), so either can read the other's.
+extension CacheEntryFormat.Metadata {
+    /// The metadata in `json`, or nil when a field is missing or of the wrong type.
+    init?(json: JSON) {
+        guard let key = json["key"]?.stringValue, let statusCode = json["statusCode"]?.intValue,
+            let pairs = json["headers"]?.arrayValue, let requestTime = json["requestTime"]?.doubleValue,
+            let responseTime = json["responseTime"]?.doubleValue,
+            let requestHadAuthorization = json["requestHadAuthorization"]?.boolValue,
+            let length = json["bodyLength"]?.doubleValue, let bodyLength = Int64(exactly: length)
+        else { return nil }
+        var headers: [[String]] = []
+        headers.reserveCapacity(pairs.count)
+        for pair in pairs {
+            guard let strings = pair.arrayValue else { return nil }
+            let values = strings.compactMap(\.stringValue)
+            guard values.count == strings.count else { return nil }
+            headers.append(values)
+        }
+        var varying: [String: String]?
+        switch json["varyingRequestHeaders"] {
+        case nil, .null?: varying = nil
+        case .object(let members)?:
+            varying = members.compactMapValues(\.stringValue)
+            guard varying?.count == members.count else { return nil }
+        default: return nil
+        }
+        guard let url = Self.optionalString(json["url"]), let bodyFile = Self.optionalString(json["bodyFile"]) else { return nil }
+        var version: Int?
+        switch json["version"] {
+        case nil, .null?: version = nil
+        case let value?:
+            guard let number = value.intValue else { return nil }
+            version = number
+        }
+        self.init(
+            key: key, statusCode: statusCode, headers: headers, requestTime: requestTime, responseTime: responseTime,
+            varyingRequestHeaders: varying, requestHadAuthorization: requestHadAuthorization, url: url, version: version,
+            bodyFile: bodyFile, bodyLength: bodyLength)
+    }
+
+    /// An optional string field: `.some(nil)` when absent or null, nil when of another type.
+    private static func optionalString(_ value: JSON?) -> String?? {
+        switch value {
+        case nil, .null?: return .some(nil)
+        case .string(let string)?: return .some(string)
+        default: return nil
+        }
+    }
+
+    /// The metadata as JSON (absent optionals omitted, as `Codable` writes them).
+    var json: JSON {
+        var members: [String: JSON] = [
+            "key": .string(key), "statusCode": .number(Double(statusCode)),
+            "headers": .array(headers.map { .array($0.map(JSON.string)) }),
+            "requestTime": .number(requestTime), "responseTime": .number(responseTime),
+            "requestHadAuthorization": .bool(requestHadAuthorization), "bodyLength": .number(Double(bodyLength)),
+        ]
+        if let varyingRequestHeaders { members["varyingRequestHeaders"] = .object(varyingRequestHeaders.mapValues(JSON.string)) }
+        if let url { members["url"] = .string(url) }
+        if let version { members["version"] = .number(Double(version)) }
+        if let bodyFile { members["bodyFile"] = .string(bodyFile) }
+        return .object(members)
     }
 }

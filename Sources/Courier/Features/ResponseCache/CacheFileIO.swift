@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -106,6 +107,33 @@ enum CacheFileIO {
     /// Renames atomically, replacing `destination` if it exists.
     static func rename(_ source: URL, to destination: URL) -> Bool {
         posixRename(source.path, destination.path) == 0
+    }
+
+    /// Swaps the files at `first` and `second` atomically; `false` where the system or file
+    /// system cannot, or when either is missing.
+    static func exchange(_ first: URL, _ second: URL) -> Bool {
+        ccurl_rename_exchange(first.path, second.path) == 0
+    }
+
+    /// Opens the file at `url` to be written again as a temporary file, from its start: locked
+    /// (`flock`, without waiting: someone else's lock means it is theirs) and still linked; `nil`
+    /// otherwise. It is not emptied: truncating a file to zero makes ext4 write it back when it is
+    /// closed (`auto_da_alloc`), so the writer overwrites it and cuts it to length
+    /// (``truncate(_:to:)``) instead.
+    static func reclaim(_ url: URL) -> Int32? {
+        let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, fstat(descriptor, &info) == 0, info.st_nlink > 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Sets the file's length to `length` bytes.
+    static func truncate(_ descriptor: Int32, to length: Int) -> Bool {
+        ftruncate(descriptor, off_t(length)) == 0
     }
 
     /// Removes the file; `false` if it could not (including when it did not exist).

@@ -20,6 +20,8 @@ struct DiskResponseStore: Sendable {
     static let maximumHeadFileSize = 8 << 20
 
     let directory: URL
+    /// Temporary files to reuse instead of creating new ones (see ``CacheSpareFiles``).
+    let spares = CacheSpareFiles()
 
     func url(_ name: String) -> URL {
         directory.appendingPathComponent(name, isDirectory: false)
@@ -107,11 +109,27 @@ struct DiskResponseStore: Sendable {
         return CacheFileIO.createLocked(temporary).map { (temporary, $0) }
     }
 
-    /// Writes `contents` to `destination` atomically (temporary file, then rename). Returns the bytes written.
+    /// Writes `contents` to `destination` atomically (temporary file, then rename); returns whether
+    /// it did. With ``FastPaths`` on, a file already at `destination` is swapped out rather than
+    /// unlinked, and kept for the next write (``CacheSpareFiles``).
     private func writeAtomically(_ contents: Data, to destination: URL) -> Bool {
-        guard let (temporary, descriptor) = createTemporaryFile() else { return false }
+        let spare = FastPaths.enabled ? spares.take() : nil
+        guard let (temporary, descriptor) = spare ?? createTemporaryFile() else { return false }
+        // A spare still holds the head it was: overwritten from its start, then cut to length.
+        guard CacheFileIO.writeAll(descriptor, contents), spare == nil || CacheFileIO.truncate(descriptor, to: contents.count) else {
+            CacheFileIO.remove(temporary)
+            CacheFileIO.close(descriptor)
+            return false
+        }
+        if FastPaths.enabled, CacheFileIO.exchange(temporary, destination) {
+            // The new head is in place (its lock goes with this descriptor, as after a rename);
+            // the old one is under the temporary name now.
+            CacheFileIO.close(descriptor)
+            spares.keep(temporary)
+            return true
+        }
         defer { CacheFileIO.close(descriptor) }
-        guard CacheFileIO.writeAll(descriptor, contents), CacheFileIO.rename(temporary, to: destination) else {
+        guard CacheFileIO.rename(temporary, to: destination) else {
             CacheFileIO.remove(temporary)
             return false
         }
@@ -184,6 +202,22 @@ struct DiskResponseStore: Sendable {
         }
         if let previousBody, previousBody != bodyName { CacheFileIO.remove(url(previousBody)) }
         return Published(bytes: bytes, bodyFile: bodyFile)
+    }
+
+    /// Writes `entry` (whose body is inline, `.data`, as memory holds it) with `entryHead` as the
+    /// head file for its key, without reading the file first: after a 304 validated `entry`, its
+    /// body with the new head is what the key should hold. Returns the updated entry, or `nil`
+    /// when the body is not inline or the write failed.
+    func replaceHead(of entry: StoredEntry, with entryHead: CacheEntryHead, now: Date) -> StoredEntry? {
+        guard case .data(let body) = entry.body, body.count <= ResponseCache.spillThreshold else { return nil }
+        var updated = entry
+        updated.head = entryHead
+        let headURL = headURL(for: entry.key)
+        guard let file = CacheEntryFormat.encodeHead(CacheEntryFormat.metadata(for: updated, bodyFile: nil), inlineBody: body),
+            writeAtomically(file, to: headURL)
+        else { return nil }
+        CacheFileIO.setModified(headURL, to: now)
+        return updated
     }
 
     /// Rewrites only the head of the entry stored for `head.key` (after a 304), keeping its body

@@ -47,6 +47,12 @@ extension ResponseCache {
         // and revalidates once more, which costs a 304; rewriting the head file on every 304
         // cost ten times the exchange itself (Benchmarks/PROFILES.md, workload M).
         if let updated = withMemory({ $0.updateHeadIfOnlyTimesChanged(of: key, to: head) }) { return updated }
+        // An inline entry memory holds is written with its new head as it is, without reading the
+        // file back first (a decode and a checksum of the whole file).
+        if let disk, let held = withMemory({ $0.value(for: key) }), let updated = disk.replaceHead(of: held, with: head, now: now()) {
+            withMemory { $0.insert(updated) }
+            return updated
+        }
         if let disk, let updated = disk.updateHead(of: key, to: head, now: now()) {
             withMemory { memory in
                 if case .data = updated.body { memory.insert(updated) } else { memory.remove(key) }
