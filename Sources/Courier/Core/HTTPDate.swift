@@ -68,7 +68,10 @@ enum HTTPDate {
             (1...31).contains(day), day <= daysIn(month: month, year: year), (1...9999).contains(year)
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
+        // A leap second (:60) is read as the minute's last second: `Date` has no leap seconds, and
+        // 23:59:60 on 31 December 9999 would otherwise be a year no HTTP-date can write.
+        let seconds = min(second, 59)
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + seconds))
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

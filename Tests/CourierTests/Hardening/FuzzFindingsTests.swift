@@ -26,6 +26,16 @@ struct FuzzFindingsTests {
         #expect(finalHead(["HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 204\r\n", "\r\n"])?.statusCode == 204)
     }
 
+    @Test("a leap second is the minute's last second, so the last one of year 9999 formats and parses back (fuzz: header_values)")
+    func leapSecondAtTheEndOfYear9999() throws {
+        let now = Date(timeIntervalSince1970: 1_750_000_000)
+        let leap = try #require(HTTPDate.parse("Fri, 31 Dec 9999 23:59:60 GMT", now: now))
+        #expect(HTTPDate.format(leap) == "Fri, 31 Dec 9999 23:59:59 GMT")
+        #expect(HTTPDate.parse(HTTPDate.format(leap), now: now) == leap)
+        #expect(HTTPDate.parse("Tue, 30 Jun 2015 23:59:60 GMT", now: now) == HTTPDate.parse("Tue, 30 Jun 2015 23:59:59 GMT", now: now))
+        #expect(HTTPDate.parse("Fri, 31 Dec 9999 23:59:61 GMT", now: now) == nil)
+    }
+
     @Test("a combining mark after a slash does not smuggle the slash into a file name (fuzz: header_values)")
     func combiningMarkAfterSeparator() throws {
         // "/" + U+0337 is one Character that is not "/", so a Character-based split kept the slash.
