@@ -84,29 +84,38 @@ struct WebSocketInlineReadTests {
             try await socket.send(.text("\(index)"))
             let message = try await iterator.next()
             #expect(message == .text("\(index)"))
-            guard socket.core.withLock({ $0.inlineLease }) else { continue }
+            guard socket.core.withLock({ $0.inlineReading == .leased }) else { continue }
             for rest in index + 1..<attempts { try await socket.send(.text("\(rest)")) }
             return true
         }
         return false
     }
 
+    /// A socket whose consumer took a message inline and then asks for nothing more, with the
+    /// server's recording; opening `gate` makes the server do `then`.
+    private static func idleAfterAnInlineRead(
+        _ server: TestServer, gate: Gate, then step: WebSocketScript.Step
+    ) async throws -> (WebSocket, WebSocketRecording) {
+        let attempts = 2_000
+        server.enqueue(.webSocket(WebSocketScript([.echo(messages: attempts), .wait(gate), step])))
+        let socket = try session(server).webSocket("live", configuration: configuration())
+        try await socket.connect()
+        let recording = try await server.takeWebSocket()
+        let leased = try await echoUntilLeased(socket, attempts: attempts)
+        // Without the fast paths the poller reads throughout; with them, one of 2,000 loopback
+        // echoes arrives within the inline window (250 µs) even on a loaded machine.
+        #expect(leased == FastPaths.enabled, "a message was taken inline")
+        return (socket, recording)
+    }
+
     @Test func aConsumerThatStopsAskingAfterAnInlineReadStillAnswersPings() async throws {
         try await withServer { server async throws in
             let gate = Gate()
-            let attempts = 2_000
-            server.enqueue(.webSocket(WebSocketScript([.echo(messages: attempts), .wait(gate), .ping(Data("late".utf8))])))
-            let socket = try Self.session(server).webSocket("live", configuration: Self.configuration())
-            try await socket.connect()
-            let recording = try await server.takeWebSocket()
-            let leased = try await Self.echoUntilLeased(socket, attempts: attempts)
-            // Without the fast paths the poller reads throughout; with them, one of 2,000 loopback
-            // echoes arrives within the inline window (250 µs) even on a loaded machine.
-            #expect(leased == FastPaths.enabled, "a message was taken inline")
+            let (socket, recording) = try await Self.idleAfterAnInlineRead(server, gate: gate, then: .ping(Data("late".utf8)))
             // The consumer asks for nothing more; the server pings.
             gate.open()
             #expect(await eventually(timeout: .seconds(30)) { recording.pongs.contains(Data("late".utf8)) }, "the ping was answered")
-            #expect(socket.core.withLock { $0.inlineLease } == false, "the lease ended on its own")
+            #expect(socket.core.withLock { $0.inlineReading } == .off, "the lease ended on its own")
             try await socket.close()
             #expect(recording.violations.isEmpty, "\(recording.violations)")
         }
@@ -115,13 +124,7 @@ struct WebSocketInlineReadTests {
     @Test func aConsumerThatStopsAskingAfterAnInlineReadStillSeesTheServersClose() async throws {
         try await withServer { server async throws in
             let gate = Gate()
-            let attempts = 2_000
-            server.enqueue(.webSocket(WebSocketScript([.echo(messages: attempts), .wait(gate), .close(code: 4000, reason: "bye")])))
-            let socket = try Self.session(server).webSocket("live", configuration: Self.configuration())
-            try await socket.connect()
-            let recording = try await server.takeWebSocket()
-            let leased = try await Self.echoUntilLeased(socket, attempts: attempts)
-            #expect(leased == FastPaths.enabled, "a message was taken inline")
+            let (socket, recording) = try await Self.idleAfterAnInlineRead(server, gate: gate, then: .close(code: 4000, reason: "bye"))
             gate.open()
             // The close handshake completes without the consumer asking for another message.
             let ending = try await recording.waitUntilFinished()
@@ -144,9 +147,9 @@ struct WebSocketInlineReadTests {
                 #expect(try await iterator.next() == .text("\(index)"))
                 // Checked and pinged under one lock: the lease's own timer cannot end it in between.
                 pingedUnderLease = socket.withCore { core in
-                    guard core.inlineLease else { return false }
+                    guard core.inlineReading == .leased else { return false }
                     socket.sendPing(Data("now".utf8), waiter: nil, &core)
-                    let stillLeased = core.inlineLease
+                    let stillLeased = core.inlineReading == .leased
                     #expect(stillLeased == false, "the ping ended the lease")
                     return true
                 }

@@ -45,7 +45,6 @@ enum CacheChecksum {
         } else {
             value = Array(data).withUnsafeBytes { of($0) }
         }
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.utf8.count) + digits
+        return withUnsafeBytes(of: value.bigEndian) { Array($0) }.hexString
     }
 }

@@ -129,10 +129,8 @@ enum CacheEntryFormat {
     static func newTemporaryFileName() -> String {
         // Not UUID(): on Linux it opens and reads /dev/urandom each time (three system calls).
         var generator = SystemRandomNumberGenerator()
-        let high = String(generator.next() as UInt64, radix: 16)
-        let low = String(generator.next() as UInt64, radix: 16)
-        let padded = String(repeating: "0", count: 16 - high.utf8.count) + high + String(repeating: "0", count: 16 - low.utf8.count) + low
-        return "\(temporaryPrefix)\(padded).\(temporaryExtension)"
+        let random = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
+        return "\(temporaryPrefix)\(random.hexString).\(temporaryExtension)"
     }
 
     /// The key digest a body file belongs to, or `nil` if `name` is not a body file's name.

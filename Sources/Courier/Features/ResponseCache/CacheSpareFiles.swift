@@ -43,9 +43,6 @@ final class CacheSpareFiles: Sendable {
         CacheFileIO.close(descriptor)
     }
 
-    /// How many spares are kept.
-    var count: Int { spares.withLock { $0.count } }
-
     deinit {
         for spare in spares.withLock({ $0 }) {
             CacheFileIO.remove(spare.url)

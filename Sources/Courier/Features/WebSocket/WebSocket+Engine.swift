@@ -251,16 +251,17 @@ extension WebSocket {
         }
         let plan = withCore { core -> Plan in
             if core.inboxHead < core.inbox.count { return .park }
-            guard core.isOpen, !core.readingPaused, !core.readingInline, core.messageWaiter == nil,
+            guard core.isOpen, !core.readingPaused, core.inlineReading != .waiting, core.messageWaiter == nil,
                 let connection = core.connection, let window = core.inlineWait.window()
             else { return .park }
-            core.readingInline = true
+            let wasLeased = core.inlineReading == .leased
+            core.inlineReading = .waiting
             // Under a lease the poller is not reading already: nothing to tell it.
-            if core.inlineLease { core.inlineLease = false } else { updateWatch(&core) }
+            if !wasLeased { updateWatch(&core) }
             // Bytes libcurl already decrypted do not make the socket readable: read them first.
             if connection.holdsReadBytes { readAvailable(&core) }
             guard core.inboxHead == core.inbox.count, core.connection === connection else {
-                core.readingInline = false
+                core.inlineReading = .off
                 updateWatch(&core)
                 return core.inboxHead < core.inbox.count ? .take(takeMessage(&core)) : .park
             }
@@ -273,14 +274,18 @@ extension WebSocket {
         let started = ContinuousClock.now
         let readable = connection.awaitReadable(within: window)
         return withCore { core -> WebSocketMessage? in
-            core.readingInline = false
-            guard core.connection === connection else { return nil }
-            // Read before the poller watches again, or it would wake for these very bytes.
+            guard core.connection === connection else {
+                core.inlineReading = .off
+                return nil
+            }
+            // Read while still `.waiting`, so that nothing the read does re-arms the poller (it
+            // would wake for these very bytes, or stay armed under the lease).
             if readable { readAvailable(&core) }
             let arrived = core.inboxHead < core.inbox.count
             if arrived, core.isOpen {
                 beginInlineLease(&core)
             } else {
+                core.inlineReading = .off
                 updateWatch(&core)
             }
             core.inlineWait.record(arrived ? ContinuousClock.now - started : nil)
@@ -292,9 +297,9 @@ extension WebSocket {
     /// before the poller reads again (answers pings, sees a close) on its behalf.
     static let inlineLeaseLimit: Duration = .milliseconds(50)
 
-    /// Keeps the poller off the socket after an inline read (``WebSocketCore/inlineLease``).
+    /// Keeps the poller off the socket after an inline read (``WebSocketCore/InlineReading/leased``).
     private func beginInlineLease(_ core: inout WebSocketCore) {
-        core.inlineLease = true
+        core.inlineReading = .leased
         guard !core.inlineLeaseTimer else { return }
         core.inlineLeaseTimer = true
         // One timer per limit, not per message: it ends whichever lease is held when it fires.
@@ -307,8 +312,8 @@ extension WebSocket {
     /// Lets the poller read again after an inline read: the consumer parks, pings, closes, or
     /// held the lease past ``inlineLeaseLimit``.
     func endInlineLease(_ core: inout WebSocketCore) {
-        guard core.inlineLease else { return }
-        core.inlineLease = false
+        guard core.inlineReading == .leased else { return }
+        core.inlineReading = .off
         updateWatch(&core)
     }
 

@@ -4,7 +4,7 @@ extension WebSocket: RawConnectionObserver {
     func connectionIsReady(readable: Bool, writable: Bool) {
         withCore { core in
             if writable, core.writeBlocked { flush(&core) }
-            if readable, !core.readingInline { readAvailable(&core) }
+            if readable, core.inlineReading != .waiting { readAvailable(&core) }
         }
     }
 
@@ -181,7 +181,7 @@ extension WebSocket {
 
     /// Tells the transport what the connection waits for.
     func updateWatch(_ core: inout WebSocketCore) {
-        core.connection?.watch(reading: !core.readingPaused && !core.readingInline && !core.inlineLease, writing: core.writeBlocked)
+        core.connection?.watch(reading: !core.readingPaused && core.inlineReading == .off, writing: core.writeBlocked)
     }
 
     // MARK: - Timers

@@ -34,13 +34,19 @@ struct WebSocketCore: Sendable {
     /// it, as a task being cancelled holds the runtime's lock on it while its cancellation handler
     /// waits for this one, and a woken task would find the lock still held.
     var resumptions: [@Sendable () -> Void] = []
-    /// The consumer is reading on its own thread (``WebSocket/receiveInline()``): the poller does not read.
-    var readingInline = false
-    /// The consumer took a message on its own thread and the poller still does not read: the
-    /// consumer's next request usually waits inline again, so watching for reads in between would
-    /// cost two `epoll_ctl` calls per message on the echo's critical path. A park, a ping, a close
-    /// or ``WebSocket/inlineLeaseLimit`` ends it (``WebSocket/endInlineLease(_:)``).
-    var inlineLease = false
+    /// Whether the consumer reads on its own thread instead of the poller (``WebSocket/receiveInline()``).
+    enum InlineReading: Sendable, Equatable {
+        /// The poller reads (unless reading is paused).
+        case off
+        /// The consumer waits for the next message on its own thread: the poller does not read.
+        case waiting
+        /// The consumer took a message on its own thread and the poller still does not read: its
+        /// next request usually waits inline again, so watching for reads in between would cost two
+        /// `epoll_ctl` calls per message on the echo's critical path. A park, a ping, a close or
+        /// ``WebSocket/inlineLeaseLimit`` ends the lease (``WebSocket/endInlineLease(_:)``).
+        case leased
+    }
+    var inlineReading = InlineReading.off
     /// A timer ending an inline lease the consumer holds too long is pending.
     var inlineLeaseTimer = false
     /// How long the consumer may wait on its own thread for the next message.
