@@ -91,10 +91,15 @@ import CourierLocking
             let counter = ExchangeCounter()
             let session = makeSession(transport, server: server, monitors: [counter])
 
-            let download = session.download("file")
+            // The server waiting at its gate has written bytes the client may not have read yet.
+            let received = CountdownLatch(target: 1)
+            let download = session.download("file").onDownloadProgress(queue: testCallbackQueue) { progress in
+                if progress.completedUnitCount > 0 { received.arrive() }
+            }
             let downloadTask = download.serializingData()
             downloadTask.resume()
             #expect(await gate.waitUntilWaiting(count: 1))
+            #expect(await received.wait())
             download.cancel()
             let downloaded = await downloadTask.response
             #expect(downloaded.error?.kind == .cancelled)
@@ -290,12 +295,15 @@ import CourierLocking
     }
 }
 
-/// Whether the async `condition` becomes true within `timeout`, checking between yields.
+/// Whether the async `condition` becomes true within `timeout`, checked as the synchronous
+/// ``eventually(timeout:_:)`` checks.
 func eventually(timeout: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
+    var checks = 0
     while await !condition() {
         guard ContinuousClock.now < deadline else { return false }
-        await Task.yield()
+        checks += 1
+        if checks < 64 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
     }
     return true
 }

@@ -109,13 +109,16 @@ final class CountdownLatch: Sendable {
     }
 }
 
-/// Whether `condition` becomes true within `timeout`, checking between yields (for state that
-/// has no notification of its own).
+/// Whether `condition` becomes true within `timeout` (for state that has no notification of its
+/// own): checked between yields at first, then every millisecond, so that many waiters at once do
+/// not keep the cooperative pool busy spinning (on two cores that starves the tasks they wait for).
 func eventually(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
+    var checks = 0
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }
-        await Task.yield()
+        checks += 1
+        if checks < 64 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
     }
     return true
 }
