@@ -13,6 +13,12 @@ enum HTTPDate {
     /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
     /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime); `nil` for anything else.
     static func parse(_ string: String, now: Date) -> Date? {
+        if FastPaths.enabled, let date = canonicalIMFFixdate(string) { return date }
+        return parseAnyForm(string, now: now)
+    }
+
+    /// ``parse(_:now:)`` without its speed trick.
+    static func parseAnyForm(_ string: String, now: Date) -> Date? {
         let tokens = string.split(whereSeparator: { $0 == " " || $0 == "\t" })
         switch tokens.count {
         case 6: return imfFixdate(tokens)
@@ -29,6 +35,48 @@ enum HTTPDate {
             let day = Int(tokens[1]), let month = month(tokens[2]), let year = Int(tokens[3])
         else { return nil }
         return make(year: year, month: month, day: day, time: tokens[4])
+    }
+
+    /// A speed trick (``FastPaths``): the form servers send, `Sun, 06 Nov 1994 08:49:37 GMT` with
+    /// single spaces and digits only, read byte by byte; `nil` for anything else, which the
+    /// general parser then reads. Whatever it accepts, the general parser reads the same.
+    static func canonicalIMFFixdate(_ string: String) -> Date? {
+        var string = string
+        return string.withUTF8 { bytes -> Date? in
+            guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[25] == UInt8(ascii: " "),
+                bytes[26] == UInt8(ascii: "G"), bytes[27] == UInt8(ascii: "M"), bytes[28] == UInt8(ascii: "T"),
+                [4, 7, 11, 16].allSatisfy({ bytes[$0] == UInt8(ascii: " ") }),
+                bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":")
+            else { return nil }
+            /// The lower-cased three letters at `offset`, as one number.
+            func word(at offset: Int) -> UInt32 {
+                (UInt32(bytes[offset] | 0x20) << 16) | (UInt32(bytes[offset + 1] | 0x20) << 8) | UInt32(bytes[offset + 2] | 0x20)
+            }
+            /// The decimal number of `count` digits at `offset`, or nil.
+            func number(at offset: Int, _ count: Int) -> Int? {
+                var value = 0
+                for byte in bytes[offset..<(offset + count)] {
+                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+                return value
+            }
+            guard Self.packedWeekdays.contains(word(at: 0)),
+                let month = Self.packedMonths.firstIndex(of: word(at: 8)).map({ $0 + 1 }),
+                let day = number(at: 5, 2), let year = number(at: 12, 4),
+                let hour = number(at: 17, 2), let minute = number(at: 20, 2), let second = number(at: 23, 2)
+            else { return nil }
+            return make(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        }
+    }
+
+    /// The short weekday and month names, lower-cased, three letters packed in one number (as
+    /// ``canonicalIMFFixdate(_:)`` packs them; `| 0x20` maps only letters onto these).
+    private static let packedWeekdays: [UInt32] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map(packed)
+    private static let packedMonths: [UInt32] = months.map(packed)
+
+    private static func packed(_ name: String) -> UInt32 {
+        name.utf8.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// `Sunday,` `06-Nov-94` `08:49:37` `GMT`.
@@ -63,8 +111,14 @@ enum HTTPDate {
     private static func make(year: Int, month: Int, day: Int, time: Substring) -> Date? {
         let clock = time.split(separator: ":", omittingEmptySubsequences: false)
         guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
-            let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
+            let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2])
+        else { return nil }
+        return make(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// Builds the date from its fields, rejecting out-of-range values.
+    private static func make(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        guard (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
             (1...31).contains(day), day <= daysIn(month: month, year: year), (1...9999).contains(year)
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)

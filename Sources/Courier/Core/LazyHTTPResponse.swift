@@ -46,15 +46,25 @@ final class LazyHTTPResponse: Sendable {
     var httpResponse: HTTPURLResponse {
         built.withLock { built in
             if let built { return built }
-            // FoundationNetworking's initialiser never fails for an http(s) URL, which is all a
-            // transport delivers; the header-less retry only guards against a platform that would.
             let response =
-                head.httpURLResponse
-                ?? HTTPURLResponse(url: head.url, statusCode: head.statusCode, httpVersion: head.httpVersion, headerFields: nil)
-                ?? HTTPURLResponse(url: URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: nil, headerFields: nil)
-            guard let response else { preconditionFailure("HTTPURLResponse could not be created for \(head.url)") }
+                if FastPaths.enabled, let memo = head.responseMemo {
+                    memo.response(for: head) { Self.build(head) }
+                } else {
+                    Self.build(head)
+                }
             built = response
             return response
         }
+    }
+
+    private static func build(_ head: ResponseHead) -> HTTPURLResponse {
+        // FoundationNetworking's initialiser never fails for an http(s) URL, which is all a
+        // transport delivers; the header-less retry only guards against a platform that would.
+        let response =
+            head.httpURLResponse
+            ?? HTTPURLResponse(url: head.url, statusCode: head.statusCode, httpVersion: head.httpVersion, headerFields: nil)
+            ?? HTTPURLResponse(url: URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: nil, headerFields: nil)
+        guard let response else { preconditionFailure("HTTPURLResponse could not be created for \(head.url)") }
+        return response
     }
 }

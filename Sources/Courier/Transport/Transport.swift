@@ -148,6 +148,9 @@ import Foundation
     public var url: URL
     /// `"HTTP/1.1"`, `"HTTP/2"`, ...
     public let httpVersion: String
+    /// Where the `HTTPURLResponse` built for this head may be kept for the next equal head
+    /// (a replayed stored response); `nil` for a head from the network.
+    var responseMemo: HTTPResponseMemo?
 
     /// Builds a head from raw header fields in arrival order.
     public init(statusCode: Int, fields: [(name: String, value: String)], url: URL, httpVersion: String) {

@@ -99,6 +99,53 @@ import CourierLocking
         }
     }
 
+    /// Hits on one stored response in the same second share one `HTTPURLResponse` (a speed
+    /// trick, ``HTTPResponseMemo``); a hit a second later, with another `Age`, gets its own.
+    @Test(arguments: TransportUnderTest.available)
+    func hitsShareAFoundationResponseOnlyWhileTheirHeadsAreTheSame(transport: TransportUnderTest) async throws {
+        try await Self.withFixture(transport) { f in
+            Self.routeVersioned(f.server, "/shared", headers: [("Cache-Control", "max-age=60")])
+            #expect(await f.get("shared").source == .network)
+            f.time.advance(by: .seconds(3))
+            let first = await f.get("shared"), second = await f.get("shared")
+            let (one, two) = (try #require(first.response), try #require(second.response))
+            #expect(first.source == .cache && second.source == .cache)
+            #expect(one.value(forHTTPHeaderField: "Age") == "3" && two.value(forHTTPHeaderField: "Age") == "3")
+            #expect(one.statusCode == 200 && two.value(forHTTPHeaderField: "ETag") == "\"v1\"")
+            #expect((one === two) == FastPaths.enabled, "the same head: one response with the fast paths on, two without")
+
+            f.time.advance(by: .seconds(1))
+            let later = try #require(await f.get("shared").response)
+            #expect(later !== one)
+            #expect(later.value(forHTTPHeaderField: "Age") == "4")
+        }
+    }
+
+    /// A `304` that changes a stored header at the same `Age`: the next hit's response says so,
+    /// not the one built before.
+    @Test(arguments: TransportUnderTest.available)
+    func aHitAfterARevalidationThatChangedTheHeadersCarriesTheNewOnes(transport: TransportUnderTest) async throws {
+        try await Self.withFixture(transport) { f in
+            let served = Locked(0)
+            f.server.route("/changing") { _ in
+                let count = served.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                let base = count == 1 ? MockResponse.text("body") : MockResponse.status(304)
+                return base.header("Cache-Control", "max-age=60").header("ETag", "\"e\"").header("X-Version", "\(count)")
+            }
+            #expect(await f.get("changing").source == .network)
+            let before = try #require(await f.get("changing").response)
+            #expect(before.value(forHTTPHeaderField: "X-Version") == "1")
+            #expect(await f.get("changing", policy: .revalidate).source == .revalidated)
+            let after = await f.get("changing")
+            #expect(after.source == .cache && after.value == "body")
+            #expect(after.response?.value(forHTTPHeaderField: "X-Version") == "2")
+            #expect(after.response?.value(forHTTPHeaderField: "Age") == before.value(forHTTPHeaderField: "Age"))
+        }
+    }
+
     @Test(arguments: TransportUnderTest.available)
     func aStaleResponseIsRevalidatedAndA304ServesTheStoredBody(transport: TransportUnderTest) async throws {
         try await Self.withFixture(transport) { f in

@@ -40,24 +40,24 @@ enum CacheFileIO {
     /// Up to `count` bytes at `offset` (fewer only at the end of the file); `nil` on an error.
     static func read(_ descriptor: Int32, at offset: Int64, count: Int) -> Data? {
         guard count > 0 else { return Data() }
-        var data = Data(count: count)
-        let got = data.withUnsafeMutableBytes { buffer -> Int in
-            guard let base = buffer.baseAddress else { return 0 }
-            var total = 0
-            while total < count {
-                let result = pread(descriptor, base + total, count - total, off_t(offset) + off_t(total))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return -1
-                }
-                if result == 0 { break }
-                total += result
+        // Read into memory of our own that becomes the Data's: `Data(count:)` would zero it first.
+        guard let base = malloc(count) else { return nil }
+        var total = 0
+        while total < count {
+            let result = pread(descriptor, base + total, count - total, off_t(offset) + off_t(total))
+            if result < 0 {
+                if errno == EINTR { continue }
+                free(base)
+                return nil
             }
-            return total
+            if result == 0 { break }
+            total += result
         }
-        guard got >= 0 else { return nil }
-        if got < count { data.count = got }
-        return data
+        guard total > 0 else {
+            free(base)
+            return Data()
+        }
+        return Data(bytesNoCopy: base, count: total, deallocator: .free)
     }
 
     /// The whole file behind `descriptor` (from offset 0), if it is at most `limit` bytes.

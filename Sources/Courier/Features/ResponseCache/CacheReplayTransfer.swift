@@ -57,7 +57,8 @@ final class CacheReplayTransfer: TransportTransfer {
             fields.append((name: "Age", value: String(max(0, age))))
             fields.append((name: "Content-Length", value: String(entry.body.length)))
         }
-        let head = ResponseHead(statusCode: entry.head.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
+        var head = ResponseHead(statusCode: entry.head.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
+        head.responseMemo = entry.responseMemo
         var atOnce: Data?
         if case .data(let data) = body, data.count <= window { atOnce = data }
         queue = atOnce == nil ? DispatchQueue(label: "courier.cache-replay") : nil

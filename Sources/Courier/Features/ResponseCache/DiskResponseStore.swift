@@ -101,6 +101,14 @@ struct DiskResponseStore: Sendable {
 
     // MARK: Writing
 
+    /// Sets the modification time of the head just written at `url` to `now`, the entry's last
+    /// use. With ``FastPaths`` on, not when `now` is within a second of the system clock: the
+    /// write itself set it to the system's time (a cache with a clock of its own still sets it).
+    private func markWritten(_ url: URL, usedAt now: Date) {
+        if FastPaths.enabled, abs(now.timeIntervalSinceNow) < 1 { return }
+        CacheFileIO.setModified(url, to: now)
+    }
+
     /// A new locked temporary file in the directory (created if needed).
     func createTemporaryFile() -> (url: URL, descriptor: Int32)? {
         let temporary = url(CacheEntryFormat.newTemporaryFileName())
@@ -115,8 +123,11 @@ struct DiskResponseStore: Sendable {
     private func writeAtomically(_ contents: Data, to destination: URL) -> Bool {
         let spare = FastPaths.enabled ? spares.take() : nil
         guard let (temporary, descriptor) = spare ?? createTemporaryFile() else { return false }
-        // A spare still holds the head it was: overwritten from its start, then cut to length.
-        guard CacheFileIO.writeAll(descriptor, contents), spare == nil || CacheFileIO.truncate(descriptor, to: contents.count) else {
+        // A spare still holds the head it was: overwritten from its start, then cut to length if
+        // it was longer (a truncate is a journalled metadata change; a size check is not).
+        guard CacheFileIO.writeAll(descriptor, contents),
+            spare == nil || CacheFileIO.size(of: descriptor) == Int64(contents.count) || CacheFileIO.truncate(descriptor, to: contents.count)
+        else {
             CacheFileIO.remove(temporary)
             CacheFileIO.close(descriptor)
             return false
@@ -191,7 +202,7 @@ struct DiskResponseStore: Sendable {
             return nil
         }
         bytes += Int64(head.count)
-        CacheFileIO.setModified(headURL(for: entry.key), to: now)
+        markWritten(headURL(for: entry.key), usedAt: now)
         var bodyFile: StoredBodyFile?
         if let spilled, let bodyName {
             // The body is referenced now: a scan may judge it (it skips locked body files).
@@ -216,7 +227,7 @@ struct DiskResponseStore: Sendable {
         guard let file = CacheEntryFormat.encodeHead(CacheEntryFormat.metadata(for: updated, bodyFile: nil), inlineBody: body),
             writeAtomically(file, to: headURL)
         else { return nil }
-        CacheFileIO.setModified(headURL, to: now)
+        markWritten(headURL, usedAt: now)
         return updated
     }
 
@@ -240,7 +251,7 @@ struct DiskResponseStore: Sendable {
         // A body file must be opened (and checked) as a read does; an inline body is already in
         // hand, and reading back the head just written would only decode it again.
         guard metadata.bodyFile == nil else { return read(key, touchingAt: now) }
-        CacheFileIO.setModified(headURL, to: now)
+        markWritten(headURL, usedAt: now)
         return StoredEntry(
             key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
             version: metadata.version, body: .data(current.inlineBody))

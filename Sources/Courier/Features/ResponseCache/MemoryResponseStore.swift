@@ -51,9 +51,16 @@ struct MemoryResponseStore {
 
     /// The stored entry, which becomes the most recently used.
     mutating func value(for key: ResponseCacheKey) -> StoredEntry? {
-        guard let node = nodes[key] else { return nil }
+        guard let entry = nodes[key]?.entry else { return nil }
         moveToFront(key)
-        return node.entry
+        return entry
+    }
+
+    /// ``value(for:)``, and whether the disk copy should be marked used at `now`
+    /// (``shouldMarkDiskUse(of:at:interval:)``), in one pass.
+    mutating func hit(_ key: ResponseCacheKey, at now: Date, diskMarkInterval: TimeInterval) -> (entry: StoredEntry, marksDisk: Bool)? {
+        guard let entry = value(for: key) else { return nil }
+        return (entry, shouldMarkDiskUse(of: key, at: now, interval: diskMarkInterval))
     }
 
     /// Stores `entry` as the most recently used, evicting the least recently used entries until
@@ -88,9 +95,9 @@ struct MemoryResponseStore {
     /// or wrote it less than `interval` ago (the disk's recency is coarse, and a hit should not
     /// cost a system call each time). Records `now` when it answers `true`.
     mutating func shouldMarkDiskUse(of key: ResponseCacheKey, at now: Date, interval: TimeInterval) -> Bool {
-        guard let node = nodes[key] else { return false }
-        if let marked = node.diskMarkedAt, now.timeIntervalSince(marked) < interval, now >= marked { return false }
-        nodes[key]?.diskMarkedAt = now
+        guard let index = nodes.index(forKey: key) else { return false }
+        if let marked = nodes.values[index].diskMarkedAt, now.timeIntervalSince(marked) < interval, now >= marked { return false }
+        nodes.values[index].diskMarkedAt = now
         return true
     }
 
@@ -124,11 +131,14 @@ struct MemoryResponseStore {
         return nodes[key]?.entry
     }
 
+    // Nodes are read and changed a field at a time, in place: a whole node is an entry (a dozen
+    // references), and copying it out and back cost a hit from memory a tenth of its time.
     private mutating func moveToFront(_ key: ResponseCacheKey) {
-        guard newest != key, let node = nodes[key] else { return }
-        unlink(key, node)
-        nodes[key]?.newer = nil
-        nodes[key]?.older = newest
+        guard newest != key, let index = nodes.index(forKey: key) else { return }
+        let (newer, older) = (nodes.values[index].newer, nodes.values[index].older)
+        nodes.values[index].newer = nil
+        nodes.values[index].older = newest
+        unlink(newer: newer, older: older)
         if let previous = newest { nodes[previous]?.newer = key }
         newest = key
         if oldest == nil { oldest = key }
@@ -136,7 +146,12 @@ struct MemoryResponseStore {
 
     /// Detaches `node` from its neighbours; the node itself keeps stale links until relinked or dropped.
     private mutating func unlink(_ key: ResponseCacheKey, _ node: Node) {
-        if let newer = node.newer { nodes[newer]?.older = node.older } else { newest = node.older }
-        if let older = node.older { nodes[older]?.newer = node.newer } else { oldest = node.newer }
+        unlink(newer: node.newer, older: node.older)
+    }
+
+    /// Joins a node's neighbours `newer` and `older` to each other (the node's own links are the caller's).
+    private mutating func unlink(newer: ResponseCacheKey?, older: ResponseCacheKey?) {
+        if let newer { nodes[newer]?.older = older } else { newest = older }
+        if let older { nodes[older]?.newer = newer } else { oldest = newer }
     }
 }

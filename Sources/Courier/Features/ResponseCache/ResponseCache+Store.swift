@@ -16,11 +16,8 @@ extension ResponseCache {
     func entry(for key: ResponseCacheKey) -> StoredEntry? {
         let now = now()
         let hasDisk = disk != nil
-        if let (inMemory, marksDisk) = withMemory({ memory -> (StoredEntry, Bool)? in
-            guard let entry = memory.value(for: key) else { return nil }
-            return (entry, hasDisk && memory.shouldMarkDiskUse(of: key, at: now, interval: Self.diskUseMarkInterval))
-        }) {
-            if marksDisk { disk?.touch(key, at: now) }
+        if let (inMemory, marksDisk) = withMemory({ $0.hit(key, at: now, diskMarkInterval: Self.diskUseMarkInterval) }) {
+            if marksDisk, hasDisk { disk?.touch(key, at: now) }
             return inMemory
         }
         guard let onDisk = disk?.read(key, touchingAt: now) else { return nil }

@@ -14,6 +14,9 @@ struct StoredEntry: Sendable {
     var version: Int?
     /// The body, in memory or in an open file.
     var body: StoredBody
+    /// The `HTTPURLResponse` last built for a replay of this entry, shared by its copies (the
+    /// memory tier's among them), so that hits within the same second share one.
+    let responseMemo = HTTPResponseMemo()
 
     /// The entry as the TTL API's value; `nil` when a file body cannot be read.
     var cachedResponse: CachedResponse? {
