@@ -103,13 +103,14 @@ struct BodySizeLimit {
 extension RequestEngine {
     /// The size limit on this request's body, or `nil` when there is none.
     var bodySizeLimit: BodySizeLimit? {
-        let configuration = session.configuration
+        // Fields read through `session.configuration`, not a local copy of it: a copy of the whole
+        // configuration costs a retain and a release of each of its references, on every request.
         switch sink.sizeLimitClass {
         case .memory:
-            let bytes = limitOverrides.maximumResponseSize ?? configuration.maximumResponseSize
+            let bytes = limitOverrides.maximumResponseSize ?? session.configuration.maximumResponseSize
             return bytes.map { BodySizeLimit(bytes: Int64($0), setting: "maximumResponseSize") }
         case .download:
-            let bytes = limitOverrides.maximumDownloadSize ?? configuration.maximumDownloadSize
+            let bytes = limitOverrides.maximumDownloadSize ?? session.configuration.maximumDownloadSize
             return bytes.map { BodySizeLimit(bytes: $0, setting: "maximumDownloadSize") }
         case .unlimited:
             return nil
@@ -175,8 +176,7 @@ extension Request {
 extension RequestEngine {
     /// The failure for a head with more fields or more bytes than the session allows.
     func headLimitFailure(_ head: ResponseHead) -> CourierError? {
-        let configuration = session.configuration
-        if let maximum = configuration.maximumResponseHeaderCount {
+        if let maximum = session.configuration.maximumResponseHeaderCount {
             // Repeated fields are joined in `headers`; `Set-Cookie` fields are also kept apart.
             let count = head.headers.count + max(0, head.setCookies.count - 1)
             if count > maximum {
@@ -186,7 +186,7 @@ extension RequestEngine {
                         + "maximumResponseHeaderCount (\(maximum)) allows.", responseCode: head.statusCode, url: head.url)
             }
         }
-        if let maximum = configuration.maximumResponseHeadSize {
+        if let maximum = session.configuration.maximumResponseHeadSize {
             let size = head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
             if size > maximum {
                 return CourierError(

@@ -136,19 +136,23 @@ struct CurlContentDecodingTests {
                 if seen.mismatch == nil { seen.mismatch = body.firstMismatch(in: chunk, at: seen.offset) }
                 if seen.suspended { seen.deliveredWhileSuspended += 1 }
                 seen.offset += chunk.count
-                guard seen.offset >= 1 << 20, !seen.suspendedOnce else { return false }
+                return seen.offset >= 1 << 20 && !seen.suspendedOnce
+            }
+            // On the loop's thread, inside the write callback: no later delivery of this chunk may
+            // follow. (The handle is in the slot once `start` returned; until then, a later delivery tries.)
+            guard suspendNow, let transfer = slot.withLock({ $0 }) else { return }
+            seen.withLock { seen in
                 seen.suspended = true
                 seen.suspendedOnce = true
-                return true
             }
-            // On the loop's thread, inside the write callback: no later delivery of this chunk may follow.
-            if suspendNow { slot.withLock { $0 }?.suspend() }
+            transfer.suspend()
         }
         let (_, transfer) = CurlTestSupport.start(
             TransportRequest(url: server.url("/gz"), flowControlWindow: 64 << 20),
             on: transport, sink: sink)
         slot.withLock { $0 = transfer }
-        try await sink.wait { $0.received >= 1 << 20 || $0.isCompleted }
+        #expect(await eventually { seen.withLock { $0.suspendedOnce } || sink.snapshot.isCompleted })
+        #expect(seen.withLock { $0.suspendedOnce }, "suspended before the body ended")
         // The flag is cleared before resume(), so only a delivery made while suspended counts.
         let whileSuspended = seen.withLock { seen in
             seen.suspended = false
