@@ -10,11 +10,17 @@ import Foundation
 /// - a request sent while its curl loop sleeps goes out from the caller's thread, which then waits
 ///   up to 250 µs for a fast server's answer (``CurlEventLoop/runPassIfIdle()``, ``CurlResponseWait``);
 /// - a curl transport parses its trusted certificates once into one store that every TLS connection
-///   verifies against (``CurlSharedTrust``), instead of handing libcurl the CA files to read.
+///   verifies against (``CurlSharedTrust``), instead of handing libcurl the CA files to read;
+/// - the HTTP cache shares one `HTTPURLResponse` among replays of a stored response whose head is
+///   the same (``HTTPResponseMemo``), reads a canonical IMF-fixdate byte by byte
+///   (``HTTPDate/canonicalIMFFixdate(_:)``) and keys a URL already in normal form by itself;
+/// - the disk store swaps rewritten heads in and reuses the replaced files (``CacheSpareFiles``);
+/// - a WebSocket consumer reads on its own thread while messages come quickly (``WebSocketInlineWait``).
 ///
 /// Each is an optimisation only: with the switch off, the same work runs on the loop's thread and
-/// the global queue (and libcurl reads the CA files itself), with the same results. On by default; `COURIER_FAST_PATHS=0` in the
-/// environment turns all three off for the process (`.ci/run` runs the test suite both ways).
+/// the global queue (libcurl reads the CA files itself, every response and date is built and parsed
+/// the general way), with the same results. On by default; `COURIER_FAST_PATHS=0` in the
+/// environment turns them all off for the process (`.ci/run` runs the test suite both ways).
 enum FastPaths {
     /// Whether the tricks are on; read once per process.
     static let enabled: Bool = ProcessInfo.processInfo.environment["COURIER_FAST_PATHS"] != "0"
