@@ -85,6 +85,10 @@ private func render(_ directives: CacheControl) -> String {
 }
 
 private func checkDate(_ text: String) {
+    // The byte-level reader of canonical dates (a FastPaths trick) reads whatever it accepts as the general parser does.
+    if let fast = HTTPDate.canonicalIMFFixdate(text) {
+        precondition(fast == HTTPDate.parseAnyForm(text, now: origin), "\(text.debugDescription): \(fast) by bytes, not by the general parser")
+    }
     guard let date = HTTPDate.parse(text, now: origin) else { return }
     let formatted = HTTPDate.format(date)
     precondition(HTTPDate.parse(formatted, now: origin) == date, "\(date) formats as \(formatted), which does not parse back")

@@ -45,7 +45,7 @@ enum HTTPDate {
         return string.withUTF8 { bytes -> Date? in
             guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[25] == UInt8(ascii: " "),
                 bytes[26] == UInt8(ascii: "G"), bytes[27] == UInt8(ascii: "M"), bytes[28] == UInt8(ascii: "T"),
-                [4, 7, 11, 16].allSatisfy({ bytes[$0] == UInt8(ascii: " ") }),
+                bytes[4] == UInt8(ascii: " "), bytes[7] == UInt8(ascii: " "), bytes[11] == UInt8(ascii: " "), bytes[16] == UInt8(ascii: " "),
                 bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":")
             else { return nil }
             /// The lower-cased three letters at `offset`, as one number.

@@ -145,10 +145,9 @@ extension URL {
     func alreadyNormalised(sortingQuery: Bool) -> String? {
         var string = absoluteString
         let normal = string.withUTF8 { bytes -> Bool in
-            let http: [UInt8] = Array("http://".utf8), https: [UInt8] = Array("https://".utf8)
-            let isHTTPS = bytes.starts(with: https)
-            guard isHTTPS || bytes.starts(with: http) else { return false }
-            var index = isHTTPS ? https.count : http.count
+            let isHTTPS = bytes.starts(with: Self.httpsPrefix)
+            guard isHTTPS || bytes.starts(with: Self.httpPrefix) else { return false }
+            var index = isHTTPS ? Self.httpsPrefix.count : Self.httpPrefix.count
             let hostStart = index
             while index < bytes.count, Self.isLowerHostByte(bytes[index]) { index += 1 }
             guard index > hostStart else { return false }
@@ -171,6 +170,9 @@ extension URL {
         }
         return normal ? string : nil
     }
+
+    private static let httpPrefix: [UInt8] = Array("http://".utf8)
+    private static let httpsPrefix: [UInt8] = Array("https://".utf8)
 
     private static func isLowerHostByte(_ byte: UInt8) -> Bool {
         (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
