@@ -128,9 +128,9 @@ import CourierLocking
         try await Self.withFixture(transport) { f in
             let served = Locked(0)
             f.server.route("/changing") { _ in
-                let count = served.withLock { count -> Int in
-                    count += 1
-                    return count
+                let count = served.withLock {
+                    $0 += 1
+                    return $0
                 }
                 let base = count == 1 ? MockResponse.text("body") : MockResponse.status(304)
                 return base.header("Cache-Control", "max-age=60").header("ETag", "\"e\"").header("X-Version", "\(count)")

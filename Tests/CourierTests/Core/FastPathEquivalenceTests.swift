@@ -6,18 +6,6 @@ import Testing
 /// accept, the general path gives the same answer for, and the forms servers and callers send
 /// most do take them.
 @Suite struct FastPathEquivalenceTests {
-    /// SplitMix64, for the same instants on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return value ^ (value >> 31)
-        }
-    }
-
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
 
     /// Each of `strings` the byte-level reader accepts reads as the general parser reads it.
@@ -30,7 +18,7 @@ import Testing
     }
 
     @Test func theByteLevelIMFFixdateReaderAgreesWithTheGeneralParser() {
-        var random = Seeded(state: 0xC0FFEE)
+        var random = SeededRandom(seed: 0xC0FFEE)
         let instants = (0..<2_000).map { _ in Double(Int64.random(in: -62_135_596_800...253_402_300_799, using: &random)) }
         let canonical = instants.map { HTTPDate.format(Date(timeIntervalSince1970: $0)) }
         for (string, instant) in zip(canonical, instants) {

@@ -295,19 +295,6 @@ import CourierLocking
     }
 }
 
-/// Whether the async `condition` becomes true within `timeout`, checked as the synchronous
-/// ``eventually(timeout:_:)`` checks.
-func eventually(timeout: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    var checks = 0
-    while await !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        checks += 1
-        if checks < 64 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
-    }
-    return true
-}
-
 /// Counts exchange starts and ends per request, with the ends' error kinds.
 final class ExchangeCounter: EventMonitor {
     private struct Counts {

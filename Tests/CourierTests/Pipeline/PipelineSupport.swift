@@ -113,9 +113,14 @@ final class CountdownLatch: Sendable {
 /// own): checked between yields at first, then every millisecond, so that many waiters at once do
 /// not keep the cooperative pool busy spinning (on two cores that starves the tasks they wait for).
 func eventually(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
+    await eventually(timeout: timeout) { () async -> Bool in condition() }
+}
+
+/// ``eventually(timeout:_:)`` for a condition that must await.
+func eventually(timeout: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     var checks = 0
-    while !condition() {
+    while await !condition() {
         guard ContinuousClock.now < deadline else { return false }
         checks += 1
         if checks < 64 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }

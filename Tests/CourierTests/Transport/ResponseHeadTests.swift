@@ -13,7 +13,7 @@ import Foundation
     ]
 
     @Test func theLengthShortcutJoinsExactlyLikeThePlainRule() {
-        var generator = SplitMix(seed: 42)
+        var generator = SeededRandom(seed: 42)
         let url = URL(string: "http://example.test/")!
         for _ in 0..<2_000 {
             let count = Int(generator.next() % 12)
@@ -42,18 +42,5 @@ import Foundation
         #expect(length([("Content-Length", "12"), ("Content-Encoding", "identity")]) == 12)
         #expect(length([("X-Length-Of-14", "1"), ("Content-Length", "-3")]) == -1)
         #expect(length([]) == -1)
-    }
-}
-
-/// A small deterministic generator, so a failure reproduces.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -15,19 +15,6 @@ import Testing
 /// `COURIER_STORM=1 swift test --filter WebSocketFaultStormTests` runs it by hand.
 @Suite(.timeLimit(.minutes(5)))
 struct WebSocketFaultStormTests {
-    /// SplitMix64: small, fast, and the same sequence for the same seed everywhere.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return value ^ (value >> 31)
-        }
-    }
-
     /// How the server treats one connection.
     enum ServerMode: Int, CaseIterable {
         case echo, messageThenReset, messageThenFIN, resetAtOnce, resetAfterDelay, closeHandshake, stall, refuse, resetBeforeHandshake
@@ -68,7 +55,7 @@ struct WebSocketFaultStormTests {
     func aThousandSocketsInAStormOfFaults() async throws {
         let seed = ProcessInfo.processInfo.environment["COURIER_STORM_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("WebSocketFaultStormTests seed: \(seed) (replay with COURIER_STORM_SEED=\(seed))")
-        var random = SeededGenerator(state: seed)
+        var random = SeededRandom(seed: seed)
         let plan = (0..<1_000).map { _ in
             (
                 ServerMode.allCases.randomElement(using: &random) ?? .echo, ClientMove.allCases.randomElement(using: &random) ?? .cancelAtOnce,
