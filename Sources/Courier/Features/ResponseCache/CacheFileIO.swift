@@ -119,8 +119,8 @@ enum CacheFileIO {
     /// (`flock`, without waiting: someone else's lock means it is theirs) and still linked; `nil`
     /// otherwise. It is not emptied: truncating a file to zero makes ext4 write it back when it is
     /// closed (`auto_da_alloc`), so the writer overwrites it and cuts it to length
-    /// (``truncate(_:to:)``) instead.
-    static func reclaim(_ url: URL) -> Int32? {
+    /// (``truncate(_:to:)``) instead. Returns the descriptor and the file's length.
+    static func reclaim(_ url: URL) -> (descriptor: Int32, length: Int64)? {
         let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         var info = stat()
@@ -128,7 +128,7 @@ enum CacheFileIO {
             close(descriptor)
             return nil
         }
-        return descriptor
+        return (descriptor, Int64(info.st_size))
     }
 
     /// Sets the file's length to `length` bytes.

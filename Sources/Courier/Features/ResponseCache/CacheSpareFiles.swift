@@ -17,25 +17,32 @@ final class CacheSpareFiles: Sendable {
     /// The most spares kept; one is enough for a stream of rewrites, a few cover concurrent ones.
     static let limit = 4
 
-    /// Locked, open temporary files, positioned at their start (their old bytes are overwritten).
-    private let spares = Locked<[(url: URL, descriptor: Int32)]>([])
+    /// A locked, open temporary file, positioned at its start (its old bytes are overwritten).
+    struct Spare {
+        let url: URL
+        let descriptor: Int32
+        /// The file's length when it was kept: a write of fewer bytes must cut it to length.
+        let length: Int64
+    }
+
+    private let spares = Locked<[Spare]>([])
 
     /// A spare, if there is one; the caller owns it from then on.
-    func take() -> (url: URL, descriptor: Int32)? {
+    func take() -> Spare? {
         spares.withLock { $0.popLast() }
     }
 
     /// Keeps the file now at `url` (a replaced head under a temporary name) as a spare, or
     /// removes it when it cannot be reclaimed or enough are kept.
     func keep(_ url: URL) {
-        guard let descriptor = CacheFileIO.reclaim(url) else {
+        guard let (descriptor, length) = CacheFileIO.reclaim(url) else {
             // Locked by another process's scan (which removes it), or gone: nothing to keep.
             CacheFileIO.removeIfUnlocked(url)
             return
         }
         let kept = spares.withLock { spares -> Bool in
             guard spares.count < Self.limit else { return false }
-            spares.append((url, descriptor))
+            spares.append(Spare(url: url, descriptor: descriptor, length: length))
             return true
         }
         guard !kept else { return }

@@ -122,11 +122,11 @@ struct DiskResponseStore: Sendable {
     /// unlinked, and kept for the next write (``CacheSpareFiles``).
     private func writeAtomically(_ contents: Data, to destination: URL) -> Bool {
         let spare = FastPaths.enabled ? spares.take() : nil
-        guard let (temporary, descriptor) = spare ?? createTemporaryFile() else { return false }
+        guard let (temporary, descriptor) = spare.map({ ($0.url, $0.descriptor) }) ?? createTemporaryFile() else { return false }
         // A spare still holds the head it was: overwritten from its start, then cut to length if
-        // it was longer (a truncate is a journalled metadata change; a size check is not).
+        // it was longer (a truncate is a journalled metadata change, so not when it is not needed).
         guard CacheFileIO.writeAll(descriptor, contents),
-            spare == nil || CacheFileIO.size(of: descriptor) == Int64(contents.count) || CacheFileIO.truncate(descriptor, to: contents.count)
+            (spare?.length ?? 0) <= Int64(contents.count) || CacheFileIO.truncate(descriptor, to: contents.count)
         else {
             CacheFileIO.remove(temporary)
             CacheFileIO.close(descriptor)

@@ -86,7 +86,7 @@ struct MemoryResponseStore {
     mutating func remove(_ key: ResponseCacheKey) {
         entries[key] = nil
         guard let node = nodes.removeValue(forKey: key) else { return }
-        unlink(key, node)
+        unlink(newer: node.newer, older: node.older)
         totalCost -= node.cost
     }
 
@@ -146,12 +146,8 @@ struct MemoryResponseStore {
         if oldest == nil { oldest = key }
     }
 
-    /// Detaches `node` from its neighbours; the node itself keeps stale links until relinked or dropped.
-    private mutating func unlink(_ key: ResponseCacheKey, _ node: Node) {
-        unlink(newer: node.newer, older: node.older)
-    }
-
-    /// Joins a node's neighbours `newer` and `older` to each other (the node's own links are the caller's).
+    /// Detaches a node from its neighbours `newer` and `older` by joining them to each other; the
+    /// node itself keeps stale links until relinked or dropped.
     private mutating func unlink(newer: ResponseCacheKey?, older: ResponseCacheKey?) {
         if let newer { nodes[newer]?.older = older } else { newest = older }
         if let older { nodes[older]?.newer = newer } else { oldest = newer }

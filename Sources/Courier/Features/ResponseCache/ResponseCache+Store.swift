@@ -15,9 +15,8 @@ extension ResponseCache {
     /// then kept in memory too); marks it used, for both tiers' least-recently-used order.
     func entry(for key: ResponseCacheKey) -> StoredEntry? {
         let now = now()
-        let hasDisk = disk != nil
         if let (inMemory, marksDisk) = withMemory({ $0.hit(key, at: now, diskMarkInterval: Self.diskUseMarkInterval) }) {
-            if marksDisk, hasDisk { disk?.touch(key, at: now) }
+            if marksDisk { disk?.touch(key, at: now) }
             return inMemory
         }
         guard let onDisk = disk?.read(key, touchingAt: now) else { return nil }
