@@ -60,8 +60,8 @@ enum Help {
         Usage: courier [METHOD] URL [ITEM...] [options]
 
         Makes one HTTP request. METHOD is GET, or POST when a body is given (HEAD with -I). A URL
-        without a scheme gets http://; a scheme other than http:// and https:// is an error
-        (exit 1). Redirects are followed (-L is accepted and changes nothing; --max-redirs 0
+        without a scheme gets http://; ws:// and wss:// open a WebSocket (courier help ws);
+        any other scheme is an error (exit 1). Redirects are followed (-L is accepted and changes nothing; --max-redirs 0
         turns them off). The response body goes to standard output. Piped or redirected, it
         is written as it arrives, chunk by chunk, so memory stays bounded whatever its size. On
         a terminal, a body of up to \(Units.bytes(Int64(BodyPrinter.formattingLimit))) is collected and formatted: JSON pretty-printed

@@ -6,6 +6,7 @@ import FoundationNetworking
 @_spi(Transport) @testable import Courier
 import CourierTestServer
 import CourierLocking
+import CourierTestSupport
 
 /// The URLSession backend (`URLSessionWebSocketTask` behind ``WebSocketMessageEngine``) against
 /// CourierTestServer.
@@ -157,7 +158,7 @@ import CourierLocking
         #expect(socket.usesMessageEngine)
         let inner = makeSession(.curl, server: server).webSocket(server.url(path), protocols: protocols)
         let engine = LoopbackEngine(inner: inner, observer: socket)
-        socket.open(engine: engine, timeout: .seconds(30))
+        socket.open(engine: engine, timeout: .seconds(60))
         return (socket, engine)
     }
 
@@ -212,7 +213,9 @@ import CourierLocking
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func loopbackAsksForMessagesOnlyWhileTheInboxHasRoom() async throws {
+    /// A hang limit, not a time limit: on a loaded machine (a load of 9–12) the test once ran past
+    /// a minute; if it ever hangs, the report says where the socket, the engine and the reader stood.
+    @Test(.hangLimit(.seconds(300))) func loopbackAsksForMessagesOnlyWhileTheInboxHasRoom() async throws {
         try await withServer { server in
             let size = 64 << 10
             server.route("/ws") { _ in
@@ -221,15 +224,25 @@ import CourierLocking
             var configuration = WebSocketConfiguration()
             configuration.receiveBufferSize = 4 * size
             let (socket, engine) = try Self.loopbackSocket(server, "/ws", configuration: configuration)
+            let count = Locked(0)
+            WorkInProgress.describe("outer socket") {
+                socket.core.withLock { core in
+                    "\(socket.state), reading paused \(core.readingPaused), inbox \(core.inboxBytes) bytes in \(core.inbox.count - core.inboxHead) messages, "
+                        + "a reader waiting \(core.messageWaiter != nil)"
+                }
+            }
+            WorkInProgress.describe("loopback engine") { "\(engine.receiveRequests) receive requests, inner socket \(engine.inner.state)" }
+            WorkInProgress.describe("reader") { "\(count.withLock { $0 }) of 20 messages read" }
+            WorkInProgress.describe("server") { "\(server.activeConnectionCount) connections open, \(server.bytesSent()) bytes sent" }
             try await socket.connect()
             #expect(await eventually { socket.core.withLock { $0.readingPaused } })
             #expect(engine.receiveRequests == 4, "4 × 64 KiB fill the 256 KiB inbox; no fifth request: \(engine.receiveRequests)")
-            var count = 0
             for try await message in socket.messages {
                 #expect(message.data.count == size)
-                count += 1
+                count.withLock { $0 += 1 }
             }
-            #expect(count == 20)
+            let read = count.withLock { $0 }
+            #expect(read == 20)
             #expect(socket.closeStatus?.code == .normalClosure)
             _ = try await server.takeWebSocket().waitUntilFinished()
         }

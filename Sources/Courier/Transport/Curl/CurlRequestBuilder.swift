@@ -15,6 +15,8 @@ struct CurlHandleDefaults: Sendable {
     var responseWaitLimit = CurlResponseWait.defaultLimit
     /// CURLOPT_PROXY and CURLOPT_NOPROXY, from the environment.
     var proxies = CurlProxyEnvironment(environment: [:])
+    /// The time Courier's timeouts run on.
+    var clock = TransportClock.system
 }
 
 /// Turns a ``TransportRequest`` into easy-handle options: URL, method, headers in order, body
