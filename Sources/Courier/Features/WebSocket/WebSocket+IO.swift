@@ -111,8 +111,8 @@ extension WebSocket {
             let answered = core.pings[...index]
             core.pings.removeFirst(index + 1)
             core.later { for ping in answered { ping.waiter?.resume(returning: now - ping.sentAt) } }
-        case .closeHandshakeCompleted:
-            apply(.closeReceived, &core)
+        case .closeReceived(let frame):
+            apply(.closeReceived(frame), &core)
         case .fail(let violation):
             apply(.protocolEnded(.failed(violation)), &core)
         case .closeConnection:
