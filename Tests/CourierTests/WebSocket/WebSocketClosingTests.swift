@@ -103,16 +103,16 @@ import Testing
     /// glue over a curl-transport WebSocket).
     static func socket(
         _ transport: TransportUnderTest, _ server: TestServer, _ path: String,
-        configuration: WebSocketConfiguration = WebSocketConfiguration()
+        configuration: WebSocketConfiguration = WebSocketConfiguration(), clock: any Clock<Duration> = ContinuousClock()
     ) throws -> WebSocket {
         switch transport {
         case .curl:
-            return makeSession(.curl, server: server).webSocket(server.url(path), configuration: configuration)
+            return makeSession(.curl, server: server).webSocket(server.url(path), configuration: configuration, clock: clock)
         case .urlSession:
             if WebSocketURLSessionTests.taskWorks {
-                return makeSession(.urlSession, server: server).webSocket(server.url(path), configuration: configuration)
+                return makeSession(.urlSession, server: server).webSocket(server.url(path), configuration: configuration, clock: clock)
             }
-            return try WebSocketURLSessionTests.loopbackSocket(server, path, configuration: configuration).0
+            return try WebSocketURLSessionTests.loopbackSocket(server, path, configuration: configuration, clock: clock).0
         }
     }
 }

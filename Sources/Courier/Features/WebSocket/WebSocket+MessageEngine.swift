@@ -116,6 +116,7 @@ extension WebSocket: WebSocketTaskObserver {
             guard !core.isClosed else { return }
             switch result {
             case .success(let message):
+                core.bytesReceived &+= UInt64(message.byteCount)
                 deliver(message, &core)
                 receiveFromEngine(&core)
             case .failure:
