@@ -23,8 +23,8 @@ package enum SuggestedFileName {
     }
 
     /// The first usable candidate among `contentDisposition`'s names and the last path
-    /// components of `urls`, else ``fallback``.
-    static func make(contentDisposition: String?, urls: [URL?]) -> String {
+    /// components of `urls`, else ``fallback`` (what `courier -J` would name a file).
+    package static func make(contentDisposition: String?, urls: [URL?]) -> String {
         let fromHeader = contentDisposition.map(namesInContentDisposition) ?? []
         let fromURLs = urls.compactMap { $0?.lastPathComponent }
         for candidate in fromHeader + fromURLs {
