@@ -345,12 +345,11 @@ struct FetchOptions: Equatable, Sendable {
         return nil
     }
 
-    /// `-o FILE`, or with `-O` the URL's last path segment; nil for standard output.
+    /// `-o FILE`, or with `-O` the URL's last path segment (``remoteName(of:)``); nil for standard output.
     static func output(from parsed: ParsedArguments, url: URL) throws(UsageError) -> String? {
         if parsed.has("remote-name") {
             guard parsed.value("output") == nil else { throw UsageError("-o and -O cannot be used together (choose one file name)") }
-            let name = url.lastPathComponent
-            guard !name.isEmpty, name != "/", name != ".", name != ".." else {
+            guard let name = remoteName(of: url) else {
                 throw UsageError(
                     "Remote file name has no length: -O needs a URL ending in a file name (use -o FILE)",
                     exitCode: .writeError)
@@ -360,6 +359,16 @@ struct FetchOptions: Equatable, Sendable {
         guard let path = parsed.value("output") else { return nil }
         guard !path.isEmpty else { throw UsageError("-o needs a file name") }
         return path == "-" ? nil : path
+    }
+
+    /// `-O`'s file name: the last segment of the URL's path as written (percent-escapes kept, as
+    /// curl keeps them, so `%2F` never becomes a separator), made safe by the library's rule for
+    /// download names (no separators, control characters or leading dots, at most 255 bytes); nil
+    /// when nothing usable is left (`http://host/`, `/..`), which curl reports as a name with no length.
+    static func remoteName(of url: URL) -> String? {
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+        let segment = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+        return SuggestedFileName.sanitize(segment)
     }
 
     /// A number of seconds: positive (or zero when allowed), finite.

@@ -21,7 +21,7 @@ struct WebSocketOptions: Equatable, Sendable {
     var keepOpen = false
     /// `--no-compression`: permessage-deflate is not offered.
     var compression = true
-    /// `--ping-interval SECONDS`: keep-alive pings; nil for none.
+    /// `--ping-interval SECONDS`: keep-alive pings this often; nil for the library's default (20 s).
     var pingInterval: Double?
     /// `-v`: the handshake, the subprotocol and the close are described on standard error.
     var verbose = false
@@ -50,7 +50,7 @@ struct WebSocketOptions: Equatable, Sendable {
             help: "do not offer permessage-deflate compression"),
         OptionSpec(
             "ping-interval", long: "ping-interval", value: "SECONDS",
-            help: "send a ping this often; no pong within 30 s ends the connection (exit 28)"),
+            help: "send a ping this often (default 20); a server silent 30 s after one ends the connection (exit 28)"),
     ]
 
     /// The options `courier ws://...` accepts, in the order its help lists them.

@@ -149,11 +149,11 @@ import CourierLocking
     /// A socket of a URLSession session opened over a ``LoopbackEngine`` to `path`.
     static func loopbackSocket(
         _ server: TestServer, _ path: String, protocols: [String] = [],
-        configuration: WebSocketConfiguration = WebSocketConfiguration()
+        configuration: WebSocketConfiguration = WebSocketConfiguration(), clock: any Clock<Duration> = ContinuousClock()
     ) throws -> (WebSocket, LoopbackEngine) {
         try #require(TransportUnderTest.available.contains(.curl), "the loopback engine runs over the curl transport")
         let session = makeSession(.urlSession, server: server)
-        let socket = WebSocket(session: session, url: server.url(path), protocols: protocols, configuration: configuration)
+        let socket = WebSocket(session: session, url: server.url(path), protocols: protocols, configuration: configuration, clock: clock)
         #expect(socket.usesMessageEngine)
         let inner = makeSession(.curl, server: server).webSocket(server.url(path), protocols: protocols)
         let engine = LoopbackEngine(inner: inner, observer: socket)
