@@ -42,4 +42,11 @@ package struct CurlDebugEvent: Sendable {
     package let text: String
     /// The URL of the transfer it belongs to.
     package let url: URL
+
+    /// An event (the transport makes them; tests make their own).
+    package init(kind: Kind, text: String, url: URL) {
+        self.kind = kind
+        self.text = text
+        self.url = url
+    }
 }

@@ -65,12 +65,18 @@ struct OptionSpec: Sendable, Equatable {
 
 /// Formats options as aligned help lines.
 enum OptionHelp {
+    /// The widest the synopsis column gets; a longer synopsis has its help on the next line.
+    static let maximumColumn = 30
+
     /// One line per option: the synopsis padded to a common width, then the help text.
     static func lines(for options: [OptionSpec], indent: Int = 2) -> String {
-        let width = (options.map { $0.synopsis.count }.max() ?? 0) + 2
+        let width = min(options.map { $0.synopsis.count }.max() ?? 0, maximumColumn) + 2
         let pad = String(repeating: " ", count: indent)
         return options.map { option in
-            pad + option.synopsis + String(repeating: " ", count: width - option.synopsis.count) + option.help
+            guard option.synopsis.count + 2 <= width else {
+                return pad + option.synopsis + "\n" + pad + String(repeating: " ", count: width) + option.help
+            }
+            return pad + option.synopsis + String(repeating: " ", count: width - option.synopsis.count) + option.help
         }.joined(separator: "\n")
     }
 }

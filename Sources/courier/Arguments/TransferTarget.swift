@@ -69,6 +69,6 @@ struct TransferTarget: Equatable, Sendable {
 
     private static func prefixed(_ path: String, directory: String?) -> String {
         guard let directory, !path.hasPrefix("/") else { return path }
-        return URL(fileURLWithPath: directory).appendingPathComponent(path).path
+        return directory.hasSuffix("/") ? directory + path : directory + "/" + path
     }
 }
