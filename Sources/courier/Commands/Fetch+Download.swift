@@ -64,6 +64,12 @@ extension FetchCommand {
                 message("courier: interrupted; \(keptBytesMessage(store: store))")
                 return finish(.interrupted, response: response.response, metrics: response.metrics, bodyBytes: 0)
             }
+            if options.remoteHeaderName, error.kind == .fileSystem, error.message.contains("already exists") {
+                // As curl: -J never replaces a file (the library's hint names its API, not the option).
+                let sentence = error.message.replacingOccurrences(of: " (use .removePreviousFile).", with: "")
+                message("courier: (23) \(sentence): -J does not replace a file")
+                return finish(.writeError, response: response.response, metrics: response.metrics, bodyBytes: 0, error: error)
+            }
             let status = fail(with: error)
             // After a lock conflict the partial belongs to the other process; say nothing about it.
             if options.resumable, error.kind != .resumeFailed, let kept = keptPartial(store: store)?.bytesOnDisk, kept > 0 {
