@@ -103,9 +103,10 @@ extension FetchCommand {
             .finish(.success, response: response.response, metrics: response.metrics, bodyBytes: size - resumed)
     }
 
-    /// The progress style: a bar on a terminal, nothing with `-s` or `--no-progress-meter`.
+    /// The progress style: a bar on a terminal, nothing with `-s` or `--no-progress-meter`, nor
+    /// for transfers running side by side (`-Z`), whose bars would share one line.
     var progressStyle: ProgressReporter.Style {
-        options.silent || options.noProgress ? .silent : ProgressReporter.styleForStandardError
+        options.silent || options.noProgress || (options.parallel && options.targets.count > 1) ? .silent : ProgressReporter.styleForStandardError
     }
 
     /// Whether the response says the server serves byte ranges (`Accept-Ranges: bytes`).

@@ -21,7 +21,7 @@ struct FetchBatch {
         var options = options
         if options.connection.insecure { message(ConnectionOptions.insecureWarning) }
         if let user = options.passwordPromptUser {
-            let password = PasswordPrompt.ask("Enter host password for user '\(user)':")
+            let password = PasswordPrompt.ask("Enter host password for user '\(user)':", interrupts: interrupts)
             let header = HTTPHeader.authorization(username: user, password: password)
             options.headers.append(HeaderField(name: header.name, value: header.value))
         }

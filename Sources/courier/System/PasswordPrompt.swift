@@ -10,9 +10,12 @@ import Darwin
 enum PasswordPrompt {
     /// The longest answer read; the rest of a longer line is dropped.
     static let maximumLength = 1024
+    /// The interrupt slot of the prompt (transfers use theirs from 0).
+    static let slot = -1
 
     /// Prints `prompt` and returns the line typed (without its newline); "" when nothing can be read.
-    static func ask(_ prompt: String) -> String {
+    /// Ctrl-C while it waits gives the terminal its echo back before `interrupts` ends the process.
+    static func ask(_ prompt: String, interrupts: Interrupts) -> String {
         let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
         let descriptor = terminal >= 0 ? terminal : STDIN_FILENO
         defer { if terminal >= 0 { close(terminal) } }
@@ -23,7 +26,15 @@ enum PasswordPrompt {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
             _ = tcsetattr(descriptor, TCSANOW, &quiet)
+            let restore = saved
+            interrupts.onInterrupt(slot: slot) {
+                var echoing = restore
+                _ = tcsetattr(descriptor, TCSANOW, &echoing)
+                Console.shared.message("\ncourier: interrupted")
+                exit(ExitCode.interrupted.rawValue)
+            }
         }
+        defer { interrupts.clearHandler(slot: slot) }
         let line = readLine(descriptor)
         if echoOff {
             _ = tcsetattr(descriptor, TCSANOW, &saved)
