@@ -146,10 +146,11 @@ import FoundationNetworking
             try expanded(input, servers).write(to: file)
             stdin = .file(file.path)
         }
-        let environment = [
+        var environment = [
             "HOME": directory.path, "CURL_HOME": directory.path, "http_proxy": "", "https_proxy": "", "all_proxy": "",
             "HTTPS_PROXY": "", "ALL_PROXY": "", "no_proxy": "", "NO_PROXY": "",
         ]
+        for (name, value) in testCase.environment { environment[name] = servers.expand(value) }
         let arguments = testCase.arguments.map(servers.expand)
         let process =
             if let tool {

@@ -89,6 +89,8 @@ struct SideBySideCase: Sendable, CustomStringConvertible {
     var modificationTimes: [String: Double] = [:]
     /// Standard input, when the command reads it.
     var standardInput: Data?
+    /// Environment variables of both runs (placeholders expanded), over the suite's (which clears the proxy ones).
+    var environment: [String: String] = [:]
     /// The differences the case shows on purpose.
     var differences: Set<KnownDifference> = []
 
@@ -130,6 +132,13 @@ struct SideBySideCase: Sendable, CustomStringConvertible {
     func input(_ text: String) -> SideBySideCase {
         var copy = self
         copy.standardInput = Data(text.utf8)
+        return copy
+    }
+
+    /// The case run with `variables` in its environment.
+    func environment(_ variables: [String: String]) -> SideBySideCase {
+        var copy = self
+        copy.environment.merge(variables) { $1 }
         return copy
     }
 

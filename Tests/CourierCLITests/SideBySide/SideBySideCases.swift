@@ -38,7 +38,13 @@ enum SideBySideCases {
         SideBySideCase("-u USER:PASSWORD", ["-s", "-u", "ada:pw", "{httpbin}/basic-auth/ada/pw"]),
         SideBySideCase("--oauth2-bearer", ["-s", "--oauth2-bearer", "t0k", "{httpbin}/bearer"]),
         SideBySideCase("-r", ["-s", "-r", "0-99", "{nginx}/text-1m.txt"]),
-        SideBySideCase("-x through tinyproxy", ["-s", "-x", "{proxy}", "{nginx}/small.json"]).needing("proxy"),
+        SideBySideCase("-x through tinyproxy", ["-s", "-w", "%header{via}", "-x", "{proxy}", "{nginx}/small.json"]).needing("proxy"),
+        SideBySideCase("http_proxy from the environment", ["-s", "-o", "/dev/null", "-w", "%header{via}", "{nginx}/small.json"]).needing("proxy")
+            .environment(["http_proxy": "{proxy}"]),
+        SideBySideCase("--noproxy over http_proxy", ["-s", "--noproxy", "127.0.0.1", "-w", "%header{via}", "{nginx}/small.json"]).needing("proxy")
+            .environment(["http_proxy": "{proxy}"]),
+        SideBySideCase("-x '' over http_proxy", ["-s", "-x", "", "-w", "[%header{via}]", "{nginx}/small.json"]).needing("proxy")
+            .environment(["http_proxy": "{proxy}"]),
     ]
 
     static let compression: [SideBySideCase] = [
