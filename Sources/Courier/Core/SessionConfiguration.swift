@@ -132,6 +132,9 @@ public struct SessionConfiguration: Sendable {
     /// let api = Session(configuration: config, baseURL: apiURL)
     /// ```
     public var credential: HTTPCredential? = nil
+    /// Proxy, connect timeout, rate limits and libcurl's account of each transfer: the `courier`
+    /// command's `-x`, `--connect-timeout`, `--limit-rate` and `-v` (curl transport only).
+    package var transportTuning = TransportTuning()
 
     /// Creates the default configuration.
     public init() {}
@@ -157,6 +160,7 @@ public struct SessionConfiguration: Sendable {
         var configuration = TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost)
         configuration.tls = tls
         configuration.tls.trustRoots = tls.trustRoots.adding(additionalTrustedCertificates)
+        configuration.tuning = transportTuning
         return configuration
     }
 }

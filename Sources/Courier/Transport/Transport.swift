@@ -48,6 +48,8 @@ import Foundation
     public var maximumConnectionsPerHost: Int = 8
     /// How TLS connections are secured.
     public var tls = TLSConfiguration()
+    /// Proxy, connect timeout, rate limits and libcurl's account of each transfer, for Courier's tools.
+    package var tuning = TransportTuning()
     /// Extra certificate authorities (PEM files) trusted in addition to ``tls``'s trust roots.
     public var additionalTrustedCertificates: [URL] {
         get { tls.trustRoots.includesSystem ? tls.trustRoots.certificateFiles : [] }
