@@ -45,6 +45,7 @@ import Glibc
 /// | gzip truncated (right Content-Length) | invalidResponse | 200, partial body | URLSession: known issue (`withKnownIssue`) |
 /// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
 /// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
+/// | cache directory: links, FIFOs, swapped bodies, other users' files | as `HostileCacheDirectoryTests` says | same | |
 @Suite struct HostileServerMatrixTests {
     /// What a case must end with on one transport.
     enum Outcome: Sendable, Equatable {
