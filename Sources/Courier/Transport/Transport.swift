@@ -153,6 +153,11 @@ import Foundation
     /// Where the `HTTPURLResponse` built for this head may be kept for the next equal head
     /// (a replayed stored response); `nil` for a head from the network.
     var responseMemo: HTTPResponseMemo?
+    /// Whether the transport undid the content coding `Content-Encoding` names, so the body it
+    /// delivers is decoded although the field still says how it travelled. `false` when no coding
+    /// applies or the body is delivered as it came (decoding off, or a transport that does not
+    /// say): a response cache then keeps the field with the still-coded body.
+    var bodyIsDecoded = false
 
     /// Builds a head from raw header fields in arrival order.
     public init(statusCode: Int, fields: [(name: String, value: String)], url: URL, httpVersion: String) {

@@ -46,6 +46,7 @@ import Glibc
 /// | gzip truncated (right Content-Length) | invalidResponse | 200, partial body | URLSession: known issue (`withKnownIssue`) |
 /// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
 /// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
+/// | cache directory: links, FIFOs, swapped bodies, other users' files | as `HostileCacheDirectoryTests` says | same | |
 ///
 /// WebSocket servers (issue 36), scripted on CourierTestServer, end as the table says: the kind
 /// `messages` throws (none: it finishes) and ``WebSocket/closeStatus``'s code. The URLSession

@@ -223,7 +223,7 @@ final class CurlExchange {
     private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
         guard state.isRunning else { return line.count }
         markActivity()
-        if let head = parser.consume(line, url: handle.request.url) {
+        if var head = parser.consume(line, url: handle.request.url) {
             responseStatus = head.statusCode
             if handle.request.automaticDecompression, let coding = head.headers.value(for: "Content-Encoding") {
                 do throws(CurlContentDecoding.Failure) {
@@ -231,6 +231,7 @@ final class CurlExchange {
                 } catch {
                     decodingRefusal = error
                 }
+                head.bodyIsDecoded = decoding != nil
             }
             if !handle.cancelRequested.load(ordering: .relaxed) {
                 guard handle.request.httpVersion.accepts(negotiated: head.httpVersion, for: head.url) else {

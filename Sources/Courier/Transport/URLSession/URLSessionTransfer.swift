@@ -141,6 +141,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
                 return (name, "\(value)")
             }
             head = ResponseHead(statusCode: http.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
+            // FoundationNetworking decodes every content coding it knows and fails on the others.
+            if let coding = head?.headers["Content-Encoding"]?.trimmedASCII, !coding.isEmpty, !coding.caseInsensitiveEquals("identity") {
+                head?.bodyIsDecoded = true
+            }
         }
         handle(.responseReceived(task, head), from: task) { state, now in
             if state.timeToFirstByte == nil { state.timeToFirstByte = now - startInstant }
