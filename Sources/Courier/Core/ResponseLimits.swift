@@ -73,6 +73,22 @@ enum DecompressionRatioLimit {
     }
 }
 
+/// The bound on a stream's body waiting for its consumer
+/// (``SessionConfiguration/maximumStreamBacklog``), as a transport that cannot pause applies it.
+enum UnacknowledgedBytesLimit {
+    /// The failure when `waiting` delivered bytes have not been taken and that is more than
+    /// `bound`; `nil` otherwise.
+    static func failure(waiting: Int64, bound: Int64, statusCode: Int?, url: URL?) -> CourierError? {
+        guard waiting > bound else { return nil }
+        return CourierError(
+            .responseTooLarge,
+            "The stream's consumer fell behind: \(waiting) bytes had arrived that it had not taken, more than "
+                + "maximumStreamBacklog (\(BodySizeLimit.format(bound))) allows. URLSession cannot hold the server back "
+                + "(the curl transport pauses reading instead); the transfer was stopped.",
+            responseCode: statusCode, url: url)
+    }
+}
+
 /// A body size limit in force for one request, and the name it is configured under.
 struct BodySizeLimit {
     let bytes: Int64
