@@ -46,8 +46,13 @@ import Glibc
 /// | upload: 413 early, then close | 413 | 413 | `HostileUploadTests` |
 /// | gzip corrupt half way | invalidResponse | invalidResponse | |
 /// | gzip truncated (right Content-Length) | invalidResponse | 200, partial body | URLSession: known issue (`withKnownIssue`) |
-/// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
-/// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
+/// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
+/// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
+///
+/// The event-stream rows (an endless event, an event-stream gzip bomb, a drop in the middle of an
+/// event, a byte-order mark on every connection, `retry: 0` and a close after each event) are in
+/// `HostileServerMatrixTests+EventStreams.swift`. `LimitMemoryTests` (run alone) checks the peak
+/// memory of 1 GiB hostile bodies on both transports.
 @Suite struct HostileServerMatrixTests {
     /// What a case must end with on one transport.
     enum Outcome: Sendable, Equatable {
