@@ -53,13 +53,20 @@ typedef struct ccurl_version_data {
     const char *quic_version;
     const char *cainfo;           // CURLVERSION_SEVENTH (6), libcurl 7.70.0
     const char *capath;
+    unsigned int zstd_ver_num;    // CURLVERSION_EIGHTH (7), libcurl 7.71.0
+    const char *zstd_version;
+    const char *hyper_version;    // CURLVERSION_NINTH (8), libcurl 7.75.0
+    const char *gsasl_version;    // CURLVERSION_TENTH (9), libcurl 7.77.0
+    const char *const *feature_names; // CURLVERSION_ELEVENTH (10), libcurl 7.87.0
 } ccurl_version_data;
 #define CCURLVERSION_SEVENTH 6
+#define CCURLVERSION_ELEVENTH 10
 #define CCURL_GLOBAL_ALL 3
 
 static struct {
     int (*global_init)(long flags);
     ccurl_version_data *(*version_info)(int age);
+    const char *(*version)(void);
     ccurl_easy *(*easy_init)(void);
     void (*easy_cleanup)(ccurl_easy *);
     void (*easy_reset)(ccurl_easy *);
@@ -112,12 +119,14 @@ static void load_library(void) {
         return;
     }
     RESOLVE(version_info, "curl_version_info");
-    ccurl_version_data *version = api.version_info(CCURLVERSION_SEVENTH);
+    // libcurl answers with its own struct whatever age is asked; `age` says which fields it has.
+    ccurl_version_data *version = api.version_info(CCURLVERSION_ELEVENTH);
     if (version == NULL || version->version_num < CCURL_MINIMUM_VERSION) {
         snprintf(load_error, sizeof load_error, "libcurl %s is too old: Courier needs 7.68.0 or later",
                  version != NULL && version->version != NULL ? version->version : "(unknown)");
         goto fail;
     }
+    RESOLVE(version, "curl_version");
     RESOLVE(global_init, "curl_global_init");
     RESOLVE(easy_init, "curl_easy_init");
     RESOLVE(easy_cleanup, "curl_easy_cleanup");
@@ -153,6 +162,10 @@ static void load_library(void) {
     library_info.features = version->features;
     library_info.ssl_version = version->ssl_version;
     library_info.cainfo = version->age >= CCURLVERSION_SEVENTH ? version->cainfo : NULL;
+    library_info.version_text = api.version();
+    library_info.host = version->host;
+    library_info.protocols = version->protocols;
+    library_info.feature_names = version->age >= CCURLVERSION_ELEVENTH ? version->feature_names : NULL;
     load_error[0] = '\0';
     load_status = 0;
     return;
@@ -209,6 +222,9 @@ int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferin
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
 }
 int ccurl_easy_setopt_func_close(ccurl_easy *handle, int option, ccurl_close_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_func_debug(ccurl_easy *handle, int option, ccurl_debug_callback callback) {
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
 }
 

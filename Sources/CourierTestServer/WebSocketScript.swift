@@ -82,6 +82,11 @@ public struct WebSocketScript: Sendable, Equatable {
         /// Starts the close handshake (§7.1.2): sends a close frame with `code` (none when nil) and
         /// `reason`, waits for the client's close frame, then closes the connection.
         case close(code: UInt16? = 1000, reason: String = "")
+        /// Waits for the client's close frame and answers it (unless the server sent a close frame
+        /// first), leaving the connection up: the next step decides how it ends, such as
+        /// `.end(.reset)` for a server that resets the connection right after the close handshake.
+        /// Without a further step the server closes the connection normally.
+        case receiveClose
         /// Ends the connection at once without a close frame: `.close` (FIN), `.reset` (RST),
         /// `.stall` (send nothing more, keep reading until the client goes), `.shutdownOutput`.
         case end(SocketEffect)

@@ -31,6 +31,10 @@ struct WebSocketSession {
     private var start = 0
     private var end: Int
     private var sentClose = false
+    /// The client's close frame arrived.
+    private var receivedClientClose = false
+    /// A ``WebSocketScript/Step/receiveClose`` step runs: the client's close frame does not end the session.
+    private var keepsConnectionAfterClientClose = false
     private var outcome: (ending: Connection.Ending, recorded: WebSocketRecording.Ending)?
     /// How many more messages to echo (`Int.max`: until the client closes); nil when not echoing.
     private var echoRemaining: Int?
@@ -54,6 +58,7 @@ struct WebSocketSession {
             perform(step)
         }
         // Steps done: stay open until the client closes (or breaks the protocol, or goes away).
+        if outcome == nil, receivedClientClose { outcome = (.close, .closeHandshake) }
         if outcome == nil { pump { _ in false } }
         let outcome = outcome ?? (.close, .serverShutdown)
         recording.finish(outcome.recorded)
@@ -98,6 +103,10 @@ struct WebSocketSession {
             write(frame.wireBytes)
             // The client's close frame ends the session (see `receivedClose`).
             pump { _ in false }
+        case .receiveClose:
+            keepsConnectionAfterClientClose = true
+            pump { $0.receivedClientClose }
+            keepsConnectionAfterClientClose = false
         case .end(let effect):
             let ending: Connection.Ending
             switch effect {
@@ -334,8 +343,9 @@ struct WebSocketSession {
             noteServerClose(payload: answer.payload)
             write(answer.wireBytes)
         }
-        // The server closes the TCP connection first (§7.1.1).
-        if outcome == nil { outcome = (.close, .closeHandshake) }
+        receivedClientClose = true
+        // The server closes the TCP connection first (§7.1.1), unless the script goes on.
+        if outcome == nil, !keepsConnectionAfterClientClose { outcome = (.close, .closeHandshake) }
     }
 
     /// Fails the connection (§7.1.7): records the violation, sends a close frame with `code`

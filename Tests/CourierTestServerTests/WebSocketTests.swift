@@ -254,6 +254,33 @@ extension CourierTestServerTests {
             #expect(try await server.takeWebSocket().waitUntilFinished() == .scripted(.reset))
         }
 
+        @Test func receiveCloseAnswersTheClientsCloseThenTheNextStepEndsTheConnection() async throws {
+            let (server, client) = try Self.open(WebSocketScript([.send(.text("x")), .receiveClose, .end(.reset)]))
+            defer { expectClean(server.shutdown()) }
+            #expect(try client.readFrame().payload == Array("x".utf8))
+            try client.sendClose(4000, "mine")
+            let (bytes, end) = client.readToEnd()
+            #expect(bytes == [0x88, 0x02, 0x0F, 0xA0], "the answer echoes the code")
+            #expect(end == .reset)
+            let recording = try await server.takeWebSocket()
+            #expect(try await recording.waitUntilFinished() == .scripted(.reset))
+            #expect(recording.clientClose?.code == 4000)
+            #expect(recording.serverClose?.code == 4000)
+        }
+
+        @Test func receiveCloseAfterTheServersCloseDoesNotAnswerAgainAndEndsNormallyWithoutAnotherStep() async throws {
+            let (server, client) = try Self.open(WebSocketScript([.frame(.close(code: 3000, reason: "bye")), .receiveClose]))
+            defer { expectClean(server.shutdown()) }
+            #expect(try client.readFrame().closeCode == 3000)
+            try client.sendClose(3000)
+            let (bytes, end) = client.readToEnd()
+            #expect(bytes.isEmpty, "no second close frame")
+            #expect(end == .eof)
+            let recording = try await server.takeWebSocket()
+            #expect(try await recording.waitUntilFinished() == .closeHandshake)
+            #expect(recording.clientClose?.code == 3000)
+        }
+
         // MARK: The client's violations
 
         @Test(arguments: [

@@ -30,7 +30,7 @@ struct WebSocketCommand {
             callbackQueue: DispatchQueue(label: "courier.callbacks"))
         var socketConfiguration = WebSocketConfiguration()
         socketConfiguration.offersCompression = options.compression
-        socketConfiguration.pingInterval = options.pingInterval.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        if let seconds = options.pingInterval { socketConfiguration.pingInterval = .milliseconds(Int64((seconds * 1000).rounded(.up))) }
         let socket = session.webSocket(
             options.url, protocols: options.subprotocols,
             headers: HTTPHeaders(options.headers.map { HTTPHeader(name: $0.name, value: $0.value) }),

@@ -6,6 +6,7 @@ import FoundationNetworking
 @_spi(Transport) @testable import Courier
 import CourierTestSupport
 import CCurl
+import CourierTestServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +28,9 @@ import Glibc
 /// | one 1 MiB header line | responseTooLarge | responseTooLarge | libcurl's 100 KiB line buffer ("Out of memory") |
 /// | 100,000 short header lines | responseTooLarge | responseTooLarge | libcurl's 300 KiB head cap |
 /// | chunked: bad hex size | invalidResponse | invalidResponse | |
+/// | chunked: size written `0x10` | invalidResponse | invalidResponse | libcurl reads `0` (the last chunk), the data as trailers |
+/// | chunked: a trailer line without a colon | invalidResponse | invalidResponse | libcurl's "Failed reading the chunked-encoded stream" |
+/// | chunked: size with a sign, 20 hex digits, empty | invalidResponse | invalidResponse | |
 /// | chunked: no CRLF after the data | invalidResponse | invalidResponse | |
 /// | chunked: chunk longer than declared | invalidResponse | invalidResponse | |
 /// | chunked: closed before the last chunk | connectionLost | connectionLost | |
@@ -45,8 +49,37 @@ import Glibc
 /// | upload: 413 early, then close | 413 | 413 | `HostileUploadTests` |
 /// | gzip corrupt half way | invalidResponse | invalidResponse | |
 /// | gzip truncated (right Content-Length) | invalidResponse | 200, partial body | URLSession: known issue (`withKnownIssue`) |
-/// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
-/// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
+/// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
+/// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
+/// | cache directory: links, FIFOs, swapped bodies, other users' files | as `HostileCacheDirectoryTests` says | same | |
+///
+/// The event-stream rows (an endless event, an event-stream gzip bomb, a drop in the middle of an
+/// event, a byte-order mark on every connection, `retry: 0` and a close after each event) are in
+/// `HostileServerMatrixTests+EventStreams.swift`. `LimitMemoryTests` (run alone) checks the peak
+/// memory of 1 GiB hostile bodies on both transports.
+///
+/// WebSocket servers (issue 36), scripted on CourierTestServer, end as the table says: the kind
+/// `messages` throws (none: it finishes) and ``WebSocket/closeStatus``'s code. The URLSession
+/// column is the message engine: the real `URLSessionWebSocketTask` on Apple platforms, the
+/// loopback engine on Linux (where the task cannot open WebSockets); frames it would check itself
+/// are not run there. Also `WebSocketClosingTests` and `WebSocketKeepAliveTests`.
+///
+/// | WebSocket case | curl engine | URLSession engine |
+/// | --- | --- | --- |
+/// | close 3000, then FIN at once | webSocketClosed, 3000 | webSocketClosed, 3000 |
+/// | close 3000, then RST at once | webSocketClosed, 3000 | webSocketClosed, 3000 |
+/// | close 3000, the answer read, then RST | webSocketClosed, 3000 | webSocketClosed, 3000 |
+/// | close 1000, then RST | finishes, 1000 | finishes, 1000 |
+/// | close without a code, then RST | finishes, 1005 | finishes, 1005 |
+/// | close 3000, a message after it, then FIN | webSocketClosed, 3000 | webSocketClosed, 3000 |
+/// | two close frames | webSocketClosed, the first (3000) | webSocketClosed, 3000 |
+/// | close with 1005, 1006, 999 or 5000 on the wire | webSocketProtocolViolation, 1002 | not run |
+/// | close payload of 1 byte | webSocketProtocolViolation, 1002 | not run |
+/// | close reason not UTF-8 | webSocketProtocolViolation, 1007 | not run |
+/// | close payload of 126 bytes, fragmented close, masked close | webSocketProtocolViolation, 1002 | not run |
+/// | FIN or RST in the middle of a frame | connectionLost, 1006 | connectionLost, 1006 |
+/// | FIN with no close frame | connectionLost, 1006 | connectionLost, 1006 |
+/// | stall in the middle of a frame (default configuration) | timedOut, 1006 (keep-alive: 20 s + 30 s) | timedOut, 1006 |
 @Suite(.hangLimit(.seconds(300))) struct HostileServerMatrixTests {
     /// What a case must end with on one transport.
     enum Outcome: Sendable, Equatable {
@@ -105,6 +138,21 @@ import Glibc
             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
         Case(
             name: "chunked: bad hex size", script: reply(chunked + "zz\r\nabc\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: size written 0x10", script: reply(chunked + "0x10\r\n0123456789abcdef\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: a trailer line without a colon", script: reply(chunked + "5\r\nhello\r\n0\r\nnot a header\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: size with a sign", script: reply(chunked + "+5\r\nhello\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: size of 20 hex digits", script: reply(chunked + "00000000000000000005\r\nhello\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: empty size line", script: reply(chunked + "\r\nhello\r\n0\r\n\r\n"),
             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
         Case(
             name: "chunked: no CRLF after the data", script: reply(chunked + "3\r\nabcXY5\r\nhello\r\n0\r\n\r\n"),
@@ -195,6 +243,120 @@ import Glibc
         await Self.expectNoSocketLeft(toPort: server.port)
     }
 
+    // MARK: - WebSocket servers
+
+    /// What a WebSocket case must end with on one engine.
+    enum WebSocketOutcome: Sendable, Equatable {
+        /// `messages` throws this kind (nil: finishes normally) and the close status has this code.
+        case ends(CourierError.Kind?, WebSocketCloseCode)
+        /// Not run on this engine, for this reason.
+        case notRun(String)
+    }
+
+    /// One hostile WebSocket server and what each engine must make of it.
+    struct WebSocketCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        let steps: [WebSocketScript.Step]
+        let curl: WebSocketOutcome
+        let urlSession: WebSocketOutcome
+        /// The server goes silent: the keep-alive's 20 s and the pong's 30 s pass on a manual clock.
+        var stalls = false
+
+        var testDescription: String { name }
+    }
+
+    static let taskChecksFrames = "URLSessionWebSocketTask checks frames itself; on Linux the loopback engine would repeat the curl engine's verdict"
+    static let hello = WebSocketScript.Frame.text("hello").wireBytes
+    static let halfAFrame = WebSocketScript.Frame.binary(Data(repeating: 7, count: 1000)).wireBytes.prefix(100)
+
+    static func closeFrame(_ payload: Data, fin: Bool = true, maskingKey: UInt32? = nil) -> WebSocketScript.Step {
+        .frame(WebSocketScript.Frame(opcode: .close, payload: payload, fin: fin, maskingKey: maskingKey))
+    }
+
+    static func both(_ kind: CourierError.Kind?, _ code: UInt16) -> (WebSocketOutcome, WebSocketOutcome) {
+        (.ends(kind, WebSocketCloseCode(code)), .ends(kind, WebSocketCloseCode(code)))
+    }
+
+    static func webSocketCase(
+        _ name: String, _ steps: [WebSocketScript.Step], _ outcomes: (WebSocketOutcome, WebSocketOutcome), stalls: Bool = false
+    ) -> WebSocketCase {
+        WebSocketCase(name: name, steps: steps, curl: outcomes.0, urlSession: outcomes.1, stalls: stalls)
+    }
+
+    static func violation(_ name: String, _ steps: [WebSocketScript.Step], code: UInt16 = 1002) -> WebSocketCase {
+        webSocketCase(name, steps, (.ends(.webSocketProtocolViolation, WebSocketCloseCode(code)), .notRun(taskChecksFrames)))
+    }
+
+    static let bye = WebSocketScript.Step.frame(.close(code: 3000, reason: "bye"))
+
+    static let webSocketCases: [WebSocketCase] = [
+        webSocketCase("close 3000, then FIN at once", [bye, .end(.close)], both(.webSocketClosed, 3000)),
+        webSocketCase("close 3000, then RST at once", [bye, .end(.reset)], both(.webSocketClosed, 3000)),
+        webSocketCase("close 3000, the answer read, then RST", [bye, .receiveClose, .end(.reset)], both(.webSocketClosed, 3000)),
+        webSocketCase("close 1000, then RST", [.frame(.close(code: 1000)), .end(.reset)], both(nil, 1000)),
+        webSocketCase("close without a code, then RST", [.frame(.close(code: nil)), .end(.reset)], both(nil, 1005)),
+        webSocketCase("close 3000, a message after it, then FIN", [bye, .send(.text("after")), .end(.close)], both(.webSocketClosed, 3000)),
+        webSocketCase("two close frames", [bye, .frame(.close(code: 4000, reason: "second")), .end(.reset)], both(.webSocketClosed, 3000)),
+        violation("close with 1005 on the wire", [.frame(.close(code: 1005)), .end(.close)]),
+        violation("close with 1006 on the wire", [.frame(.close(code: 1006)), .end(.close)]),
+        violation("close with 999", [.frame(.close(code: 999)), .end(.close)]),
+        violation("close with 5000", [.frame(.close(code: 5000)), .end(.close)]),
+        violation("close payload of 1 byte", [closeFrame(Data([0x03])), .end(.close)]),
+        violation(
+            "close reason not UTF-8", [closeFrame(WebSocketScript.Frame.closePayload(code: 3000, reason: Data([0xFF, 0xFE]))), .end(.close)],
+            code: 1007),
+        violation("close payload of 126 bytes", [closeFrame(WebSocketScript.Frame.closePayload(code: 3000) + Data(count: 124)), .end(.close)]),
+        violation("fragmented close frame", [closeFrame(WebSocketScript.Frame.closePayload(code: 3000), fin: false), .end(.close)]),
+        violation("masked close frame", [closeFrame(WebSocketScript.Frame.closePayload(code: 3000), maskingKey: 0x0102_0304), .end(.close)]),
+        webSocketCase("FIN in the middle of a frame", [.raw(hello + halfAFrame), .end(.close)], both(.connectionLost, 1006)),
+        webSocketCase("RST in the middle of a frame", [.raw(hello + halfAFrame), .end(.reset)], both(.connectionLost, 1006)),
+        webSocketCase("FIN with no close frame", [.raw(hello), .end(.close)], both(.connectionLost, 1006)),
+        webSocketCase("stall in the middle of a frame", [.raw(hello + halfAFrame), .end(.stall)], both(.timedOut, 1006), stalls: true),
+    ]
+
+    /// Every socket timer (opening, pings, close) runs on a manual clock here, so a case can only
+    /// end by what the server does: a case that waited for a timer would hang, which the suite's
+    /// hang limit turns into a failure (a bound on the elapsed time would only measure the machine's load).
+    @Test(arguments: TransportUnderTest.available, webSocketCases)
+    func hostileWebSocketServer(transport: TransportUnderTest, hostile: WebSocketCase) async throws {
+        let expected = transport == .curl ? hostile.curl : hostile.urlSession
+        guard case .ends(let kind, let code) = expected else { return }
+        let server = try TestServer()
+        server.route("/ws") { _ in .webSocket(WebSocketScript(hostile.steps)) }
+        var failure: CourierError?
+        var status: WebSocketCloseStatus?
+        do {
+            let clock = ManualClock()
+            let socket = try WebSocketClosingTests.socket(transport, server, "/ws", clock: clock)
+            if hostile.stalls {
+                // "hello" arrives in the same read as the half frame: after it, only silence is left.
+                var first = socket.messages.makeAsyncIterator()
+                #expect(try await first.next() == .text("hello"))
+            }
+            let reader = Task { () -> CourierError? in
+                do {
+                    for try await _ in socket.messages {}
+                    return nil
+                } catch {
+                    return error as? CourierError ?? CourierError(wrapping: error)
+                }
+            }
+            if hostile.stalls {
+                #expect(await clock.waitForSleep(until: .seconds(20)), "the keep-alive ping is due: \(clock.deadlines)")
+                clock.advance(to: .seconds(20))
+                #expect(await clock.waitForSleep(until: .seconds(50)), "its pong is awaited: \(clock.deadlines)")
+                clock.advance(to: .seconds(50))
+            }
+            failure = await reader.value
+            status = socket.closeStatus
+        }
+        #expect(failure?.kind == kind, "\(failure.map { "\($0)" } ?? "finished normally")")
+        #expect(status?.code == code, "\(status.map { "\($0)" } ?? "no status")")
+        if let failure, kind == .webSocketClosed { #expect(failure.webSocketCloseStatus?.code == code) }
+        #expect(server.shutdown().problems == [])
+        await Self.expectNoSocketLeft(toPort: server.port)
+    }
+
     // MARK: - Error mapping (units)
 
     @Test func curlOutOfMemoryIsAHeadLimitOnlyWhileAHeadIsRead() {
@@ -214,6 +376,11 @@ import Glibc
         ] {
             #expect(CourierError(curl: CCURLE_RECV_ERROR, detail: detail, url: url).kind == .invalidResponse, "\(detail)")
         }
+        // A chunked body's malformed trailers (where a `0x10` chunk size leads) fail in libcurl's
+        // header store, with its code: the sentence is what tells.
+        let trailers = CourierError(curl: CCURLE_BAD_FUNCTION_ARGUMENT, detail: "Failed reading the chunked-encoded stream", url: url)
+        #expect(trailers.kind == .invalidResponse)
+        #expect(CourierError(curl: CCURLE_BAD_FUNCTION_ARGUMENT, detail: "", url: url).kind == .transportFailed)
         let cut = CourierError(curl: CCURLE_RECV_ERROR, detail: "Connection reset by peer", url: url)
         #expect(cut.kind == .connectionLost)
     }
@@ -226,6 +393,7 @@ import Glibc
         #expect(error(.networkConnectionLost, "Invalid Content-Length: value").kind == .invalidResponse)
         #expect(error(.networkConnectionLost, "Error while processing content unencoding: invalid distance code").kind == .invalidResponse)
         #expect(error(.networkConnectionLost, "transfer closed with 95 bytes remaining to read").kind == .connectionLost)
+        #expect(error(.unknown, "Failed reading the chunked-encoded stream").kind == .invalidResponse)
     }
 
     @Test func contentLengthRules() {

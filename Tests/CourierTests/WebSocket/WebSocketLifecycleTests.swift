@@ -22,6 +22,9 @@ import Foundation
     }
 
     static let opened: [WebSocketLifecycle.Event] = [.connecting, .connected, .accepted]
+    static let serverClose = WebSocketCloseFrame(code: WebSocketCloseCode(4001), reason: "x")
+    static let reset = CourierError(.connectionLost, "The connection was lost: Connection reset by peer")
+    static let abnormal = WebSocketCloseStatus(code: .abnormalClosure)
 
     @Test func openingWritesTheHandshakeThenOpens() {
         var lifecycle = WebSocketLifecycle(url: Self.url)
@@ -39,26 +42,61 @@ import Foundation
         (
             "client closes cleanly",
             [
-                .closeRequested(.normalClosure, reason: "bye"), .closeReceived,
+                .closeRequested(.normalClosure, reason: "bye"), .closeReceived(WebSocketCloseFrame(code: .normalClosure, reason: "bye")),
                 .protocolEnded(.clean(WebSocketCloseFrame(code: .normalClosure, reason: "bye"))),
             ], .closed, nil, .normalClosure
         ),
         // §7.1.4: the server closes with 1000 or 1001 first: the sequence finishes normally.
-        ("server closes with 1001", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: .goingAway)))], .closed, nil, .goingAway),
         (
-            "server closes without a code", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: .noStatusReceived)))],
+            "server closes with 1001",
+            [.closeReceived(WebSocketCloseFrame(code: .goingAway)), .protocolEnded(.clean(WebSocketCloseFrame(code: .goingAway)))], .closed,
+            nil, .goingAway
+        ),
+        (
+            "server closes without a code",
+            [.closeReceived(WebSocketCloseFrame(code: .noStatusReceived)), .protocolEnded(.clean(WebSocketCloseFrame(code: .noStatusReceived)))],
             .closed, nil, .noStatusReceived
         ),
         // Any other code from the server is an error carrying it.
         (
-            "server closes with 4001", [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: WebSocketCloseCode(4001), reason: "x")))],
+            "server closes with 4001", [.closeReceived(serverClose), .protocolEnded(.clean(serverClose))], .closed, .webSocketClosed,
+            WebSocketCloseCode(4001)
+        ),
+        // Once the server's close frame is in, how TCP then ends does not matter (§7.1.5: 1006 is
+        // for a connection that ended without one): a reset, a failed write, the close timeout.
+        (
+            "server closes with 4001, then resets", [.closeReceived(serverClose), .failed(reset, abnormal)], .closed, .webSocketClosed,
+            WebSocketCloseCode(4001)
+        ),
+        (
+            "server closes with 4001, then drops", [.closeReceived(serverClose), .protocolEnded(.abnormal)], .closed, .webSocketClosed,
+            WebSocketCloseCode(4001)
+        ),
+        (
+            "server closes with 1000, then resets", [.closeReceived(WebSocketCloseFrame(code: .normalClosure)), .failed(reset, abnormal)], .closed,
+            nil, .normalClosure
+        ),
+        (
+            "server closes with 4001, then the ping timeout", [.closeReceived(serverClose), .failed(CourierError(.timedOut, "no pong"), abnormal)],
             .closed, .webSocketClosed, WebSocketCloseCode(4001)
+        ),
+        (
+            "client closes, the server answers, then resets",
+            [.closeRequested(.normalClosure, reason: ""), .closeReceived(WebSocketCloseFrame(code: .normalClosure)), .failed(reset, abnormal)],
+            .closed, nil, .normalClosure
+        ),
+        (
+            "client closes with 4000, the server answers, then drops",
+            [
+                .closeRequested(WebSocketCloseCode(4000), reason: ""), .closeReceived(WebSocketCloseFrame(code: WebSocketCloseCode(4000))),
+                .protocolEnded(.abnormal),
+            ], .closed, nil, WebSocketCloseCode(4000)
         ),
         // The client's own abnormal code is what it asked for: no error.
         (
             "client closes with 4000",
             [
-                .closeRequested(WebSocketCloseCode(4000), reason: ""), .closeReceived,
+                .closeRequested(WebSocketCloseCode(4000), reason: ""), .closeReceived(WebSocketCloseFrame(code: WebSocketCloseCode(4000))),
                 .protocolEnded(.clean(WebSocketCloseFrame(code: WebSocketCloseCode(4000)))),
             ], .closed, nil, WebSocketCloseCode(4000)
         ),
@@ -110,16 +148,18 @@ import Foundation
             lifecycle.handle(.closeRequested(.normalClosure, reason: "done"))
                 == [.sendClose(.normalClosure, reason: "done"), .scheduleCloseTimeout, .stateChanged(.closing)])
         #expect(lifecycle.handle(.closeRequested(.goingAway, reason: "")) == [], "the first close stands")
-        #expect(lifecycle.phase == .closing(serverFirst: false))
+        #expect(lifecycle.phase == .closing(serverFirst: false, serverClose: nil))
         // Once the server's close frame is in, the wait is for the server to drop TCP.
-        #expect(lifecycle.handle(.closeReceived) == [.scheduleCloseTimeout])
+        #expect(lifecycle.handle(.closeReceived(WebSocketCloseFrame(code: .normalClosure))) == [.scheduleCloseTimeout])
+        #expect(lifecycle.phase == .closing(serverFirst: false, serverClose: WebSocketCloseFrame(code: .normalClosure)))
     }
 
     @Test func theServerClosingFirstIsRemembered() {
-        let (lifecycle, actions) = Self.run(Self.opened + [.closeReceived])
+        let (lifecycle, actions) = Self.run(Self.opened + [.closeReceived(Self.serverClose)])
         #expect(actions == [.scheduleCloseTimeout, .stateChanged(.closing)])
-        #expect(lifecycle.phase == .closing(serverFirst: true))
-        let (ended, _) = Self.run(Self.opened + [.closeReceived, .protocolEnded(.clean(WebSocketCloseFrame(code: .normalClosure)))])
+        #expect(lifecycle.phase == .closing(serverFirst: true, serverClose: Self.serverClose))
+        let (ended, _) = Self.run(
+            Self.opened + [.closeReceived(Self.serverClose), .protocolEnded(.clean(WebSocketCloseFrame(code: .normalClosure)))])
         if case .closed(.closed(let status)) = ended.phase { #expect(status.initiatedByServer) } else { Issue.record("not closed") }
     }
 
@@ -194,7 +234,7 @@ import Foundation
         let (lifecycle, _) = Self.run(Self.opened + [.cancelled])
         var ended = lifecycle
         for event in [
-            WebSocketLifecycle.Event.accepted, .closeReceived, .cancelled, .protocolEnded(.abnormal),
+            WebSocketLifecycle.Event.accepted, .closeReceived(Self.serverClose), .cancelled, .protocolEnded(.abnormal),
             .failed(CourierError(.timedOut, "late"), nil), .closeRequested(.normalClosure, reason: ""),
         ] {
             #expect(ended.handle(event) == [])

@@ -93,7 +93,7 @@ struct WebSocketStateMachineTests {
         run([
             (
                 .bytesReceived(Self.server(0x8, Self.closePayload(1000, "bye"))),
-                [.send(Self.client(.close, Self.closePayload(1000))), .closeHandshakeCompleted(peer)], .closing(sent: echo, received: peer)
+                [.closeReceived(peer), .send(Self.client(.close, Self.closePayload(1000)))], .closing(sent: echo, received: peer)
             ),
             (.send(.text("late")), [.refused(.notOpen)], .closing(sent: echo, received: peer)),
             (.bytesReceived(Self.server(0x1, "ignored")), [], .closing(sent: echo, received: peer)),
@@ -114,7 +114,7 @@ struct WebSocketStateMachineTests {
             (.bytesReceived(Self.server(0x9)), [], .closing(sent: ours, received: nil)),
             (
                 .bytesReceived(Self.server(0x8, Self.closePayload(1001)) + Self.server(0x1, "after")),
-                [.closeHandshakeCompleted(peer)], .closing(sent: ours, received: peer)
+                [.closeReceived(peer)], .closing(sent: ours, received: peer)
             ),
             (.connectionClosed, [.closed(.clean(peer))], .closed(.clean(peer))),
         ])
@@ -124,7 +124,7 @@ struct WebSocketStateMachineTests {
     @Test func answersAnEmptyCloseWithAnEmptyClose() {
         let peer = WebSocketCloseFrame(code: .noStatusReceived)
         run([
-            (.bytesReceived(Self.server(0x8)), [.send(Self.client(.close)), .closeHandshakeCompleted(peer)], .closing(sent: peer, received: peer))
+            (.bytesReceived(Self.server(0x8)), [.closeReceived(peer), .send(Self.client(.close))], .closing(sent: peer, received: peer))
         ])
         #expect(WebSocketCloseOutcome.clean(peer).code.rawValue == 1005)
     }
@@ -156,7 +156,7 @@ struct WebSocketStateMachineTests {
             run([
                 (
                     .bytesReceived(Self.server(0x8, Self.closePayload(code))),
-                    [.send(Self.client(.close, Self.closePayload(code))), .closeHandshakeCompleted(peer)], .closing(sent: peer, received: peer)
+                    [.closeReceived(peer), .send(Self.client(.close, Self.closePayload(code)))], .closing(sent: peer, received: peer)
                 )
             ])
         } else {

@@ -210,7 +210,7 @@ import FoundationNetworking
             if let sent = end.sentClose { handle(.closeRequested(sent.code, reason: sent.reason)) }
         }
         let event = WebSocketTaskTranslation.event(for: end, url: url)
-        if case .protocolEnded(.clean) = event, end.serverClose != nil, lifecycle.phase == .open { handle(.closeReceived) }
+        if case .protocolEnded(.clean) = event, let frame = end.serverClose, lifecycle.phase == .open { handle(.closeReceived(frame)) }
         handle(event)
         return (lifecycle, states)
     }

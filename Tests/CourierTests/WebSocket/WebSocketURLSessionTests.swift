@@ -150,11 +150,11 @@ import CourierTestSupport
     /// A socket of a URLSession session opened over a ``LoopbackEngine`` to `path`.
     static func loopbackSocket(
         _ server: TestServer, _ path: String, protocols: [String] = [],
-        configuration: WebSocketConfiguration = WebSocketConfiguration()
+        configuration: WebSocketConfiguration = WebSocketConfiguration(), clock: any Clock<Duration> = ContinuousClock()
     ) throws -> (WebSocket, LoopbackEngine) {
         try #require(TransportUnderTest.available.contains(.curl), "the loopback engine runs over the curl transport")
         let session = makeSession(.urlSession, server: server)
-        let socket = WebSocket(session: session, url: server.url(path), protocols: protocols, configuration: configuration)
+        let socket = WebSocket(session: session, url: server.url(path), protocols: protocols, configuration: configuration, clock: clock)
         #expect(socket.usesMessageEngine)
         let inner = makeSession(.curl, server: server).webSocket(server.url(path), protocols: protocols)
         let engine = LoopbackEngine(inner: inner, observer: socket)
@@ -215,6 +215,8 @@ import CourierTestSupport
 
     /// A hang limit, not a time limit: on a loaded machine (a load of 9–12) the test once ran past
     /// a minute; if it ever hangs, the report says where the socket, the engine and the reader stood.
+    /// The socket's timers (opening, keep-alive pings) run on a manual clock that never moves, so
+    /// however long the machine takes, no ping or timeout joins the 20 messages.
     @Test(.hangLimit(.seconds(300))) func loopbackAsksForMessagesOnlyWhileTheInboxHasRoom() async throws {
         try await withServer { server in
             let size = 64 << 10
@@ -223,7 +225,7 @@ import CourierTestSupport
             }
             var configuration = WebSocketConfiguration()
             configuration.receiveBufferSize = 4 * size
-            let (socket, engine) = try Self.loopbackSocket(server, "/ws", configuration: configuration)
+            let (socket, engine) = try Self.loopbackSocket(server, "/ws", configuration: configuration, clock: ManualClock())
             let count = Locked(0)
             WorkInProgress.describe("outer socket") {
                 socket.core.withLock { core in
@@ -248,14 +250,27 @@ import CourierTestSupport
         }
     }
 
+    /// The keep-alive runs on a manual clock: the ping is due when the test moves the time to 20 s,
+    /// its pong is given up at 50 s, however slow the machine (on the real clock, with 20 ms and
+    /// 200 ms, a machine stalled for the server's 30 s would have ended the socket another way).
     @Test func loopbackKeepAliveFailsAConnectionWhosePongsStop() async throws {
         try await withServer { server in
             server.route("/ws") { _ in .webSocket(WebSocketScript([.delay(.seconds(30))], answersPings: false)) }
-            var configuration = WebSocketConfiguration()
-            configuration.pingInterval = .milliseconds(20)
-            configuration.pingTimeout = .milliseconds(200)
-            let (socket, _) = try Self.loopbackSocket(server, "/ws", configuration: configuration)
-            let error = await #expect(throws: CourierError.self) { for try await _ in socket.messages {} }
+            let clock = ManualClock()
+            let (socket, _) = try Self.loopbackSocket(server, "/ws", clock: clock)
+            let reader = Task { () -> CourierError? in
+                do {
+                    for try await _ in socket.messages {}
+                    return nil
+                } catch {
+                    return error as? CourierError ?? CourierError(wrapping: error)
+                }
+            }
+            #expect(await clock.waitForSleep(until: .seconds(20)), "the keep-alive ping is due: \(clock.deadlines)")
+            clock.advance(to: .seconds(20))
+            #expect(await clock.waitForSleep(until: .seconds(50)), "its pong is awaited for 30 s: \(clock.deadlines)")
+            clock.advance(to: .seconds(50))
+            let error = await reader.value
             #expect(error?.kind == .timedOut)
             #expect(socket.closeStatus?.code == .abnormalClosure)
             _ = try await server.takeWebSocket().waitUntilFinished()

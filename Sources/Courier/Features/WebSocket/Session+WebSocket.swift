@@ -26,10 +26,19 @@ extension Session {
         _ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
         configuration: WebSocketConfiguration = WebSocketConfiguration()
     ) -> WebSocket {
+        webSocket(url, protocols: protocols, headers: headers, configuration: configuration, clock: ContinuousClock())
+    }
+
+    /// ``webSocket(_:protocols:headers:configuration:)`` with its timeouts (opening, pings,
+    /// keep-alive, close) on `clock`.
+    func webSocket(
+        _ url: any URLConvertible, protocols: [String] = [], headers: HTTPHeaders = [],
+        configuration: WebSocketConfiguration = WebSocketConfiguration(), clock: any Clock<Duration>
+    ) -> WebSocket {
         let resolved = Result { () throws -> URL in try resolve(Self.httpEquivalent(of: url.asURL())) }
         let socket = WebSocket(
             session: self, url: (try? resolved.get()).map(Self.webSocketEquivalent) ?? (try? url.asURL()) ?? URL(fileURLWithPath: "/"),
-            protocols: protocols, configuration: configuration)
+            protocols: protocols, configuration: configuration, clock: clock)
         let timeout = Duration.seconds(self.configuration.requestTimeout)
         Task { [self] in
             do {

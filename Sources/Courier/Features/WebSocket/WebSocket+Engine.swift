@@ -181,14 +181,17 @@ extension WebSocket {
         schedulePingTimeout(for: payload, &core)
     }
 
-    /// Fails the connection when the ping with `payload` is still unanswered after the ping timeout;
-    /// while reading is paused for the consumer the wait starts again.
+    /// Fails the connection when the ping with `payload` is still unanswered after the ping timeout
+    /// and nothing else came from the server meanwhile; while reading is paused for the consumer,
+    /// or while bytes keep arriving (a large message in front of the pong), the wait starts again.
     func schedulePingTimeout(for payload: Data, _ core: inout WebSocketCore) {
         let timeout = configuration.pingTimeout
+        let receivedBefore = core.bytesReceived
         schedule(after: timeout, &core) { socket, core in
             guard core.pings.contains(where: { $0.payload == payload }) else { return }
-            if core.readingPaused {
-                // Unanswered because the consumer holds the reads back, not because the server is gone.
+            if core.readingPaused || core.bytesReceived != receivedBefore {
+                // Unanswered because the consumer holds the reads back, or because the pong waits
+                // behind what the server is still sending: not because the server is gone.
                 socket.schedulePingTimeout(for: payload, &core)
                 return
             }
@@ -305,7 +308,8 @@ extension WebSocket {
         guard !core.inlineLeaseTimer else { return }
         core.inlineLeaseTimer = true
         // One timer per limit, not per message: it ends whichever lease is held when it fires.
-        schedule(after: Self.inlineLeaseLimit, &core) { socket, core in
+        // Real time whatever the socket's clock: a speed trick, not a timeout anyone sees.
+        schedule(after: Self.inlineLeaseLimit, on: ContinuousClock(), &core) { socket, core in
             core.inlineLeaseTimer = false
             socket.endInlineLease(&core)
         }

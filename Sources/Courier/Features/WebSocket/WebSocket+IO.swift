@@ -45,6 +45,7 @@ extension WebSocket {
     }
 
     private func received(_ bytes: Data, _ core: inout WebSocketCore) {
+        core.bytesReceived &+= UInt64(bytes.count)
         if case .rejected = core.phase {
             apply(.rejectionBody(bytes, ended: false), &core)
         } else if let actions = core.client?.handle(.bytesReceived(bytes)) {
@@ -111,8 +112,8 @@ extension WebSocket {
             let answered = core.pings[...index]
             core.pings.removeFirst(index + 1)
             core.later { for ping in answered { ping.waiter?.resume(returning: now - ping.sentAt) } }
-        case .closeHandshakeCompleted:
-            apply(.closeReceived, &core)
+        case .closeReceived(let frame):
+            apply(.closeReceived(frame), &core)
         case .fail(let violation):
             apply(.protocolEnded(.failed(violation)), &core)
         case .closeConnection:
@@ -186,16 +187,18 @@ extension WebSocket {
 
     // MARK: - Timers
 
-    /// Runs `body` under the lock after `delay`, unless the connection ended first.
+    /// Runs `body` under the lock after `delay` on `clock` (the socket's ``clock`` when nil),
+    /// unless the connection ended first.
     func schedule(
-        after delay: Duration, _ core: inout WebSocketCore,
+        after delay: Duration, on clock: (any Clock<Duration>)? = nil, _ core: inout WebSocketCore,
         _ body: @escaping @Sendable (WebSocket, inout WebSocketCore) -> Void
     ) {
         guard !core.isClosed else { return }
         core.nextTimer += 1
         let id = core.nextTimer
+        let clock = clock ?? self.clock
         core.timers[id] = Task { [weak self] in
-            do { try await Task.sleep(for: delay) } catch { return }
+            do { try await clock.sleep(for: delay) } catch { return }
             guard let self else { return }
             self.withCore { core in
                 guard core.timers.removeValue(forKey: id) != nil, !core.isClosed else { return }

@@ -74,7 +74,7 @@ extension WebSocket: WebSocketTaskObserver {
         withCore { core in
             guard let frame = WebSocketTaskTranslation.closeFrame(code: code, reason: reason), !core.isClosed else { return }
             core.serverClose = frame
-            if core.phase == .open { apply(.closeReceived, &core) }
+            apply(.closeReceived(frame), &core)
             // Messages the server sent before its close frame come first, through the receive
             // loop, which then fails and ends the socket; without a receive pending, end now.
             if !core.engineReceiving || core.sentClose != nil { engineEnded(error: nil, &core) }
@@ -94,7 +94,7 @@ extension WebSocket: WebSocketTaskObserver {
             sentClose: core.sentClose, maximumMessageSize: configuration.maximumMessageSize)
         let event = WebSocketTaskTranslation.event(for: end, url: url)
         // As over the curl transport: the server's close frame takes the socket through closing.
-        if case .protocolEnded(.clean) = event, end.serverClose != nil, core.phase == .open { apply(.closeReceived, &core) }
+        if case .protocolEnded(.clean) = event, let frame = end.serverClose, core.phase == .open { apply(.closeReceived(frame), &core) }
         apply(event, &core)
     }
 
@@ -116,6 +116,7 @@ extension WebSocket: WebSocketTaskObserver {
             guard !core.isClosed else { return }
             switch result {
             case .success(let message):
+                core.bytesReceived &+= UInt64(message.byteCount)
                 deliver(message, &core)
                 receiveFromEngine(&core)
             case .failure:

@@ -16,7 +16,9 @@ import Foundation
 /// ```
 ///
 /// Pings from the server are answered automatically; ``ping(_:)`` measures the round trip, and
-/// ``WebSocketConfiguration/pingInterval`` keeps an idle connection alive. Backpressure works both
+/// a keep-alive ping every ``WebSocketConfiguration/pingInterval`` (20 s by default) keeps an idle
+/// connection alive and fails one whose server went silent, even in the middle of a frame, with
+/// `.timedOut`. Backpressure works both
 /// ways: a consumer that stops reading stops the socket being read (the server then stops
 /// sending), and `send` suspends while the socket and Courier's buffer are full. Cancelling the
 /// task that reads ``messages`` (or awaits any call) closes the connection with 1001.
@@ -58,13 +60,19 @@ public final class WebSocket: Sendable {
     /// Whether the transport runs the protocol itself (URLSession's `URLSessionWebSocketTask`,
     /// through a ``WebSocketMessageEngine``) rather than Courier over a raw connection.
     let usesMessageEngine: Bool
+    /// The clock the opening, ping, keep-alive and close timeouts run on; tests inject one they control.
+    let clock: any Clock<Duration>
 
     // Guards the whole connection state (phase, protocol, buffers, waiters); I/O on the
     // connection happens under it too, which serialises every call into the transport.
     let core: Locked<WebSocketCore>
 
-    init(session: Session, url: URL, protocols: [String], configuration: WebSocketConfiguration) {
+    init(
+        session: Session, url: URL, protocols: [String], configuration: WebSocketConfiguration,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.session = session
+        self.clock = clock
         usesMessageEngine = session.transport is any WebSocketTaskTransport
         core = Locked(WebSocketCore(url: url))
         self.url = url

@@ -2,8 +2,8 @@
 ///
 /// ```swift
 /// var configuration = WebSocketConfiguration()
-/// configuration.pingInterval = .seconds(20)     // keep-alive: a ping every 20 s…
-/// configuration.pingTimeout = .seconds(10)      // …and a connection without a pong in 10 s fails
+/// configuration.pingInterval = .seconds(10)     // keep-alive: a ping every 10 s (default 20 s)…
+/// configuration.pingTimeout = .seconds(10)      // …and a server silent for 10 s after it fails (default 30 s)
 /// let socket = session.webSocket("v1/live", configuration: configuration)
 /// ```
 public struct WebSocketConfiguration: Sendable, Hashable {
@@ -15,11 +15,15 @@ public struct WebSocketConfiguration: Sendable, Hashable {
     /// as browsers do; off where the payloads are already compressed. Not used on a URLSession
     /// transport, where URLSession decides.
     public var offersCompression: Bool = true
-    /// How often to send a keep-alive ping while the connection is open; nil (the default) for none.
-    public var pingInterval: Duration? = nil
+    /// How often to send a keep-alive ping while the connection is open; nil for none. Default
+    /// 20 s, as in Python's `websockets`: it keeps proxies that drop idle connections (often after
+    /// 30 to 120 s) from dropping this one, and with ``pingTimeout`` it bounds how long a server
+    /// that went silent, even in the middle of a frame, can hold the connection (50 s by default).
+    public var pingInterval: Duration? = .seconds(20)
     /// How long a ping (keep-alive or ``WebSocket/ping(_:)``) may wait for its pong before the
-    /// connection is failed with `.timedOut`; the wait does not run while reading is paused for a
-    /// slow consumer. Default 30 s.
+    /// connection is failed with `.timedOut`. The wait starts again while reading is paused for a
+    /// slow consumer, and while other bytes keep arriving (a large message the pong waits behind),
+    /// so only a server that sends nothing for this long fails. Default 30 s.
     public var pingTimeout: Duration = .seconds(30)
     /// How long the close handshake may take before Courier drops the connection itself. Default 5 s.
     public var closeTimeout: Duration = .seconds(5)

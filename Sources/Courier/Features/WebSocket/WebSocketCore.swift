@@ -58,6 +58,8 @@ struct WebSocketCore: Sendable {
     var pingCounter: UInt64 = 0
     /// Reading stopped because `inboxBytes` reached the receive buffer size.
     var readingPaused = false
+    /// Bytes received so far (over an engine: of messages), which keep a ping's wait alive.
+    var bytesReceived: UInt64 = 0
     /// Writing stopped on a full socket; the transport says when it drains.
     var writeBlocked = false
     /// The application called close(): messages arriving after it are not delivered.

@@ -30,6 +30,11 @@ enum WebSocketEnd: Sendable, Equatable {
 /// the close handshake's bytes are ``WebSocketStateMachine``'s; this machine decides when the
 /// connection opens, when it closes, and how it ended, which only the transition into
 /// ``Phase/closed(_:)`` records.
+///
+/// Once the server's close frame has arrived, its code and reason are how the connection ended,
+/// however the TCP connection then goes: closed (FIN), reset (RST, as many servers do right after
+/// the close handshake), a write that fails, or the close timeout (§7.1.5: 1006 is only for a
+/// connection that closed without a close frame).
 struct WebSocketLifecycle: Sendable {
     /// Where the connection is.
     enum Phase: Sendable, Equatable {
@@ -43,8 +48,9 @@ struct WebSocketLifecycle: Sendable {
         case rejected(ResponseHead, body: Data)
         /// Messages flow both ways.
         case open
-        /// A close frame was sent or received (`serverFirst`: the server's came first).
-        case closing(serverFirst: Bool)
+        /// A close frame was sent or received (`serverFirst`: the server's came first); the
+        /// server's, once it arrived.
+        case closing(serverFirst: Bool, serverClose: WebSocketCloseFrame?)
         /// Ended.
         case closed(WebSocketEnd)
 
@@ -53,7 +59,7 @@ struct WebSocketLifecycle: Sendable {
             case (.preparing, .preparing), (.connecting, .connecting), (.handshaking, .handshaking), (.open, .open): true
             case (.rejected(let left, let leftBody), .rejected(let right, let rightBody)):
                 left.statusCode == right.statusCode && leftBody == rightBody
-            case (.closing(let left), .closing(let right)): left == right
+            case (.closing(let left, let leftFrame), .closing(let right, let rightFrame)): left == right && leftFrame == rightFrame
             case (.closed(let left), .closed(let right)): left == right
             default: false
             }
@@ -88,8 +94,8 @@ struct WebSocketLifecycle: Sendable {
         case closeRequested(WebSocketCloseCode, reason: String)
         /// The application cancelled: close with 1001 without waiting.
         case cancelled
-        /// The server's close frame arrived.
-        case closeReceived
+        /// The server's close frame arrived, with this code and reason.
+        case closeReceived(WebSocketCloseFrame)
         /// The protocol ended the connection with this outcome.
         case protocolEnded(WebSocketCloseOutcome)
         /// The connection failed (the transport, a timeout, a protocol violation, a bad handshake).
@@ -163,7 +169,7 @@ struct WebSocketLifecycle: Sendable {
             return finish(.failed(CourierError(.timedOut, "The WebSocket did not open within \(timeout).", url: url), nil))
 
         case (.open, .closeRequested(let code, let reason)):
-            phase = .closing(serverFirst: false)
+            phase = .closing(serverFirst: false, serverClose: nil)
             return [.sendClose(code, reason: reason), .scheduleCloseTimeout]
         case (.closing, .closeRequested):
             return []
@@ -177,18 +183,22 @@ struct WebSocketLifecycle: Sendable {
         case (_, .cancelled):
             return finish(cancelled(status: nil))
 
-        case (.open, .closeReceived):
-            phase = .closing(serverFirst: true)
+        case (.open, .closeReceived(let frame)):
+            phase = .closing(serverFirst: true, serverClose: frame)
             // The server closes the TCP connection now (§7.1.1); if it does not, Courier does.
             return [.scheduleCloseTimeout]
-        case (.closing, .closeReceived):
+        case (.closing(let serverFirst, _), .closeReceived(let frame)):
+            phase = .closing(serverFirst: serverFirst, serverClose: frame)
             return [.scheduleCloseTimeout]
 
-        case (.closing(let serverFirst), .protocolEnded(.clean(let frame))):
+        case (.closing(let serverFirst, _), .protocolEnded(.clean(let frame))):
             return finishCleanly(frame, serverFirst: serverFirst)
         case (.open, .protocolEnded(.clean(let frame))):
             return finishCleanly(frame, serverFirst: true)
-        case (.closing(let serverFirst), .protocolEnded(.abnormal)):
+        case (.closing(let serverFirst, let frame?), .protocolEnded(.abnormal)), (.closing(let serverFirst, let frame?), .failed):
+            // The server's close frame came: how the TCP connection ended after it does not matter.
+            return finishCleanly(frame, serverFirst: serverFirst)
+        case (.closing(let serverFirst, nil), .protocolEnded(.abnormal)):
             return finish(.failed(connectionLost, WebSocketCloseStatus(code: .abnormalClosure, initiatedByServer: serverFirst)))
         case (_, .protocolEnded(.abnormal)):
             return finish(.failed(connectionLost, phase == .open ? WebSocketCloseStatus(code: .abnormalClosure, initiatedByServer: true) : nil))

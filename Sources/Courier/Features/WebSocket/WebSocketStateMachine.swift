@@ -37,7 +37,8 @@ struct WebSocketStateMachine: Sendable {
         case sendPong(Data)
         /// The application wants to close with this code and reason (§7.1.2).
         case close(WebSocketCloseCode, reason: String)
-        /// The connection ended (end of stream, reset or a local close), as the transport saw it.
+        /// The connection ended (end of stream, reset, a failed read or write, or a local close),
+        /// as the transport saw it: a clean end once the server's close frame has arrived.
         case connectionClosed
     }
 
@@ -49,9 +50,11 @@ struct WebSocketStateMachine: Sendable {
         case deliver(WebSocketMessage)
         /// A pong arrived with this payload (the answer to a ping, or a heartbeat).
         case pongReceived(Data)
-        /// Both close frames have been exchanged; the server should now close the TCP connection
-        /// (§7.1.1), and the transport closes it itself if it does not do so soon.
-        case closeHandshakeCompleted(WebSocketCloseFrame)
+        /// The server's close frame arrived, with this code and reason: it is how the connection
+        /// ends, whatever happens to the TCP connection next. When the server closed first, the
+        /// ``send(_:)`` answering it comes right after. The server should then close the TCP
+        /// connection (§7.1.1); the transport closes it itself if it does not do so soon.
+        case closeReceived(WebSocketCloseFrame)
         /// The server broke the protocol: a close frame with the violation's code was sent (in
         /// the ``send(_:)`` before this, when one could still be sent) and the connection must be
         /// closed now (§7.1.7). The state is ``State/closed(_:)`` already.
@@ -155,7 +158,7 @@ struct WebSocketStateMachine: Sendable {
             // close frame nothing more may come (§5.5.1), so it is discarded.
             return []
 
-        case (.closing(sent: .some, received: .some(let peer)), .connectionClosed):
+        case (.closing(_, received: .some(let peer)), .connectionClosed):
             state = .closed(.clean(peer))
             return [.closed(.clean(peer))]
         case (.closed, .connectionClosed):
@@ -184,12 +187,14 @@ struct WebSocketStateMachine: Sendable {
             case .close(let peer):
                 if case .closing(let sent?, _) = state {
                     state = .closing(sent: sent, received: peer)
-                    actions.append(.closeHandshakeCompleted(peer))
+                    actions.append(.closeReceived(peer))
                 } else {
-                    // Echo the code (§5.5.1); a close without a code is answered without one.
+                    // Echo the code (§5.5.1); a close without a code is answered without one. The
+                    // frame is reported first, so that a write failing on a server already gone
+                    // still ends with the code it sent.
                     let echo = WebSocketCloseFrame(code: peer.code)
                     state = .closing(sent: echo, received: peer)
-                    actions += [.send(encode(.close, echo.payload)), .closeHandshakeCompleted(peer)]
+                    actions += [.closeReceived(peer), .send(encode(.close, echo.payload))]
                 }
                 // Anything after the close frame is ignored.
                 return actions

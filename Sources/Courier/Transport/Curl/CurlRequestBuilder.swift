@@ -15,6 +15,8 @@ struct CurlHandleDefaults: Sendable {
     var responseWaitLimit = CurlResponseWait.defaultLimit
     /// CURLOPT_PROXY and CURLOPT_NOPROXY, from the environment.
     var proxies = CurlProxyEnvironment(environment: [:])
+    /// Connect timeout, rate limits and the debug handler of Courier's tools.
+    var tuning = TransportTuning()
     /// The time Courier's timeouts run on.
     var clock = TransportClock.system
 }
@@ -169,6 +171,7 @@ enum CurlRequestBuilder {
         // libcurl skips the check while the transfer is paused, so suspend and backpressure do not trip it.
         try easy.set(.lowSpeedLimit, request.minimumTransferRate?.bytesPerSecond ?? 0)
         try easy.set(.lowSpeedTime, request.minimumTransferRate?.wholeSeconds ?? 0)
+        try applyTuning(defaults.tuning, to: easy)
 
         switch plan.method {
         case .get:
@@ -200,6 +203,17 @@ enum CurlRequestBuilder {
             throw error
         }
         return list
+    }
+
+    /// The connect timeout and rate limits of Courier's tools; nothing when they set none (a reused
+    /// handle was reset, so libcurl's defaults hold).
+    private static func applyTuning(_ tuning: TransportTuning, to easy: CurlEasyHandle) throws(CourierError) {
+        if let timeout = tuning.connectTimeout {
+            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            try easy.set(.connectTimeoutMilliseconds, Int(clamping: max(1, milliseconds)))
+        }
+        if let rate = tuning.maximumReceiveRate { try easy.set(.maximumReceiveSpeed, offset: rate) }
+        if let rate = tuning.maximumSendRate { try easy.set(.maximumSendSpeed, offset: rate) }
     }
 
     /// Appends `Name: value` to a libcurl header list (which copies it).
