@@ -49,7 +49,8 @@ import Glibc
         guard let url = ProcessInfo.processInfo.environment["COURIER_NGINX_HTTPS_URL"],
             let ca = ProcessInfo.processInfo.environment["COURIER_TEST_CA_FILE"]
         else {
-            print("SKIPPED courier -v TLS lines: COURIER_NGINX_HTTPS_URL is not set (run .ci/start-servers.sh, as .ci/run does).")
+            SkipNotice.skipped(
+                "courier -v's TLS lines against nginx", because: "COURIER_NGINX_HTTPS_URL is not set", run: InteropEnvironment.command)
             return
         }
         let result = try await runCLI(["-sv", "--cacert", ca, url + "/small.json"])

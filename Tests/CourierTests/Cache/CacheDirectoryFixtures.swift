@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CourierTestSupport
 import CourierLocking
 @testable import Courier
 
@@ -57,6 +58,13 @@ enum CacheDirectoryFixtures {
 
     /// Whether the test process may give files away (`chown`), which only root may.
     static var canChown: Bool { geteuid() == 0 }
+
+    /// ``canChown``, after naming the tests that need it as skipped when it is false.
+    static var canChownOrSaySo: Bool {
+        SkipNotice.runs(
+            canChown, "the cache directory's checks of other users' files", because: "giving a file to another user needs root",
+            run: "swift test as root (as CI does)")
+    }
 
     /// The user files are given to: `nobody`.
     static let otherUser: uid_t = 65534

@@ -247,3 +247,13 @@ struct SeededRandom: RandomNumberGenerator {
         return value ^ (value >> 31)
     }
 }
+
+extension FastPaths {
+    /// ``enabled``, after naming the tests of the fast paths as skipped when they are off
+    /// (`COURIER_FAST_PATHS=0`, one of `.ci/run`'s runs).
+    static var enabledOrSaySo: Bool {
+        SkipNotice.runs(
+            enabled, "the tests of Courier's fast paths (caller-thread passes, spare cache files)",
+            because: "COURIER_FAST_PATHS=0 turns them off", run: "swift test (without COURIER_FAST_PATHS=0)")
+    }
+}

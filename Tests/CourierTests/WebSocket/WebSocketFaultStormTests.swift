@@ -51,7 +51,12 @@ struct WebSocketFaultStormTests {
             || ProcessInfo.processInfo.environment["COURIER_STORM"] == "1"
     }
 
-    @Test(.enabled(if: Self.runs, "SKIPPED: the WebSocket fault storm runs alone or under ThreadSanitizer (COURIER_STORM=1 forces it)"))
+    @Test(
+        .enabled(
+            if: SkipNotice.runs(
+                Self.runs, "the WebSocket fault storm (1,000 sockets)", because: "it runs alone or under ThreadSanitizer",
+                run: "COURIER_STORM=1 swift test --filter WebSocketFaultStormTests"),
+            "the WebSocket fault storm runs alone or under ThreadSanitizer (COURIER_STORM=1 forces it)"))
     func aThousandSocketsInAStormOfFaults() async throws {
         let seed = ProcessInfo.processInfo.environment["COURIER_STORM_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         TestEnvironment.note("WebSocketFaultStormTests seed: \(seed) (replay with COURIER_STORM_SEED=\(seed))")
