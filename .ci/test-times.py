@@ -24,6 +24,7 @@ def main(argv):
         return 2
     cases = []
     totals = {}
+    walls = {}
     for path in sorted(glob.glob(os.path.join(argv[0], "*.xml"))):
         label = os.path.basename(path)[: -len(".xml")]
         if label.endswith("-swift-testing"):
@@ -33,6 +34,11 @@ def main(argv):
         except (ElementTree.ParseError, OSError) as error:
             print(f"  ({os.path.basename(path)}: unreadable, {error})")
             continue
+        for suite in root.iter("testsuite"):
+            try:
+                walls[label] = walls.get(label, 0.0) + float(suite.get("time", "0"))
+            except ValueError:
+                pass
         for case in root.iter("testcase"):
             try:
                 seconds = float(case.get("time", "0"))
@@ -49,9 +55,12 @@ def main(argv):
     width = max(len(label) for _, _, label in cases[:top])
     for seconds, name, label in cases[:top]:
         print(f"  {seconds:8.1f} s  {label:<{width}}  {name}")
+    print("  (A step that runs the suite runs its tests in parallel: a test's time there includes the time")
+    print("  it waited for a processor while the others ran, so compare a test with itself across runs.)")
     print()
     for label, (count, summed) in sorted(totals.items()):
-        print(f"  {label}: {count} tests, {summed:.0f} s of test time in all (they run in parallel)")
+        wall = f", {walls[label]:.0f} s from first start to last end" if label in walls else ""
+        print(f"  {label}: {count} tests{wall}")
     return 0
 
 
