@@ -131,6 +131,9 @@ public struct SessionConfiguration: Sendable {
     public var maximumResponseHeadSize: Int? = 256 << 10
     /// The clock retry delays are measured on; tests can inject a clock they control.
     public var retryClock: any Clock<Duration> = ContinuousClock()
+    /// The time the transports' timeouts run on (``requestTimeout``, ``resourceTimeout``, the
+    /// minimum transfer rate on URLSession); tests inject a ``ManualTransportClock``.
+    package var transportClock: TransportClock = .system
     /// Answers `401 Unauthorized` challenges (Basic and Digest) of every request of the session
     /// with this credential, as `request.authenticate(with:)` does for one request; `nil` (the
     /// default) answers none.
@@ -169,6 +172,7 @@ public struct SessionConfiguration: Sendable {
         var configuration = TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost)
         configuration.tls = tls
         configuration.tls.trustRoots = tls.trustRoots.adding(additionalTrustedCertificates)
+        configuration.clock = transportClock
         configuration.tuning = transportTuning
         return configuration
     }

@@ -55,6 +55,8 @@ import Foundation
         get { tls.trustRoots.includesSystem ? tls.trustRoots.certificateFiles : [] }
         set { tls.trustRoots = TLSConfiguration.TrustRoots.system.adding(newValue) }
     }
+    /// The time the transport's timeouts run on (a test's ``ManualTransportClock``, or the system's).
+    package var clock: TransportClock = .system
 
     /// Creates a configuration.
     public init(maximumConnectionsPerHost: Int = 8, additionalTrustedCertificates: [URL] = []) {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CourierTestSupport
 import CourierLocking
 @testable import Courier
 
@@ -58,6 +59,13 @@ enum CacheDirectoryFixtures {
     /// Whether the test process may give files away (`chown`), which only root may.
     static var canChown: Bool { geteuid() == 0 }
 
+    /// ``canChown``, after naming the tests that need it as skipped when it is false.
+    static var canChownOrSaySo: Bool {
+        SkipNotice.runs(
+            canChown, "the cache directory's checks of other users' files", because: "giving a file to another user needs root",
+            run: "swift test as root (as CI does)")
+    }
+
     /// The user files are given to: `nobody`.
     static let otherUser: uid_t = 65534
 
@@ -89,7 +97,7 @@ enum CacheDirectoryFixtures {
     /// the thread returns, so a hung store call fails the test instead of hanging the suite.
     /// Returns what `work` returned (`nil` only if it never stored it, which cannot happen).
     static func withWatchdog<T: Sendable>(
-        _ what: String, limit: Duration = .seconds(30), release: @escaping @Sendable () -> Void,
+        _ what: String, limit: Duration = .seconds(120), release: @escaping @Sendable () -> Void,
         sourceLocation: SourceLocation = #_sourceLocation, _ work: @escaping @Sendable () -> T
     ) async -> T? {
         let outcome = Locked<T?>(nil)

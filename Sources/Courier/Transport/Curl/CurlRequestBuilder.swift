@@ -17,6 +17,8 @@ struct CurlHandleDefaults: Sendable {
     var proxies = CurlProxyEnvironment(environment: [:])
     /// Connect timeout, rate limits and the debug handler of Courier's tools.
     var tuning = TransportTuning()
+    /// The time Courier's timeouts run on.
+    var clock = TransportClock.system
 }
 
 /// Turns a ``TransportRequest`` into easy-handle options: URL, method, headers in order, body

@@ -72,7 +72,7 @@ import CourierLocking
         trustStore = store
         defaults = CurlHandleDefaults(
             receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
-            responseWaitLimit: responseWaitLimit, proxies: proxies, tuning: configuration.tuning)
+            responseWaitLimit: responseWaitLimit, proxies: proxies, tuning: configuration.tuning, clock: configuration.clock)
         plan = CurlLoopPlan(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             processors: ProcessInfo.processInfo.activeProcessorCount)
@@ -141,7 +141,7 @@ import CourierLocking
         guard let (loop, alone) = choice else { return invalidated(request, sink: sink) }
         let handle = CurlTransferHandle(
             request: request, sink: sink, mailbox: loop.mailbox, origin: origin,
-            mayMultiplex: multiplexes)
+            mayMultiplex: multiplexes, submitted: defaults.clock.now)
         // Only the transport's one transfer is sent from this thread: under concurrent load the
         // callers' threads are the busy ones, and the loops send in batches on threads of their own.
         switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone && FastPaths.enabled) {
