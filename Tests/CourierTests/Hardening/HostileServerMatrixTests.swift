@@ -47,6 +47,7 @@ import Glibc
 /// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
 /// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
 /// | cache directory: links, FIFOs, swapped bodies, other users' files | as `HostileCacheDirectoryTests` says | same | |
+/// | download store: links, hard links, FIFOs, directories, other users' files in place of its files; a link or FIFO at the destination | as `HostileDownloadStoreTests` says (starts over, resumes, or `fileSystem`; never a hang, never a write outside) | same | also `DownloadStoreHostileDirectoryTests` |
 ///
 /// WebSocket servers (issue 36), scripted on CourierTestServer, end as the table says: the kind
 /// `messages` throws (none: it finishes) and ``WebSocket/closeStatus``'s code. The URLSession
