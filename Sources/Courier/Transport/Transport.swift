@@ -98,6 +98,11 @@ import Foundation
     /// been decoded, a body past it fails the exchange with `.responseTooLarge` and the transport
     /// stops reading. Only the transport sees coded bytes, so it enforces this; `nil` for no limit.
     public var maximumDecompressionRatio: Int?
+    /// The most body bytes delivered and not yet acknowledged that a transport which cannot
+    /// pause (``TransportCapabilities/appliesBackpressure`` is `false`) lets wait: past it the
+    /// exchange fails with `.responseTooLarge` and the transport stops reading. A transport that
+    /// pauses at ``flowControlWindow`` never gets there. `nil` for no bound.
+    public var maximumUnacknowledgedBytes: Int64?
 
     /// Creates a request; only the URL is required.
     public init(
