@@ -83,7 +83,10 @@ public struct SessionConfiguration: Sendable {
     /// `Accept-Encoding` of its own (one you set is sent as given) and bodies arrive as sent.
     public var automaticDecompression: Bool = true
     /// Where Courier writes its own temporary files (downloads in progress, large multipart bodies).
-    /// They are removed when the request ends, whatever the outcome.
+    /// They are removed when the request ends, whatever the outcome. By default
+    /// `courier-<user id>` in the system's temporary directory; it must be a directory this
+    /// process's user owns (created `0700` when absent) or a shared one with the sticky bit, such
+    /// as `/tmp`: another user's directory fails the requests that need it with `.fileSystem`.
     public var temporaryDirectory: URL = TemporaryFiles.defaultDirectory
     /// The largest response body, in decoded bytes, that Courier keeps in memory (data, string,
     /// JSON and decodable responses, and the body kept with a failure): 256 MiB by default,

@@ -52,6 +52,7 @@ import Glibc
 /// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
 /// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
 /// | cache directory: links, FIFOs, swapped bodies, other users' files | as `HostileCacheDirectoryTests` says | same | |
+/// | download store: links, hard links, FIFOs, directories, other users' files in place of its files; a link or FIFO at the destination | as `HostileDownloadStoreTests` says (starts over, resumes, or `fileSystem`; never a hang, never a write outside) | same | also `DownloadStoreHostileDirectoryTests` |
 ///
 /// The event-stream rows (an endless event, an event-stream gzip bomb, a drop in the middle of an
 /// event, a byte-order mark on every connection, `retry: 0` and a close after each event) are in

@@ -92,8 +92,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         // length instead, made off the delegate queue; a file that changed fails the transfer.
         if case .file(let url, let length) = request.body {
             DispatchQueue.global().async { [self] in
-                let copy = TemporaryFiles.makeURL(in: TemporaryFiles.defaultDirectory, prefix: "upload")
                 do throws(CourierError) {
+                    let copy = try TemporaryFiles.makeURL(in: TemporaryFiles.defaultDirectory, prefix: "upload")
                     try UploadFile.copy(url, length: length, to: copy)
                     bodyCopy.withLock { $0 = copy }
                     transport.delegateQueue.schedule { [self] in
