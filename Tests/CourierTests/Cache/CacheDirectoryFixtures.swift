@@ -140,7 +140,7 @@ enum CacheDirectoryFixtures {
     /// instead of hanging the run. The clock runs on a thread of its own: requests blocked in
     /// `open` can hold every thread of the concurrency pool (two on two cores).
     static func awaitWithWatchdog<T: Sendable>(
-        _ what: String, limit: Duration = .seconds(60), release: @escaping @Sendable () -> Void,
+        _ what: String, limit: Duration = .seconds(120), release: @escaping @Sendable () -> Void,
         sourceLocation: SourceLocation = #_sourceLocation, _ work: @escaping @Sendable () async -> T
     ) async -> T? {
         let finished = DispatchSemaphore(value: 0)
