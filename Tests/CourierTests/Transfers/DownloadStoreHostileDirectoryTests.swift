@@ -60,6 +60,7 @@ import Darwin
         #expect(entry.journal != nil)
         try Fixtures.replaceWithFIFO(Self.temporary(paths))
         let release: @Sendable () -> Void = { Fixtures.releaseFIFOReaders(in: store.directory) }
+        // The entry is used only by the watchdog's thread, which the test awaits before touching it again.
         nonisolated(unsafe) let held = entry
         let saved = await Fixtures.withWatchdog("saving the journal", release: release) { (try? held.saveJournal()) != nil }
         #expect(saved == true)
