@@ -32,7 +32,14 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // Test-only: `swift test` prints the failures and a summary, not every test (COURIER_TEST_VERBOSE=1 for all).
         .target(name: "CourierTestOutput", path: "Tests/CourierTestOutput"),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
+        // Test-only: the cancellation storm, run by CourierTests and, built in release, by `cancellation-storm` (.ci/run).
+        .target(name: "CourierStorm", dependencies: ["Courier", "CourierLocking"], path: "Tests/CourierStorm", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "cancellation-storm", dependencies: ["Courier", "CourierStorm", "CourierTestServer"], path: "Tests/CancellationStorm",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking", "CourierStorm"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"],
                     swiftSettings: swiftSettings),
     ]

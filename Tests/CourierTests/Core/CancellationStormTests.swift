@@ -9,54 +9,19 @@ import CourierTestServer
 import Glibc
 #endif
 import CourierLocking
+import CourierStorm
 import CourierTestSupport
 
-/// Cancels racing everything a request does, at every moment, through the public API.
+/// Cancels racing everything a request does, at every moment, through the public API
+/// (`CourierStorm`, also built in release as the `cancellation-storm` program that `.ci/run` runs).
 @Suite struct CancellationStormTests {
     @Test(arguments: TransportUnderTest.available.filter { $0 == .curl })
     func tenThousandRequestsWithRandomCancels(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
-            server.dispatcher = { request in .ok("value of \(request.path)") }
+            server.dispatcher = { request in .ok(CancellationStorm.answer(toPath: request.path)) }
             let session = makeSession(transport, server: server) { $0.maximumConnectionsPerHost = 16 }
-            let outcomes = Collected<String>()
-            let total = 10_000
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
-                for index in 0..<total {
-                    if running >= 64 {
-                        await group.next()
-                        running -= 1
-                    }
-                    running += 1
-                    group.addTask {
-                        let request = session.request("r\(index)")
-                        let task = request.serializingString()
-                        switch index % 5 {
-                        case 0:
-                            request.cancel()  // before it starts
-                        case 1:
-                            task.resume()
-                            request.cancel()  // right after it starts
-                        case 2:
-                            request.onDownloadProgress(queue: testCallbackQueue) { _ in request.cancel() }  // mid-response
-                        case 3:
-                            Task {
-                                _ = await task.result; request.cancel()
-                            }  // right at completion
-                        default:
-                            break  // no cancel
-                        }
-                        switch await task.result {
-                        case .success(let value): outcomes.append(value == "value of /r\(index)" ? "value" : "wrong value \(value)")
-                        case .failure(let error): outcomes.append(error.isCancelled ? "cancelled" : "unexpected \(error)")
-                        }
-                    }
-                }
-            }
-            let all = outcomes.all
-            #expect(all.count == total)
-            #expect(all.filter { $0 != "value" && $0 != "cancelled" }.prefix(3) == [])
-            #expect(all.filter { $0 == "value" }.count >= total / 5)
+            let outcome = await CancellationStorm.run(session: session, callbackQueue: testCallbackQueue)
+            #expect(outcome.holds, "\(outcome)")
         }
     }
 }
