@@ -59,7 +59,8 @@ struct HTTP2StreamInteropTests {
         let first = await session.request("connection").serializingData().response
         let connection = try #require(HTTPSInterop.connection(of: first.response))
 
-        // trickle.bin takes about 30 s (4 MiB at 128 KB/s): the cancel always lands mid-body.
+        // trickle.bin takes about 9 minutes (4 MiB at 8 KB/s): the cancel lands mid-body however long a
+        // loaded machine keeps this task waiting (at 128 KB/s, 30 s, a contended CI run once saw it end first).
         let doomed = session.request("trickle.bin")
         let doomedTask = doomed.serializingData()
         let progressed = Locked(false)
