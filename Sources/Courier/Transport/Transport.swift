@@ -54,6 +54,10 @@ import Foundation
         set { tls.trustRoots = TLSConfiguration.TrustRoots.system.adding(newValue) }
     }
 
+    /// Whether origins that advertise HTTP/3 with `Alt-Svc` get later automatic requests over it
+    /// (``SessionConfiguration/usesHTTP3WhenAdvertised``).
+    public var usesHTTP3WhenAdvertised = false
+
     /// Creates a configuration.
     public init(maximumConnectionsPerHost: Int = 8, additionalTrustedCertificates: [URL] = []) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost

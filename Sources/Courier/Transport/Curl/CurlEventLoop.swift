@@ -293,8 +293,14 @@ final class CurlEventLoop: @unchecked Sendable {
     private func attach(_ exchange: CurlExchange) {
         let request = exchange.handle.request
         do throws(CourierError) {
-            var plan = try CurlRequestBuilder.plan(for: request)
+            let altSvc = defaults.alternativeServices.flatMap { cache in
+                CurlAlternativeServices.Origin(request.url).map { (cache: cache, origin: $0) }
+            }
+            let alternative = request.httpVersion == .automatic ? altSvc.flatMap { $0.cache.alternative(for: $0.origin) } : nil
+            var plan = try CurlRequestBuilder.plan(for: request, alternative: alternative)
             if !exchange.handle.mayMultiplex { plan.waitsToMultiplex = false }
+            if request.httpVersion == .automatic { exchange.altSvc = altSvc }
+            exchange.plan = plan
             if plan.sendsBody {
                 let body = try CurlBodySource(request.body, url: request.url)
                 let handle = exchange.handle
@@ -306,6 +312,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             exchange.easy = easy
             exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
+            exchange.connectToList = try CurlRequestBuilder.applyAlternative(plan, for: request.url, to: easy)
             try exchange.installCallbacks(on: easy)
             // The reactor keeps reused connections in its wait set between transfers; it must see them closed.
             var refusedOption: UnsafePointer<CChar>?
@@ -342,6 +349,11 @@ final class CurlEventLoop: @unchecked Sendable {
                 ccurl_multi_remove_handle(multi, easy)
                 exchange.prepareForRetry()
                 if ccurl_multi_add_handle(multi, easy) == 0 { continue }
+            }
+            if exchange.mayFallBackFromAlternative(result: result) {
+                // Its HTTP/3 alternative could not be reached: over TCP, as without one.
+                ccurl_multi_remove_handle(multi, easy)
+                if exchange.fallBackFromAlternative(), ccurl_multi_add_handle(multi, easy) == 0 { continue }
             }
             apply(.curlDone(result), to: exchange)
         }
@@ -449,6 +461,8 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             ccurl_slist_free_all(exchange.headerList)
             exchange.headerList = nil
+            ccurl_slist_free_all(exchange.connectToList)
+            exchange.connectToList = nil
             exchange.body?.close()
         }
         finished.removeAll(keepingCapacity: true)

@@ -41,6 +41,13 @@ final class CurlExchange {
     var easy: CurlEasyHandle?
     /// The header list set with CURLOPT_HTTPHEADER, freed when the transfer ends.
     var headerList: OpaquePointer?
+    /// The list set with CURLOPT_CONNECT_TO (an HTTP/3 alternative), freed when the transfer ends.
+    var connectToList: OpaquePointer?
+    /// How the transfer was set up.
+    var plan: CurlRequestBuilder.Plan?
+    /// Where the origin's `Alt-Svc` advertisements go, when the transport follows them and the
+    /// request lets it choose the HTTP version.
+    var altSvc: (cache: CurlAlternativeServices, origin: CurlAlternativeServices.Origin)?
     /// The request body, when one is sent.
     var body: CurlBodySource?
     /// When the exchange started, for ``TransferMetrics/start``.
@@ -197,6 +204,9 @@ final class CurlExchange {
         markActivity()
         if let head = parser.consume(line, url: handle.request.url) {
             responseStatus = head.statusCode
+            if let altSvc, let field = head.headers.value(for: "Alt-Svc") {
+                altSvc.cache.learn(AltSvcHeader(parsing: field), for: altSvc.origin)
+            }
             if handle.request.automaticDecompression, let coding = head.headers.value(for: "Content-Encoding") {
                 do throws(CurlContentDecoding.Failure) {
                     decoding = try CurlContentDecoding.make(contentEncoding: coding)
@@ -242,6 +252,37 @@ final class CurlExchange {
             let detail = easy?.errorDetail,
             detail.contains("Connection died") || detail.contains("REFUSED_STREAM")
         else { return false }
+        return true
+    }
+
+    /// Whether a transfer to its HTTP/3 alternative that ended with `result` may go over TCP
+    /// instead: the QUIC connection never completed its handshake (so nothing was sent), or
+    /// nothing came back for a request that can be sent twice (no body, an idempotent method).
+    func mayFallBackFromAlternative(result: Int32) -> Bool {
+        guard result != CCURLE_OK, plan?.alternative != nil, let easy, !parser.hasStarted, deliveredCount == 0,
+            state.isRunning, !handle.cancelRequested.load(ordering: .relaxed), (body?.offset ?? 0) == 0
+        else { return false }
+        var handshake: Int64 = 0
+        ccurl_easy_getinfo_off(easy.pointer, CCURLINFO_APPCONNECT_TIME_T, &handshake)
+        let idempotent = body == nil && [HTTPMethod.get, .head, .options, .put, .delete, .trace].contains(handle.request.method)
+        return handshake == 0 || idempotent
+    }
+
+    /// Readies a transfer whose alternative failed to go over TCP: the alternative is left alone
+    /// for a while, and the easy handle is set up as without it. Returns `false` when libcurl
+    /// refused that (the transfer then ends with its own error).
+    func fallBackFromAlternative() -> Bool {
+        guard var plan, let easy else { return false }
+        if let altSvc { altSvc.cache.alternativeFailed(for: altSvc.origin) }
+        do throws(CourierError) {
+            try CurlRequestBuilder.removeAlternative(plan, from: easy)
+        } catch {
+            return false
+        }
+        plan.alternative = nil
+        plan.httpVersion = plan.tcpHTTPVersion
+        self.plan = plan
+        prepareForRetry()
         return true
     }
 
