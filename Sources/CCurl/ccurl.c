@@ -57,13 +57,20 @@ typedef struct ccurl_version_data {
     const char *quic_version;
     const char *cainfo;           // CURLVERSION_SEVENTH (6), libcurl 7.70.0
     const char *capath;
+    unsigned int zstd_ver_num;    // CURLVERSION_EIGHTH (7), libcurl 7.71.0
+    const char *zstd_version;
+    const char *hyper_version;    // CURLVERSION_NINTH (8), libcurl 7.75.0
+    const char *gsasl_version;    // CURLVERSION_TENTH (9), libcurl 7.77.0
+    const char *const *feature_names; // CURLVERSION_ELEVENTH (10), libcurl 7.87.0
 } ccurl_version_data;
 #define CCURLVERSION_SEVENTH 6
+#define CCURLVERSION_ELEVENTH 10
 #define CCURL_GLOBAL_ALL 3
 
 static struct {
     int (*global_init)(long flags);
     ccurl_version_data *(*version_info)(int age);
+    const char *(*version)(void);
     ccurl_easy *(*easy_init)(void);
     void (*easy_cleanup)(ccurl_easy *);
     void (*easy_reset)(ccurl_easy *);
@@ -149,12 +156,14 @@ static int load_library(const char *file, int chosen, char *err, size_t errlen) 
     __typeof__(api) table;
     memset(&table, 0, sizeof table);
     RESOLVE(version_info, "curl_version_info");
-    ccurl_version_data *version = table.version_info(CCURLVERSION_SEVENTH);
+    // libcurl answers with its own struct whatever age is asked; `age` says which fields it has.
+    ccurl_version_data *version = table.version_info(CCURLVERSION_ELEVENTH);
     if (version == NULL || version->version_num < CCURL_MINIMUM_VERSION) {
         snprintf(err, errlen, "%s is libcurl %s, too old: Courier needs 7.68.0 or later", file,
                  version != NULL && version->version != NULL ? version->version : "(unknown)");
         goto fail;
     }
+    RESOLVE(version, "curl_version");
     RESOLVE(global_init, "curl_global_init");
     RESOLVE(easy_init, "curl_easy_init");
     RESOLVE(easy_cleanup, "curl_easy_cleanup");
@@ -200,6 +209,10 @@ static int load_library(const char *file, int chosen, char *err, size_t errlen) 
     library_info.features = version->features;
     library_info.ssl_version = version->ssl_version;
     library_info.cainfo = version->age >= CCURLVERSION_SEVENTH ? version->cainfo : NULL;
+    library_info.version_text = table.version();
+    library_info.host = version->host;
+    library_info.protocols = version->protocols;
+    library_info.feature_names = version->age >= CCURLVERSION_ELEVENTH ? version->feature_names : NULL;
     library_info.path = loaded_path;
     library_info.chosen = chosen;
     load_status = CCURL_LOAD_OK;
@@ -320,6 +333,9 @@ int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferin
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
 }
 int ccurl_easy_setopt_func_close(ccurl_easy *handle, int option, ccurl_close_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
+int ccurl_easy_setopt_func_debug(ccurl_easy *handle, int option, ccurl_debug_callback callback) {
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
 }
 

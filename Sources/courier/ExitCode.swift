@@ -34,6 +34,9 @@ enum ExitCode: Int32, Sendable, CaseIterable {
     case readError = 26
     /// curl 28: the idle or whole-transfer timeout expired.
     case timeout = 28
+    /// curl 33: `-C` asked for the rest of a file and the server sent all of it (it ignores
+    /// ranges): "Cannot resume".
+    case cannotResume = 33
     /// curl 35: the TLS handshake failed (no common version, client certificate refused...).
     case tlsHandshake = 35
     /// curl 36: a download could not be resumed (another process holds its partial, or its bytes
@@ -105,7 +108,8 @@ enum ExitCode: Int32, Sendable, CaseIterable {
           22   HTTP error status (400 or more) with -f/--fail; a refused WebSocket handshake
           23   the output could not be written (-o, -O, standard output)
           26   a file to send could not be read (-d @FILE, -F name=@FILE, -H @FILE)
-          28   timeout (--timeout, idle; or the whole-transfer limit)
+          28   timeout (-m/--max-time, --connect-timeout, --timeout idle)
+          33   -C: the server ignores ranges and sent the whole file (nothing overwritten)
           35   TLS handshake failed (no common TLS version, client certificate refused)
           36   a -C download could not be resumed or verified
           47   too many redirects (--max-redirs)

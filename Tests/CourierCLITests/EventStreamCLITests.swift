@@ -6,7 +6,8 @@ import CourierTestSupport
 import Glibc
 #endif
 
-/// `courier URL` on a `text/event-stream` response: one event per block as it arrives (JSON data
+/// `courier URL` on a `text/event-stream` response: piped, the stream's bytes as they came (as curl
+/// writes them); on a terminal or with `--events`, one event per block as it arrives (JSON data
 /// pretty-printed), reconnection with `Last-Event-ID` after the server's `retry:` until the server
 /// says stop (204), `--no-reconnect`, and Ctrl-C ending a stream with 130.
 @Suite struct EventStreamCLITests {
@@ -39,7 +40,7 @@ import Glibc
         server.route("/events") { request in
             request.headers["Last-Event-ID"] == "3" ? MockResponse(status: 204) : Self.script.response(for: request)
         }
-        let result = try await runCLI([server.url("/events").absoluteString])
+        let result = try await runCLI(["--events", server.url("/events").absoluteString])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == Self.expected)
         // Dropped after 2 events, reconnected with Last-Event-ID 2; ended cleanly after 3, reconnected; 204.
@@ -51,10 +52,25 @@ import Glibc
         defer { expectClean(server.shutdown()) }
         let script = EventStreamScript(events: [.init(id: "1", data: "only")])
         server.route("/events") { script.response(for: $0) }
-        let result = try await runCLI(["--no-reconnect", server.url("/events").absoluteString])
+        let result = try await runCLI(["--events", "--no-reconnect", server.url("/events").absoluteString])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "id: 1\ndata: only\n\n")
         #expect(server.requestCount == 1)
+    }
+
+    @Test func pipedTheStreamIsItsBytesAndIsNotReconnected() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        let whole = EventStreamScript(events: Self.script.events)
+        server.route("/events") { whole.response(for: $0) }
+        let result = try await runCLI([server.url("/events").absoluteString])
+        #expect(result.status == 0, "\(result)")
+        let text = result.stdoutText
+        #expect(text.hasPrefix("id: 1\n"), "\(text.debugDescription)")
+        #expect(text.contains("retry: 50\n"), "the retry field stays: \(text.debugDescription)")
+        #expect(text.contains("data: {\"count\":2}\n"), "JSON data as sent, on its data: line: \(text.debugDescription)")
+        #expect(text.hasSuffix("data: tick 3\n\n"), "\(text.debugDescription)")
+        #expect(server.requestCount == 1, "a stream the server ended is not reopened, as with curl")
     }
 
     @Test func ctrlCEndsAStreamWith130() async throws {

@@ -27,7 +27,8 @@ struct LargeTransferTests {
                 }
                 return .text("verified \(request.bodySize)")
             }
-            let result = try await runCLI(["-v", "--fail", "-d", "@\(file.path)", server.url("/upload").absoluteString], timeout: .seconds(300))
+            let result = try await runCLI(
+                ["-v", "--fail", "--data-binary", "@\(file.path)", server.url("/upload").absoluteString], timeout: .seconds(300))
             #expect(result.status == 0, "\(result)")
             #expect(result.stdoutText == "verified \(Self.uploadSize)")
             let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")

@@ -23,7 +23,7 @@ import Testing
     func remoteNames(index: Int) throws {
         let (text, expected) = Self.cases[index]
         let url = try #require(URL(string: text))
-        #expect(FetchOptions.remoteName(of: url) == expected, "\(text)")
+        #expect((try? TransferTarget.remoteName(of: url)) == expected, "\(text)")
     }
 
     @Test func aNameThatSanitisesToNothingIsRefusedAsCurlDoes() {

@@ -75,13 +75,13 @@ import CourierTestSupport
         let file = directory.path("payload.bin")
         try PatternFile.write(file, count: size, seed: 11)
         server.route("/upload", method: .post) { request in .text("\(request.bodySize)") }
-        let result = try await runCLI(["-d", "@\(file.path)", server.url("/upload").absoluteString])
+        let result = try await runCLI(["--data-binary", "@\(file.path)", server.url("/upload").absoluteString])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "\(size)")
         let request = try await server.takeRequest()
         #expect(request.method == "POST")
         #expect(request.bodySize == size)
-        #expect(request.headers["Content-Type"] == "application/octet-stream")
+        #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded", "curl's label for every data option")
         #expect(PatternFile.firstMismatch(in: request.body, range: 0..<Int(size), patternOffset: 0, seed: 11) == nil)
     }
 
@@ -113,18 +113,21 @@ import CourierTestSupport
         #expect(PatternFile.firstMismatch(in: request.body, range: parts[1].content, patternOffset: 0, seed: 12) == nil)
     }
 
-    @Test func redirectsAreFollowedUnlessMaxRedirectsIsZero() async throws {
+    @Test func redirectsAreFollowedOnlyWithLocation() async throws {
         let server = try TestServer()
         defer { expectClean(server.shutdown()) }
         server.route("/old") { _ in .redirect(to: "/new") }
         server.route("/new") { _ in .text("arrived") }
-        let followed = try await runCLI([server.url("/old").absoluteString])
+        let followed = try await runCLI(["-L", server.url("/old").absoluteString])
         #expect(followed.status == 0, "\(followed)")
         #expect(followed.stdoutText == "arrived")
-        let stopped = try await runCLI(["--max-redirects", "0", "-v", server.url("/old").absoluteString])
+        let stopped = try await runCLI(["-v", server.url("/old").absoluteString])
         #expect(stopped.status == 0, "\(stopped)")
-        #expect(stopped.stdout.isEmpty)
+        #expect(stopped.stdout.isEmpty, "the 302 is the answer, as with curl")
         #expect(stopped.stderrText.contains("< HTTP/1.1 302 Found"))
+        #expect(server.requestCount(path: "/new") == 1, "only -L went on to /new")
+        let head = try await runCLI(["-I", server.url("/old").absoluteString])
+        #expect(head.stdoutText.components(separatedBy: "HTTP/1.1 ").count == 2, "-I without -L prints one head: \(head)")
     }
 
     @Test func verbosePrintsHeadsAndMetricsWithPeakMemory() async throws {
@@ -135,7 +138,8 @@ import CourierTestSupport
         #expect(result.status == 0, "\(result)")
         let stderr = result.stderrText
         let port = try #require(server.url("/v").port)
-        #expect(stderr.hasPrefix("> GET /v HTTP/1.1\n> Host: 127.0.0.1:\(port)\n"), "the request line as sent, then Host: \(stderr)")
+        #expect(stderr.hasPrefix("*   Trying 127.0.0.1:\(port)...\n* Connected to 127.0.0.1"), "libcurl's connect lines first: \(stderr)")
+        #expect(stderr.contains("\n> GET /v HTTP/1.1\n> Host: 127.0.0.1:\(port)\n"), "the request line as sent, then Host: \(stderr)")
         #expect(stderr.contains("\n> Accept: */*\n"), "\(stderr)")
         #expect(stderr.contains("\n> User-Agent: courier/"), "\(stderr)")
         #expect(stderr.contains("> X-Req: 1"))

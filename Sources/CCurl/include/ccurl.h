@@ -42,6 +42,9 @@ typedef int (*ccurl_seek_callback)(void *userdata, int64_t offset, int origin);
 typedef int (*ccurl_xferinfo_callback)(void *userdata, int64_t dltotal, int64_t dlnow, int64_t ultotal, int64_t ulnow);
 /// CURLOPT_CLOSESOCKETFUNCTION: must close `socket`; returns 0 on success.
 typedef int (*ccurl_close_callback)(void *clientp, int socket);
+/// CURLOPT_DEBUGFUNCTION: `type` is a CCURLINFO_ kind (text, header in or out, data...), `data`
+/// is not NUL-terminated. Must return 0.
+typedef int (*ccurl_debug_callback)(ccurl_easy *handle, int type, char *data, size_t size, void *userdata);
 /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what` (a CCURL_POLL_ value); `socketp` is what
 /// curl_multi_assign stored for it. Returns 0, or -1 to fail the transfers on it.
 typedef int (*ccurl_socket_callback)(ccurl_easy *easy, int socket, int what, void *userp, void *socketp);
@@ -102,6 +105,16 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLOPT_FRESH_CONNECT 74             // 7.7
 #define CCURLOPT_FORBID_REUSE 75              // 7.7
 #define CCURLOPT_CA_CACHE_TIMEOUT 321         // 7.87.0
+#define CCURLOPT_VERBOSE 41                   // 7.1
+#define CCURLOPT_DEBUGFUNCTION 20094          // 7.9.6
+#define CCURLOPT_DEBUGDATA 10095              // 7.9.6
+#define CCURLOPT_MAX_SEND_SPEED_LARGE 30145   // 7.15.5
+#define CCURLOPT_MAX_RECV_SPEED_LARGE 30146   // 7.15.5
+
+// curl_infotype values a CURLOPT_DEBUGFUNCTION receives.
+#define CCURLINFO_TEXT 0                      // 7.9.6: libcurl's own description of what it does
+#define CCURLINFO_HEADER_IN 1                 // 7.9.6: a response header line as received
+#define CCURLINFO_HEADER_OUT 2                // 7.9.6: the request head as sent
 #define CCURLOPT_CONNECT_TO 10243             // 7.49.0
 
 // CURL_HTTP_VERSION_* values for CCURLOPT_HTTP_VERSION.
@@ -256,6 +269,14 @@ typedef struct ccurl_library_info {
     const char *path;
     /// 1 when the file was chosen (COURIER_LIBCURL or ccurl_load_file()), 0 for the system's libcurl.so.4.
     int chosen;
+    /// curl_version(): "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 ...", as `curl -V` prints it.
+    const char *version_text;
+    /// The platform libcurl was built for, e.g. "x86_64-pc-linux-gnu".
+    const char *host;
+    /// The protocols it speaks, lower case, ending with NULL.
+    const char *const *protocols;
+    /// The names of its features (7.87.0+), ending with NULL; NULL before 7.87.0 (use `features`).
+    const char *const *feature_names;
 } ccurl_library_info;
 
 /// ccurl_load() and ccurl_load_file() results.
@@ -301,6 +322,7 @@ int ccurl_easy_setopt_func_read(ccurl_easy *handle, int option, ccurl_read_callb
 int ccurl_easy_setopt_func_seek(ccurl_easy *handle, int option, ccurl_seek_callback callback);
 int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferinfo_callback callback);
 int ccurl_easy_setopt_func_close(ccurl_easy *handle, int option, ccurl_close_callback callback);
+int ccurl_easy_setopt_func_debug(ccurl_easy *handle, int option, ccurl_debug_callback callback);
 
 int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value);
 int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);

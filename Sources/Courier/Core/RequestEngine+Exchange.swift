@@ -71,6 +71,9 @@ extension RequestEngine {
             transportRequest.maximumBodySize = bodySizeLimit?.bytes
             transportRequest.maximumDecompressionRatio = maximumDecompressionRatio
             transportRequest.consumerSetsPace = sink.consumerSetsPace && !pacedStreamMayShare
+            if sink.consumerSetsPace, let backlog = session.configuration.maximumStreamBacklog {
+                transportRequest.maximumUnacknowledgedBytes = Int64(backlog)
+            }
         } catch {
             // Nothing went on the network: report the failure as this exchange's outcome.
             record.live = nil

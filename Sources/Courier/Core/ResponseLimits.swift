@@ -73,6 +73,22 @@ enum DecompressionRatioLimit {
     }
 }
 
+/// The bound on a stream's body waiting for its consumer
+/// (``SessionConfiguration/maximumStreamBacklog``), as a transport that cannot pause applies it.
+enum UnacknowledgedBytesLimit {
+    /// The failure when `waiting` delivered bytes have not been taken and that is more than
+    /// `bound`; `nil` otherwise.
+    static func failure(waiting: Int64, bound: Int64, statusCode: Int?, url: URL?) -> CourierError? {
+        guard waiting > bound else { return nil }
+        return CourierError(
+            .responseTooLarge,
+            "The stream's consumer fell behind: \(waiting) bytes had arrived that it had not taken, more than "
+                + "maximumStreamBacklog (\(BodySizeLimit.format(bound))) allows. URLSession cannot hold the server back "
+                + "(the curl transport pauses reading instead); the transfer was stopped.",
+            responseCode: statusCode, url: url)
+    }
+}
+
 /// A body size limit in force for one request, and the name it is configured under.
 struct BodySizeLimit {
     let bytes: Int64
@@ -220,12 +236,22 @@ extension CourierError {
 
     /// Whether libcurl's `message` (under both transports on Linux) says the response's framing
     /// is broken: bad chunked framing (libcurl 7.x "… in chunked-encoding", 8.x "chunk …",
-    /// "invalid chunk size …") or a `Content-Length` it cannot read. Libcurl reports these as
-    /// receive errors; they are the server's malformed reply, not a lost connection.
+    /// "invalid chunk size …"), a chunked body whose trailer section libcurl could not pass on
+    /// (``chunkedTrailerFailure``), or a `Content-Length` it cannot read. Libcurl reports these as
+    /// receive errors (the trailer case as the error of its header store); they are the server's
+    /// malformed reply, not a lost connection.
     static func isMalformedFraming(_ message: String) -> Bool {
         message.contains("in chunked-encoding") || message.hasPrefix("chunk ") || message.hasPrefix("invalid chunk size")
-            || message.hasPrefix("Invalid Content-Length")
+            || message.hasPrefix("Invalid Content-Length") || message.hasPrefix(chunkedTrailerFailure)
     }
+
+    /// libcurl's sentence when what follows a chunked body's last chunk is not a trailer section
+    /// it can store (its header store refuses a line without a colon). A chunk size written
+    /// `0x10` ends here: libcurl reads the hex digits up to the `x` (0, the last chunk) and skips
+    /// the rest of the line, so the chunk's data arrives as trailer lines. Courier's own
+    /// callbacks never fail there (a failure of theirs carries its own error), so this is always
+    /// the server's malformed reply.
+    static let chunkedTrailerFailure = "Failed reading the chunked-encoded stream"
 
     /// Whether libcurl's `message` says a body in a content coding (gzip, deflate, br, zstd)
     /// could not be decoded. The curl transport has the code (`CURLE_BAD_CONTENT_ENCODING`);

@@ -99,8 +99,17 @@ public struct SessionConfiguration: Sendable {
     /// JSON and decodable responses, and the body kept with a failure): 256 MiB by default,
     /// `nil` for no limit. A body that grows past it stops the transfer at once and fails with
     /// `.responseTooLarge`; a `Content-Length` above it fails at the head without reading the body.
-    /// A request's own ``Request/maximumResponseSize(_:)`` wins. Streams have no size limit.
+    /// A request's own ``Request/maximumResponseSize(_:)`` wins. Streams have no size limit; what
+    /// waits for their consumer is bounded (``maximumStreamBacklog``).
     public var maximumResponseSize: Int? = 256 << 20
+    /// The most bytes of a streamed response (`streamRequest`, an event stream) that may wait for
+    /// a consumer that is not taking them: 16 MiB by default, `nil` for no bound. The curl
+    /// transport never gets near it: it stops reading once a stream's 1 MiB window is full, which
+    /// holds the server back. URLSession cannot hold a server back, so on that transport a stream
+    /// whose consumer falls further behind stops at once and fails with `.responseTooLarge`,
+    /// naming this setting; read faster, raise it, or use the curl transport for large bodies
+    /// read slowly.
+    public var maximumStreamBacklog: Int? = 16 << 20
     /// The largest file a download may write, in bytes: `nil` (no limit) by default. Checked
     /// against `Content-Length` at the head and while writing; failures are `.responseTooLarge`.
     /// A request's own ``DownloadRequest/maximumDownloadSize(_:)`` wins.
@@ -142,6 +151,9 @@ public struct SessionConfiguration: Sendable {
     /// let api = Session(configuration: config, baseURL: apiURL)
     /// ```
     public var credential: HTTPCredential? = nil
+    /// Proxy, connect timeout, rate limits and libcurl's account of each transfer: the `courier`
+    /// command's `-x`, `--connect-timeout`, `--limit-rate` and `-v` (curl transport only).
+    package var transportTuning = TransportTuning()
 
     /// Creates the default configuration.
     public init() {}
@@ -171,6 +183,7 @@ public struct SessionConfiguration: Sendable {
         configuration.tls = tls
         configuration.tls.trustRoots = tls.trustRoots.adding(additionalTrustedCertificates)
         configuration.usesHTTP3WhenAdvertised = usesHTTP3WhenAdvertised
+        configuration.tuning = transportTuning
         return configuration
     }
 }

@@ -48,6 +48,8 @@ import Foundation
     public var maximumConnectionsPerHost: Int = 8
     /// How TLS connections are secured.
     public var tls = TLSConfiguration()
+    /// Proxy, connect timeout, rate limits and libcurl's account of each transfer, for Courier's tools.
+    package var tuning = TransportTuning()
     /// Extra certificate authorities (PEM files) trusted in addition to ``tls``'s trust roots.
     public var additionalTrustedCertificates: [URL] {
         get { tls.trustRoots.includesSystem ? tls.trustRoots.certificateFiles : [] }
@@ -100,6 +102,11 @@ import Foundation
     /// been decoded, a body past it fails the exchange with `.responseTooLarge` and the transport
     /// stops reading. Only the transport sees coded bytes, so it enforces this; `nil` for no limit.
     public var maximumDecompressionRatio: Int?
+    /// The most body bytes delivered and not yet acknowledged that a transport which cannot
+    /// pause (``TransportCapabilities/appliesBackpressure`` is `false`) lets wait: past it the
+    /// exchange fails with `.responseTooLarge` and the transport stops reading. A transport that
+    /// pauses at ``flowControlWindow`` never gets there. `nil` for no bound.
+    public var maximumUnacknowledgedBytes: Int64?
 
     /// Creates a request; only the URL is required.
     public init(
@@ -155,6 +162,11 @@ import Foundation
     /// Where the `HTTPURLResponse` built for this head may be kept for the next equal head
     /// (a replayed stored response); `nil` for a head from the network.
     var responseMemo: HTTPResponseMemo?
+    /// Whether the transport undid the content coding `Content-Encoding` names, so the body it
+    /// delivers is decoded although the field still says how it travelled. `false` when no coding
+    /// applies or the body is delivered as it came (decoding off, or a transport that does not
+    /// say): a response cache then keeps the field with the still-coded body.
+    var bodyIsDecoded = false
 
     /// Builds a head from raw header fields in arrival order.
     public init(statusCode: Int, fields: [(name: String, value: String)], url: URL, httpVersion: String) {

@@ -36,7 +36,15 @@ enum ArgumentParser {
     ///
     /// - Throws: ``UsageError`` for an unknown option (with a suggestion when one is close), a
     ///   missing value, a value given to a flag, or a non-repeatable option given twice.
-    static func parse(_ arguments: [String], options: [OptionSpec], command: String?) throws(UsageError) -> ParsedArguments {
+    ///
+    /// An option whose ``OptionSpec/expandsInPlace`` is set (`-K/--config FILE`) is replaced by the
+    /// arguments `expand` makes of its value, parsed where it stood, as curl reads a config file.
+    static func parse(
+        _ arguments: [String], options: [OptionSpec], command: String?,
+        expand: ((String) throws(UsageError) -> [String])? = nil
+    ) throws(UsageError) -> ParsedArguments {
+        var arguments = arguments
+        var expansions = 0
         var parsed = ParsedArguments()
         var index = 0
         func takeValue(for option: OptionSpec, attached: String?) throws(UsageError) -> String {
@@ -48,6 +56,14 @@ enum ArgumentParser {
             return arguments[index]
         }
         func record(_ option: OptionSpec, _ value: String?) throws(UsageError) {
+            if option.expandsInPlace, let expand, let value {
+                expansions += 1
+                guard expansions <= 32 else {
+                    throw UsageError("\(option.displayName): more than 32 config files (does one read itself?)", command: command)
+                }
+                arguments.insert(contentsOf: try expand(value), at: index + 1)
+                return
+            }
             if option.takesValue, !option.repeatable, parsed.has(option.id) {
                 throw UsageError("option \(option.displayName) was given more than once", command: command)
             }

@@ -7,9 +7,23 @@ struct HeaderField: Equatable, Sendable {
     /// The value, without surrounding white space.
     let value: String
 
-    /// Parses `Name: value`. The name must be an HTTP token; the value may be empty but may not
-    /// contain CR or LF (which would let it inject further headers).
+    /// `Name:` with nothing after it: curl's way to remove a header (see ``removes``).
+    private(set) var removes = false
+
+    init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Parses `Name: value`, `Name:` (the header is removed, as in curl) or `Name;` (sent with an
+    /// empty value). The name must be an HTTP token; the value may not contain CR or LF (which
+    /// would let it inject further headers).
     static func parse(_ text: String) throws(UsageError) -> HeaderField {
+        if text.hasSuffix(";"), !text.contains(":") {
+            let name = String(text.dropLast())
+            guard Token.isToken(name) else { throw UsageError("bad header name '\(name)' in '\(text)' (expected 'Name: value')") }
+            return HeaderField(name: name, value: "")
+        }
         guard let colon = text.firstIndex(of: ":") else {
             throw UsageError("bad header '\(text)' (expected 'Name: value')")
         }
@@ -21,7 +35,9 @@ struct HeaderField: Equatable, Sendable {
         guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else {
             throw UsageError("header '\(name)' contains a line break")
         }
-        return HeaderField(name: name, value: value)
+        var field = HeaderField(name: name, value: value)
+        field.removes = value.isEmpty && text[text.index(after: colon)...].allSatisfy { $0 == " " || $0 == "\t" }
+        return field
     }
 }
 

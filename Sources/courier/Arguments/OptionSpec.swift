@@ -17,11 +17,16 @@ struct OptionSpec: Sendable, Equatable {
     /// For a flag whose value is optional (`-C` or `-C -`): whether the next argument is its
     /// value. A value attached to the flag (`-C-`, `--continue-at=-`) is always taken.
     let optionalValue: (@Sendable (String) -> Bool)?
+    /// Whether the option stands for other arguments, which the parser reads in its place
+    /// (`-K/--config FILE`).
+    let expandsInPlace: Bool
 
     init(
         _ id: String, short: Character? = nil, long: String, aliases: [String] = [], value valueName: String? = nil,
-        repeatable: Bool = false, optionalValue: (@Sendable (String) -> Bool)? = nil, help: String
+        repeatable: Bool = false, optionalValue: (@Sendable (String) -> Bool)? = nil, expandsInPlace: Bool = false,
+        help: String
     ) {
+        self.expandsInPlace = expandsInPlace
         self.id = id
         self.short = short
         self.long = long
@@ -35,7 +40,7 @@ struct OptionSpec: Sendable, Equatable {
     static func == (lhs: OptionSpec, rhs: OptionSpec) -> Bool {
         lhs.id == rhs.id && lhs.short == rhs.short && lhs.long == rhs.long && lhs.aliases == rhs.aliases
             && lhs.valueName == rhs.valueName && lhs.repeatable == rhs.repeatable && lhs.help == rhs.help
-            && (lhs.optionalValue == nil) == (rhs.optionalValue == nil)
+            && (lhs.optionalValue == nil) == (rhs.optionalValue == nil) && lhs.expandsInPlace == rhs.expandsInPlace
     }
 
     /// Whether `name` (after `--`) names this option.
@@ -60,12 +65,18 @@ struct OptionSpec: Sendable, Equatable {
 
 /// Formats options as aligned help lines.
 enum OptionHelp {
+    /// The widest the synopsis column gets; a longer synopsis has its help on the next line.
+    static let maximumColumn = 30
+
     /// One line per option: the synopsis padded to a common width, then the help text.
     static func lines(for options: [OptionSpec], indent: Int = 2) -> String {
-        let width = (options.map { $0.synopsis.count }.max() ?? 0) + 2
+        let width = min(options.map { $0.synopsis.count }.max() ?? 0, maximumColumn) + 2
         let pad = String(repeating: " ", count: indent)
         return options.map { option in
-            pad + option.synopsis + String(repeating: " ", count: width - option.synopsis.count) + option.help
+            guard option.synopsis.count + 2 <= width else {
+                return pad + option.synopsis + "\n" + pad + String(repeating: " ", count: width) + option.help
+            }
+            return pad + option.synopsis + String(repeating: " ", count: width - option.synopsis.count) + option.help
         }.joined(separator: "\n")
     }
 }

@@ -2,10 +2,16 @@ import Foundation
 
 /// Where the body of a request comes from, as the command line described it.
 enum RequestBody: Equatable, Sendable {
-    /// `-d DATA`: these bytes, sent as they are.
+    /// `-d DATA` (and the other data options, joined): this text, sent as it is.
     case data(String)
-    /// `-d @FILE`: the file, streamed from disk (never loaded whole).
+    /// The data options' pieces when they are not UTF-8 text (`--data-binary @FILE` among others).
+    case bytes(Data)
+    /// `--data-binary @FILE` alone: the file, streamed from disk (never loaded whole).
     case file(path: String)
+    /// `-T FILE`: the file, streamed from disk, sent with PUT.
+    case upload(path: String)
+    /// `-T -`: standard input, streamed.
+    case standardInput
     /// `--json TEXT`: already checked to be JSON.
     case json(String)
     /// `-F ...`: a multipart form, in the order given.
@@ -14,9 +20,28 @@ enum RequestBody: Equatable, Sendable {
     /// How the option is named in messages.
     var optionName: String {
         switch self {
-        case .data, .file: "-d"
+        case .data, .bytes, .file: "-d"
+        case .upload, .standardInput: "-T"
         case .json: "--json"
         case .form: "-F"
+        }
+    }
+
+    /// The body's length when it is known before sending (a file's is its size now).
+    var knownLength: Int64? {
+        switch self {
+        case .data(let text), .json(let text): Int64(text.utf8.count)
+        case .bytes(let bytes): Int64(bytes.count)
+        case .file(let path), .upload(let path): FileChecks.size(of: URL(fileURLWithPath: path))
+        case .standardInput, .form: nil
+        }
+    }
+
+    /// Whether it is `-T`'s upload (PUT by default).
+    var isUpload: Bool {
+        switch self {
+        case .upload, .standardInput: true
+        default: false
         }
     }
 }

@@ -19,7 +19,7 @@ enum RequestItem: Equatable, Sendable {
     /// Parses one item.
     static func parse(_ text: String) throws(UsageError) -> RequestItem {
         if FetchOptions.explicitScheme(text) != nil {
-            throw UsageError("unexpected argument '\(text)' (one URL per call)")
+            throw UsageError("unexpected argument '\(text)' (only http:// and https:// URLs follow the first one)")
         }
         let scalars = Array(text.unicodeScalars)
         for index in scalars.indices {

@@ -78,8 +78,12 @@ struct WebSocketOptions: Equatable, Sendable {
     /// Why some request options mean nothing for a WebSocket, for the usage error.
     private static let notApplicableReasons: [String: String] = {
         var reasons: [String: String] = [:]
-        for id in ["data", "json", "form", "request"] { reasons[id] = ": the messages to send are the lines of standard input" }
-        for id in ["output", "remote-name", "continue", "store"] { reasons[id] = ": messages are written to standard output (redirect it)" }
+        for id in ["data", "data-binary", "data-raw", "data-urlencode", "json", "form", "request", "upload-file", "get"] {
+            reasons[id] = ": the messages to send are the lines of standard input"
+        }
+        for id in ["output", "remote-name", "continue", "store", "remote-name-all", "output-dir"] {
+            reasons[id] = ": messages are written to standard output (redirect it)"
+        }
         for id in ["http2", "http2-prior-knowledge"] { reasons[id] = ": its handshake is HTTP/1.1" }
         return reasons
     }()
@@ -143,7 +147,7 @@ struct WebSocketOptions: Equatable, Sendable {
             throw UsageError("unexpected argument '\(parsed.positionals[1])' after the WebSocket URL (items and methods are for HTTP requests)")
         }
         var options = WebSocketOptions(url: try parseURL(urlText))
-        options.headers = try FetchOptions.headers(from: parsed, readFile: readFile)
+        options.headers = try FetchOptions.headers(from: parsed, readFile: readFile).filter { !$0.removes }
         try FetchOptions.addBasicAuthorization(user: parsed.value("user"), to: &options.headers)
         options.subprotocols = try parsed.values("subprotocol").map { (name) throws(UsageError) in
             guard Token.isToken(name) else { throw UsageError("--subprotocol: '\(name)' is not a valid subprotocol name (an HTTP token)") }

@@ -29,7 +29,7 @@ enum CLI {
             console.out(Help.main + "\n")
             return .success
         case "-V", "--version":
-            console.out(Help.version + "\n")
+            console.out(VersionText.text() + "\n")
             return .success
         case "help":
             return try help(rest, console: console)
@@ -97,19 +97,21 @@ enum CLI {
         _ arguments: [String], environment: [String: String], interrupts: Interrupts,
         console: Console
     ) async throws(UsageError) -> ExitCode {
-        let parsed = try ArgumentParser.parse(arguments, options: FetchOptions.options, command: "fetch")
+        let expand = FetchOptions.configExpander(readFile: FetchOptions.readFileFromDisk) { console.message($0) }
+        let parsed = try ArgumentParser.parse(arguments, options: FetchOptions.options, command: "fetch", expand: expand)
         if FetchOptions.wantsHelp(parsed) {
             console.out(Help.fetch + "\n")
             return .success
         }
-        let options = try FetchOptions.make(from: parsed, environment: environment)
+        let options: FetchOptions
         do {
+            options = try FetchOptions.make(from: parsed, environment: environment)
             try options.connection.checkFiles()
         } catch {
             // Problems found before the request are errors like the request's: -s hides them.
-            guard error.exitCode != .usage, !options.showsErrors else { throw error }
+            guard error.exitCode != .usage, parsed.has("silent"), !parsed.has("show-error") else { throw error }
             return error.exitCode
         }
-        return await FetchCommand(options: options, interrupts: interrupts, console: console).run()
+        return await FetchBatch(options: options, interrupts: interrupts, console: console).run()
     }
 }

@@ -47,8 +47,10 @@ enum CompletionScript {
     static func valueKind(_ option: OptionSpec) -> ValueKind {
         guard option.takesValue else { return .none }
         switch option.id {
-        case "output", "cacert", "cert", "key", "data": return .file
-        case "capath", "store", "cache": return .directory
+        case "output", "cacert", "cert", "key", "data", "data-binary", "upload-file", "cookie", "cookie-jar", "dump-header",
+            "netrc-file", "config":
+            return .file
+        case "capath", "store", "cache", "output-dir": return .directory
         case "transport": return .words(TransportName.allCases.map(\.rawValue))
         case "cert-type": return .words(["PEM", "P12"])
         case "request": return .words(methods)
@@ -130,7 +132,8 @@ enum CompletionScript {
             let exclusion = names.count > 1 && !option.repeatable ? "(\(names.joined(separator: " ")))" : ""
             let body = "[\(help)]\(action)"
             if names.count == 1 { return "    '\(repeated)\(names[0])\(body)'" }
-            return "    '\(exclusion)\(repeated)'{\(names.joined(separator: ","))}'\(body)'"
+            // Quoted: with EXTENDED_GLOB (on in completion functions) an unquoted `-#` is a pattern.
+            return "    '\(exclusion)\(repeated)'{\(names.map { "'\($0)'" }.joined(separator: ","))}'\(body)'"
         }
         return """
             #compdef courier
@@ -174,7 +177,7 @@ enum CompletionScript {
         ]
         for option in options {
             var line = "complete -c courier"
-            if let short = option.short { line += " -s \(short)" }
+            if let short = option.short { line += " -s '\(short)'" }
             line += " -l \(option.long)"
             switch valueKind(option) {
             case .none: break

@@ -1,17 +1,25 @@
 import Courier
+import CourierLocking
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 extension FetchCommand {
-    /// `-o FILE`/`-O` (and `-C`): streams the body to disk, with a progress bar when standard
+    /// `-o FILE`/`-O` (and `-C -`): streams the body to disk, with a progress bar when standard
     /// error is a terminal (nothing otherwise, and nothing with `-s`).
-    func download(to output: String, session: Session) async -> ExitCode {
-        if let problem = FileChecks.writableDestinationProblem(output) { return fileFailure(problem) }
+    ///
+    /// With `-C -`, the bytes are kept in the download store as they arrive and a later run
+    /// continues from them with `Range` and `If-Range`. A server that answers that with the whole
+    /// file and no `Accept-Ranges: bytes` ignores ranges: the command stops with curl's 33 ("Cannot
+    /// resume") and keeps the partial. When the store has nothing for the URL but `FILE` exists, the
+    /// file itself is continued (see ``continueFile(_:size:)``).
+    func download(to output: String) async -> ExitCode {
+        if let problem = prepareDestination(output) { return fileFailure(problem) }
         let destination = URL(fileURLWithPath: output)
         let store = session.downloadStore
-        let onDisk = options.resumable ? keptBytes(store: store) ?? 0 : 0
+        let partial = options.resumable ? keptPartial(store: store) : nil
+        let onDisk = partial?.bytesOnDisk ?? 0
         if options.verbose, options.resumable {
             console.message(
                 "* download store \(store.directory.path): "
@@ -19,35 +27,52 @@ extension FetchCommand {
                         ? "\(onDisk) bytes of this URL on disk; the request adds Range and If-Range to continue"
                         : "nothing on disk for this URL yet"))
         }
-        if options.resumable, onDisk == 0, let size = FileChecks.size(of: destination), size > 0,
-            let probe = await completeFileProbe(size: size, session: session)
-        {
-            if options.verbose { console.message("* \(output) already holds all \(size) bytes (the server answered 416 to bytes=\(size)-)") }
-            message("courier: \(output) is already complete (\(size) bytes); nothing downloaded")
-            return finish(.success, response: probe.response, metrics: probe.metrics, bodyBytes: 0)
+        if options.resumable, onDisk == 0, let size = FileChecks.size(of: destination), size > 0 {
+            if let outcome = await continueFile(output, size: size) { return outcome }
         }
+        let resuming = onDisk > 0 && partial?.validator != nil
+        let destinationChoice: DownloadDestination =
+            options.remoteHeaderName
+            ? .directory(destination.deletingLastPathComponent(), options: [])
+            : .file(destination, options: [.removePreviousFile])
         let request = session.download(
-            options.url, method: method, headers: requestHeaders(),
-            to: .file(destination, options: [.removePreviousFile]),
+            options.url, method: method, headers: requestHeaders(), to: destinationChoice,
             resumable: options.resumable, failsOnErrorStatus: false)
-        if let acceptable = acceptableStatusCodes { request.validate(statusCode: acceptable) }
-        let reporter = ProgressReporter(style: options.silent ? .silent : ProgressReporter.styleForStandardError, console: console)
+        let ignoredRange = Locked(false)
+        if resuming {
+            // Before the store drops its partial for a whole new body: a server that ignores ranges says so.
+            request.decideHTTPResponse { response in
+                guard (200..<300).contains(response.statusCode), response.statusCode != 206, !Self.acceptsRanges(response) else { return .allow }
+                ignoredRange.withLock { $0 = true }
+                return .cancel
+            }
+        }
+        prepare(request)
+        let reporter = ProgressReporter(style: progressStyle, console: console)
         request.onDownloadProgress(queue: DispatchQueue(label: "courier.progress")) { reporter.update($0) }
-        cancelOnInterrupt(request)
         let response = await request.serializingDownloadedFileURL().response
-        interrupts.clearHandler()
+        interrupts.clearHandler(slot: index)
 
         guard case .success(let fileURL) = response.result else {
             reporter.stop()
             reportMetrics(response.metrics)
             let error = response.error ?? CourierError(.fileSystem, "The download produced no file.")
+            if ignoredRange.withLock({ $0 }) {
+                return finish(cannotResume(kept: onDisk), response: response.response, metrics: response.metrics, bodyBytes: 0)
+            }
             if error.isCancelled, interrupts.wasInterrupted {
                 message("courier: interrupted; \(keptBytesMessage(store: store))")
                 return finish(.interrupted, response: response.response, metrics: response.metrics, bodyBytes: 0)
             }
+            if options.remoteHeaderName, error.kind == .fileSystem, error.message.contains("already exists") {
+                // As curl: -J never replaces a file (the library's hint names its API, not the option).
+                let sentence = error.message.replacingOccurrences(of: " (use .removePreviousFile).", with: "")
+                message("courier: (23) \(sentence): -J does not replace a file")
+                return finish(.writeError, response: response.response, metrics: response.metrics, bodyBytes: 0, error: error)
+            }
             let status = fail(with: error)
             // After a lock conflict the partial belongs to the other process; say nothing about it.
-            if options.resumable, error.kind != .resumeFailed, let kept = keptBytes(store: store), kept > 0 {
+            if options.resumable, error.kind != .resumeFailed, let kept = keptPartial(store: store)?.bytesOnDisk, kept > 0 {
                 message("courier: \(kept) bytes kept for resume; run the same command again to continue")
             }
             return finish(status, response: response.response, metrics: response.metrics, bodyBytes: 0, error: error)
@@ -57,48 +82,70 @@ extension FetchCommand {
         let resumed = options.resumable ? ResumeFigures.resumedBytes(response: response.response, metrics: response.metrics, size: size) : 0
         reporter.finish(size: size, resumed: resumed)
         reportMetrics(response.metrics)
+        if options.resumable, let response = response.response {
+            // So that a later -C - can prove, with If-Range, that the file is the server's current version.
+            FileMode.applyLastModified(of: response, to: fileURL.path)
+            if let validator = DownloadRecord.validator(of: response) { DownloadRecord.write(validator: validator, to: fileURL.path) }
+        }
         if let code = response.response?.statusCode, code >= 400 {
+            if let failed = failedStatus(response.response) {
+                return finish(failed, response: response.response, metrics: response.metrics, bodyBytes: size - resumed)
+            }
             message(
-                "courier: warning: the server answered \(HTTPStatusText.line(code)); its body was saved to \(output) (use --fail to treat this as an error)"
+                "courier: warning: the server answered \(HTTPStatusText.line(code)); its body was saved to \(fileURL.path) (use --fail to treat this as an error)"
             )
         } else if options.resumable, !options.silent {
             console.message(ResumeFigures.summary(resumed: resumed, size: size, partialBefore: onDisk))
         }
-        return finish(.success, response: response.response, metrics: response.metrics, bodyBytes: size - resumed)
+        var finished = options
+        finished.output = fileURL.path
+        return FetchCommand(options: finished, session: session, context: context, interrupts: interrupts, console: console, index: index)
+            .finish(.success, response: response.response, metrics: response.metrics, bodyBytes: size - resumed)
     }
 
-    /// With `-C` and an output file of `size` bytes that the store knows nothing about: asks for
-    /// the bytes after `size`, as `curl -C -` does. A 416 whose `Content-Range` says the resource
-    /// has exactly `size` bytes means the file is complete (returned); anything else is cancelled
-    /// at once and nil returned, and the download goes ahead.
-    private func completeFileProbe(size: Int64, session: Session) async -> (response: HTTPURLResponse?, metrics: TransferMetrics?)? {
-        let headers = requestHeaders(defaults: [HTTPHeader(name: "Range", value: "bytes=\(size)-")])
-        // A session of its own, without -v and -i: the probe's heads are not the download's.
-        let probeSession = Session(configuration: session.configuration, headers: session.headers)
-        let probe = probeSession.streamRequest(options.url, method: method, headers: headers)
-        var iterator = probe.streamingData().makeAsyncIterator()
-        do throws(CourierError) {
-            _ = try await iterator.next()
-        } catch {
-            // Whatever went wrong, the download itself will meet it and report it.
+    /// The progress style: a bar on a terminal, nothing with `-s` or `--no-progress-meter`, nor
+    /// for transfers running side by side (`-Z`), whose bars would share one line.
+    var progressStyle: ProgressReporter.Style {
+        options.silent || options.noProgress || (options.parallel && options.targets.count > 1) ? .silent : ProgressReporter.styleForStandardError
+    }
+
+    /// Whether the response says the server serves byte ranges (`Accept-Ranges: bytes`).
+    static func acceptsRanges(_ response: HTTPURLResponse) -> Bool {
+        response.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased().split(separator: ",")
+            .contains { $0.trimmingCharacters(in: .whitespaces) == "bytes" } ?? false
+    }
+
+    /// curl's 33: the server sent the whole file to a request for the rest of it.
+    func cannotResume(kept: Int64) -> ExitCode {
+        message(
+            "courier: (33) HTTP server doesn't seem to support byte ranges. Cannot resume."
+                + (kept > 0 ? " (\(kept) bytes kept; nothing was overwritten)" : ""))
+        return .cannotResume
+    }
+
+    /// With `--create-dirs`, makes the directories `output` needs; then why `output` cannot be
+    /// written, or nil.
+    func prepareDestination(_ output: String) -> String? {
+        let parent = URL(fileURLWithPath: output).deletingLastPathComponent()
+        if options.createDirectories, !FileManager.default.fileExists(atPath: parent.path) {
+            do {
+                try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+            } catch {
+                return "cannot create the directory \(parent.path): \(error.localizedDescription)"
+            }
         }
-        let response = await probe.response
-        probe.cancel()
-        guard response?.statusCode == 416, let range = response?.value(forHTTPHeaderField: "Content-Range"),
-            range.trimmingCharacters(in: .whitespaces) == "bytes */\(size)"
-        else { return nil }
-        return (response, await probe.metrics)
+        return FileChecks.writableDestinationProblem(output)
     }
 
-    /// The bytes of this URL's partial download in the store, if there is one.
-    func keptBytes(store: DownloadStore) -> Int64? {
-        store.partialDownloads().first { $0.url.absoluteString == options.url.absoluteString }?.bytesOnDisk
+    /// This URL's partial download in the store, if there is one.
+    func keptPartial(store: DownloadStore) -> PartialDownload? {
+        store.partialDownloads().first { $0.url.absoluteString == options.url.absoluteString }
     }
 
     /// What an interruption left behind: `N bytes kept for resume ...` or `nothing kept`.
     private func keptBytesMessage(store: DownloadStore) -> String {
-        guard options.resumable else { return "the partial download was discarded (use -C to keep it)" }
-        let kept = keptBytes(store: store) ?? 0
+        guard options.resumable else { return "the partial download was discarded (use -C - to keep it)" }
+        let kept = keptPartial(store: store)?.bytesOnDisk ?? 0
         return "\(kept) bytes kept for resume; run the same command again to continue"
     }
 }

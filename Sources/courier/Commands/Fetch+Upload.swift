@@ -5,27 +5,29 @@ import FoundationNetworking
 #endif
 
 extension FetchCommand {
-    /// Sends `body` (from memory, a streamed file, or a multipart form) and prints or saves the response.
-    func upload(_ body: RequestBody, configuration: SessionConfiguration) async -> ExitCode {
-        let prepared: (session: Session, request: UploadRequest)
+    /// The `Content-Type` curl sends with the data options: a form, unless `-H` says otherwise.
+    static let formType = HTTPHeader.contentType("application/x-www-form-urlencoded")
+
+    /// Sends `body` (from memory, a streamed file or standard input, or a multipart form) and
+    /// prints or saves the response.
+    func upload(_ body: RequestBody) async -> ExitCode {
+        let request: UploadRequest
         switch body {
         case .data(let text):
-            let session = makeSession(configuration: configuration, bodyLength: Int64(text.utf8.count))
-            let headers = requestHeaders(defaults: [.contentType("application/x-www-form-urlencoded")])
-            prepared = (session, session.upload(Data(text.utf8), to: options.url, method: method, headers: headers))
+            request = session.upload(Data(text.utf8), to: options.url, method: method, headers: requestHeaders(defaults: [Self.formType]))
+        case .bytes(let bytes):
+            request = session.upload(bytes, to: options.url, method: method, headers: requestHeaders(defaults: [Self.formType]))
         case .json(let text):
-            let session = makeSession(configuration: configuration, bodyLength: Int64(text.utf8.count))
             let headers = requestHeaders(defaults: [.contentType("application/json"), .accept("application/json")])
-            prepared = (session, session.upload(Data(text.utf8), to: options.url, method: method, headers: headers))
-        case .file(let path):
+            request = session.upload(Data(text.utf8), to: options.url, method: method, headers: headers)
+        case .file(let path), .upload(let path):
             if let problem = FileChecks.readableFileProblem(path) { return fileFailure(problem, reading: true) }
-            let session = makeSession(configuration: configuration, bodyLength: FileChecks.size(of: URL(fileURLWithPath: path)))
-            prepared = (
-                session,
-                session.upload(
-                    fileURL: URL(fileURLWithPath: path), to: options.url, method: method,
-                    headers: requestHeaders(defaults: [.contentType("application/octet-stream")]))
-            )
+            let defaults = body.isUpload ? [] : [Self.formType]
+            request = session.upload(
+                fileURL: URL(fileURLWithPath: path), to: options.url, method: method, headers: requestHeaders(defaults: defaults))
+        case .standardInput:
+            let stream = InputStream(fileAtPath: "/dev/stdin") ?? InputStream(data: Data())
+            request = session.upload(stream, to: options.url, method: method, headers: requestHeaders())
         case .form(let fields):
             let form = MultipartFormData()
             for field in fields {
@@ -37,13 +39,11 @@ extension FetchCommand {
                     form.append(fileURL: URL(fileURLWithPath: path), withName: field.name, mimeType: mimeType)
                 }
             }
-            let session = makeSession(configuration: configuration, bodyLength: try? form.contentLength)
-            prepared = (session, session.upload(multipartFormData: form, to: options.url, method: method, headers: requestHeaders()))
+            request = session.upload(multipartFormData: form, to: options.url, method: method, headers: requestHeaders())
         }
-        let request = prepared.request
-        cancelOnInterrupt(request)
+        prepare(request)
         let response = await request.serializing(using: RawBodySerializer()).response
-        interrupts.clearHandler()
+        interrupts.clearHandler(slot: index)
         reportMetrics(response.metrics)
         let data = response.value ?? Data()
         let lastURL = await request.lastRequest?.url
@@ -53,17 +53,21 @@ extension FetchCommand {
                 error: response.error)
         }
         if let error = response.error { return done(fail(with: error)) }
-        if let status = failedStatus(response.response) { return done(status) }
-        guard let output = options.output else {
-            return done(BodyPrinter(console: console).print(data: data, contentType: response.response?.value(forHTTPHeaderField: "Content-Type")))
+        let written: ExitCode
+        if let output = options.output {
+            if let problem = prepareDestination(output) { return done(fileFailure(problem)) }
+            do {
+                let url = URL(fileURLWithPath: output)
+                try data.write(to: url)
+                FileMode.applyDefault(to: url)
+                written = .success
+            } catch {
+                return done(fileFailure("cannot write \(output): \(error.localizedDescription)"))
+            }
+        } else {
+            written = BodyPrinter(console: console).print(data: data, contentType: response.response?.value(forHTTPHeaderField: "Content-Type"))
         }
-        do {
-            let url = URL(fileURLWithPath: output)
-            try data.write(to: url)
-            FileMode.applyDefault(to: url)
-        } catch {
-            return done(fileFailure("cannot write \(output): \(error.localizedDescription)"))
-        }
-        return done(.success)
+        if written == .success, let status = failedStatus(response.response) { return done(status) }
+        return done(written)
     }
 }

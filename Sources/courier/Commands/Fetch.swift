@@ -1,123 +1,73 @@
 import Courier
+import CourierLocking
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// `courier [METHOD] URL [options]`: one request, its body to standard output or a file.
+/// One transfer of `courier [METHOD] URL... [options]`: a URL's body to standard output or a file.
 ///
-/// Three paths, chosen by the options:
-/// - a request body (`-d`, `--json`, `-F`, `name=value` items): an upload; the response arrives in memory;
-/// - `-o FILE` or `-O`: a download streamed to disk (resumable with `-C`), with progress on stderr;
+/// The paths, chosen by the options:
+/// - a request body (`-d`, `--json`, `-F`, `-T`, `name=value` items): an upload; the response
+///   arrives in memory;
+/// - `-o FILE` or `-O`: a download streamed to disk (resumable with `-C -`), with progress on
+///   stderr; with `-i`, `-C OFFSET`, or a partial file `-C -` takes over, the body is written into
+///   the file as it arrives instead (see `Fetch+Continue.swift`);
 /// - otherwise: a streamed request whose chunks are written to standard output as they arrive,
 ///   so memory stays bounded whatever the body's size; on a terminal, bodies up to
 ///   ``BodyPrinter/formattingLimit`` are collected (in place, linearly) to be formatted
 ///   (see ``StreamedBody``).
+///
+/// ``FetchBatch`` runs one per URL, all sharing its session (and so its connections) and its
+/// ``FetchContext`` (the cookie jar, the refused redirects).
 struct FetchCommand {
     let options: FetchOptions
+    /// The session every transfer of the command uses.
+    let session: Session
+    let context: FetchContext
     let interrupts: Interrupts
     let console: Console
+    /// The transfer's place among the command's URLs: its interrupt slot and `%{urlnum}`.
+    var index = 0
+    /// Why the command itself stopped the transfer, if it did.
+    let stop = Locked<TransferStop?>(nil)
 
-    /// Runs the request and returns the exit status.
+    /// Why the command stops a transfer at its head.
+    enum TransferStop: Sendable {
+        /// `--max-filesize`: the body is larger.
+        case tooLarge(Int64)
+        /// `-z`: the server ignored the time condition and its `Last-Modified` says it is not met
+        /// (curl then reports 304 and writes no body).
+        case conditionUnmet
+    }
+
+    /// Runs the transfer and returns its exit status.
     func run() async -> ExitCode {
-        if options.connection.insecure { message(ConnectionOptions.insecureWarning) }
-        let configuration = makeConfiguration()
-        do {
-            try configuration.validate()
-        } catch {
-            return fail(with: error)
-        }
+        if let blocked = blockedProtocol(options.url) { return blocked }
         if let body = options.body {
-            return await upload(body, configuration: configuration)
+            return await upload(body)
         }
         if let output = options.output {
-            return await download(to: output, session: makeSession(configuration: configuration))
-        }
-        return await printBody(session: makeSession(configuration: configuration))
-    }
-
-    /// The session configuration the options ask for: transport, idle timeout, redirects, TLS and
-    /// HTTP version.
-    func makeConfiguration() -> SessionConfiguration {
-        var configuration = SessionConfiguration.default
-        switch options.transport {
-        case .curl: configuration.transport = .curl
-        case .urlsession: configuration.transport = .urlSession(.ephemeral)
-        case nil: break
-        }
-        if let timeout = options.timeout { configuration.requestTimeout = timeout }
-        if let maxRedirects = options.maxRedirects { configuration.maximumRedirects = maxRedirects }
-        configuration.cookies = .none
-        configuration.tls = options.connection.tlsConfiguration(host: options.url.host ?? "")
-        configuration.httpVersion = options.connection.httpVersion
-        if !options.connection.pins.isEmpty {
-            configuration.redirectPolicy = Self.pinnedRedirects(host: options.url.host ?? "", console: console)
-        }
-        if options.cacheDirectory != nil { configuration.httpCache = .enabled }
-        return configuration
-    }
-
-    /// With `--pinnedpubkey`: redirects are followed only to https URLs of the pinned host, so that no
-    /// part of the transfer escapes the pins; any other redirect is reported and its 3xx is the response.
-    static func pinnedRedirects(host: String, console: Console) -> RedirectPolicy {
-        RedirectPolicy { proposed, _ in
-            guard staysPinned(proposed.url, host: host) else {
-                console.message(
-                    "courier: warning: --pinnedpubkey: not following the redirect to "
-                        + "\(proposed.url?.absoluteString ?? "?") (only https://\(host) is pinned)")
-                return nil
+            if options.resumeOffset != nil || (options.includeHead && !options.resumable) {
+                return await writeStream(to: output)
             }
-            return proposed
+            return await download(to: output)
         }
-    }
-
-    /// Whether a redirect to `url` stays under the pins of `host`: https, and the same host.
-    static func staysPinned(_ url: URL?, host: String) -> Bool {
-        guard let url, url.scheme?.lowercased() == "https", let target = url.host else { return false }
-        return target.lowercased() == host.lowercased()
-    }
-
-    /// A session with `configuration`, the store, `--cache`, `-v`/`-i` and `--retry`; `bodyLength`
-    /// is the request body's size for `-v`, when known.
-    func makeSession(configuration: SessionConfiguration, bodyLength: Int64? = nil) -> Session {
-        let storeDirectory =
-            options.storeDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
-            ?? DownloadStore.defaultDirectory
-        var monitors: [any EventMonitor] = []
-        if options.verbose || options.includeHead {
-            let fallback = options.connection.httpVersion == .http2PriorKnowledge ? "HTTP/2" : "HTTP/1.1"
-            monitors.append(
-                VerboseMonitor(
-                    console: console, verbose: options.verbose, includeHead: options.includeHead,
-                    fallbackVersion: fallback, bodyLength: bodyLength))
-        }
-        let retry =
-            options.retries > 0
-            ? RetryPolicy(retryLimit: options.retries, exponentialBackoffScale: options.retryDelay ?? 1, jitter: false) : nil
-        return Session(
-            configuration: configuration,
-            headers: [HTTPHeader.userAgent("courier/\(Courier.version)")],
-            interceptor: retry,
-            eventMonitors: monitors,
-            downloadStore: DownloadStore(directory: storeDirectory),
-            responseCache: responseCache,
-            callbackQueue: DispatchQueue(label: "courier.callbacks"))
-    }
-
-    /// The response cache: with `--cache DIR`, one on that directory; else the default (memory only,
-    /// unused by the command's requests).
-    var responseCache: ResponseCache {
-        guard let directory = options.cacheDirectory else { return ResponseCache() }
-        return ResponseCache(diskDirectory: URL(fileURLWithPath: directory, isDirectory: true))
+        return await printBody()
     }
 
     /// The method as Courier's type.
     var method: HTTPMethod { HTTPMethod(rawValue: options.method) }
 
-    /// The `-H` headers, plus `defaults` and `Accept: */*` (as curl sends) for names the user did not set.
+    /// The `-H` headers, plus `defaults`, `Accept: */*` (as curl sends), the cookies of `-b`, and
+    /// `Range` for `-C OFFSET`, for names the user did not set; `-H 'Name:'` removes a name.
     func requestHeaders(defaults: [HTTPHeader] = []) -> HTTPHeaders {
         var headers = HTTPHeaders(options.headers.map { HTTPHeader(name: $0.name, value: $0.value) })
-        for header in defaults + [.accept("*/*")] where !headers.contains(header.name) { headers.add(header) }
+        var added = defaults + [.accept("*/*")]
+        if let cookie = context.cookieHeader(for: options.url) { added.append(HTTPHeader(name: "Cookie", value: cookie)) }
+        if let offset = options.resumeOffset, offset > 0 { added.append(HTTPHeader(name: "Range", value: "bytes=\(offset)-")) }
+        for header in added where !headers.contains(header.name) { headers.add(header) }
+        for name in options.removedHeaders { headers.remove(name: name) }
         return headers
     }
 
@@ -126,13 +76,33 @@ struct FetchCommand {
     var acceptableStatusCodes: Set<Int>? {
         var acceptable: Set<Int>?
         if options.failOnHTTPError { acceptable = Set(0..<400) }
-        if options.retries > 0 { acceptable = (acceptable ?? Set(0..<1000)).subtracting(RetryPolicy.defaultRetryableHTTPStatusCodes) }
+        if options.retries > 0 {
+            acceptable = (acceptable ?? Set(0..<1000)).subtracting(CommandRetrier.retriedStatusCodes)
+            if options.retryAllErrors, options.failsOnHTTPError { acceptable = acceptable?.intersection(0..<400) }
+        }
         return acceptable
     }
 
-    /// Cancels `request` on Ctrl-C or SIGTERM.
-    func cancelOnInterrupt(_ request: some Request) {
-        interrupts.onInterrupt { request.cancel() }
+    /// Applies `-f`/`--retry`'s validation to `request`, `--max-filesize` and `-z` at its head, and
+    /// cancels it on Ctrl-C.
+    func prepare<R: Request>(_ request: R) {
+        if let acceptable = acceptableStatusCodes { request.validate(statusCode: acceptable) }
+        if options.maxFileSize != nil || options.timeCondition != nil {
+            let options = options
+            let stop = stop
+            request.decideHTTPResponse { response in
+                if let limit = options.maxFileSize, response.expectedContentLength > limit {
+                    stop.withLock { $0 = .tooLarge(response.expectedContentLength) }
+                    return .cancel
+                }
+                if let condition = options.timeCondition, condition.isUnmet(by: response) {
+                    stop.withLock { $0 = .conditionUnmet }
+                    return .cancel
+                }
+                return .allow
+            }
+        }
+        interrupts.onInterrupt(slot: index) { request.cancel() }
     }
 
     // MARK: Outcomes
@@ -167,6 +137,19 @@ struct FetchCommand {
             message("courier: interrupted")
             return .interrupted
         }
+        switch stop.withLock({ $0 }) {
+        case .tooLarge(let size)?:
+            message("courier: (63) Maximum file size exceeded (\(size) bytes; --max-filesize \(options.maxFileSize ?? 0))")
+            return .tooLarge
+        case .conditionUnmet?:
+            return .success
+        case nil:
+            break
+        }
+        if error.kind == .responseTooLarge, options.maxFileSize != nil {
+            message("courier: (63) Maximum file size exceeded (--max-filesize \(options.maxFileSize ?? 0))")
+            return .tooLarge
+        }
         if error.kind == .validationFailed, let code = error.responseCode, acceptableStatusCodes?.contains(code) == false {
             return httpError(code)
         }
@@ -178,14 +161,20 @@ struct FetchCommand {
     /// `courier: (22) The requested URL returned error: 404 Not Found`.
     func httpError(_ code: Int) -> ExitCode {
         var line = "courier: (22) The requested URL returned error: \(HTTPStatusText.line(code))"
-        if !options.failOnHTTPError { line += " (after \(options.retries) retries)" }
+        if !options.failsOnHTTPError { line += " (after \(options.retries) retries)" }
         message(line)
         return .httpError
     }
 
     /// With `--fail` (or `--retry`), the status and message for a status it rejects; nil when the status is fine.
     func failedStatus(_ response: HTTPURLResponse?) -> ExitCode? {
-        guard let code = response?.statusCode, acceptableStatusCodes?.contains(code) == false else { return nil }
+        guard let code = response?.statusCode else { return nil }
+        if let scheme = context.refusedRedirect(from: response?.url) {
+            message("courier: (1) Protocol \"\(scheme)\" not supported or disabled (a redirect --proto or --proto-redir refuses)")
+            return .unsupportedProtocol
+        }
+        if options.failWithBody, code >= 400 { return httpError(code) }
+        guard acceptableStatusCodes?.contains(code) == false else { return nil }
         return httpError(code)
     }
 
@@ -197,27 +186,51 @@ struct FetchCommand {
         return code
     }
 
-    /// Prints `-w`'s text for a finished command and returns `code`.
+    /// Whether a redirect to `url` stays under the pins of `host` (`--pinnedpubkey`): https, and the same host.
+    static func staysPinned(_ url: URL?, host: String) -> Bool {
+        guard let url, url.scheme?.lowercased() == "https", let target = url.host else { return false }
+        return target.lowercased() == host.lowercased()
+    }
+
+    /// `--proto`: exit 1 for a URL whose scheme it does not allow.
+    func blockedProtocol(_ url: URL) -> ExitCode? {
+        guard let allowed = options.protocols, let scheme = url.scheme?.lowercased(), !allowed.contains(scheme) else { return nil }
+        message("courier: (1) Protocol \"\(scheme)\" not supported or disabled (--proto)")
+        return .unsupportedProtocol
+    }
+
+    /// Prints `-w`'s text for a finished transfer, takes its cookies, and returns `code`.
     func finish(
         _ code: ExitCode, response: HTTPURLResponse?, metrics: TransferMetrics?, bodyBytes: Int64,
         lastURL: URL? = nil, error: CourierError? = nil
     ) -> ExitCode {
+        if let response { context.takeCookies(from: response) }
+        if let response, let output = options.output, options.remoteTime { FileMode.applyLastModified(of: response, to: output) }
         guard let writeOut = options.writeOut else { return code }
         var values = WriteOut.Values(urlEffective: (lastURL ?? response?.url ?? options.url).absoluteString)
-        values.statusCode = response?.statusCode
+        values.url = options.url.absoluteString
+        values.urlNumber = index
+        values.method = options.method
+        values.statusCode = stop.withLock({ $0 }).map { if case .conditionUnmet = $0 { 304 } else { nil } } ?? response?.statusCode
         values.sizeDownload = bodyBytes
         values.sizeUpload = metrics?.bytesSent ?? 0
-        values.timeTotal = metrics?.total.seconds ?? 0
-        values.timeStartTransfer = metrics?.timeToFirstByte?.seconds
+        values.metrics = metrics
+        values.response = response
         values.contentType = response?.value(forHTTPHeaderField: "Content-Type")
         values.redirects = metrics?.redirectCount ?? 0
         values.httpVersion = WriteOut.curlVersion(metrics?.httpVersion)
         values.remoteAddress = metrics?.remoteAddress
         values.exitCode = code.rawValue
         values.errorMessage = error.map(ErrorReport.sentence(for:))
+        values.filename = options.output
         let rendered = writeOut.render(values)
         for name in rendered.unknown { message("courier: warning: -w: unknown variable %{\(name)}") }
-        console.out(rendered.text)
+        for piece in rendered.pieces {
+            switch piece.stream {
+            case .standardOutput: console.out(piece.text)
+            case .standardError: console.messageText(piece.text)
+            }
+        }
         return code
     }
 }

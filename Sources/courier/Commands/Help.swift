@@ -5,11 +5,6 @@ enum Help {
     /// The commands `courier help` knows.
     static let commands = ["fetch", "ws", "demo", "help"]
 
-    /// `courier --version`.
-    static var version: String {
-        "courier \(Courier.version) (Courier \(Courier.version))"
-    }
-
     /// The help of `command`, or nil for an unknown command.
     static func text(for command: String?) -> String? {
         switch command {
@@ -28,8 +23,8 @@ enum Help {
         courier \(Courier.version): an HTTP client built on Courier.
 
         Usage:
-          courier [METHOD] URL [ITEM...] [options]
-                                make a request (the 'fetch' command; 'courier fetch ...' works too)
+          courier [METHOD] URL [URL...] [ITEM...] [options]
+                                make requests (the 'fetch' command; 'courier fetch ...' works too)
           courier ws://HOST/PATH [options]
                                 open a WebSocket (or wss://): stdin lines out, messages to stdout
                                 (see 'courier help ws')
@@ -57,25 +52,47 @@ enum Help {
     /// `courier help fetch`.
     static var fetch: String {
         """
-        Usage: courier [METHOD] URL [ITEM...] [options]
+        Usage: courier [METHOD] URL [URL...] [ITEM...] [options]
 
-        Makes one HTTP request. METHOD is GET, or POST when a body is given (HEAD with -I). A URL
-        without a scheme gets http://; a scheme other than http:// and https:// is an error
-        (exit 1). Redirects are followed (-L is accepted and changes nothing; --max-redirs 0
-        turns them off). The response body goes to standard output. Piped or redirected, it
-        is written as it arrives, chunk by chunk, so memory stays bounded whatever its size. On
-        a terminal, a body of up to \(Units.bytes(Int64(BodyPrinter.formattingLimit))) is collected and formatted: JSON pretty-printed
-        and coloured (set NO_COLOR to turn colours off), text ended with a newline, binary
-        withheld; a larger body is written as it is, as it arrives. The response to a request
-        with a body (-d, --json, -F) is held in memory before it is written. With -o the body
-        (or -O, named after the URL) is streamed to a file, created with mode 0644 minus the
-        umask, with one progress bar on a terminal and no progress at all when standard error is
-        a pipe or a file (-s turns it off everywhere). With -C (or -C -) the download is
-        resumable: its bytes
-        are kept in the download store (default \(DownloadStore.defaultDirectory.path)), and running
-        the same command again, after Ctrl-C, a crash or a lost connection, continues from them;
-        once it is complete, running it again downloads nothing (a Range request answered with
-        416 confirms that the file is whole, as with curl -C -).
+        Makes an HTTP request per URL, as curl does; the flags below mean what they mean to curl.
+        METHOD is GET, or POST when a body is given (HEAD with -I, PUT with -T). A URL without a
+        scheme gets http://; a scheme other than http:// and https:// is an error (exit 1);
+        ws:// and wss:// open a WebSocket ('courier help ws'). More URLs (with their scheme, or
+        with --url) are fetched one after the other over the same connections, or at the same
+        time with -Z (at most --parallel-max); each -o or -O goes with one URL, in order, and
+        the exit status is the last transfer's. Options can also come from a file: -K FILE reads
+        curl's config syntax (one option per line, 'url = ...', '#' comments).
+
+        Redirects are followed only with -L (at most 50, or --max-redirs; exit 47 past them);
+        without it the 3xx is the answer, as with curl. Bodies come as the server sends them;
+        --compressed asks for a compressed one (Accept-Encoding) and decodes it. The response
+        body goes to standard output. Piped or redirected, it is written as it arrives, chunk by
+        chunk, so memory stays bounded whatever its size. On a terminal, a body of up to
+        \(Units.bytes(Int64(BodyPrinter.formattingLimit))) is collected and formatted: JSON pretty-printed and coloured (set NO_COLOR
+        to turn colours off), text ended with a newline, binary withheld; a larger body is written
+        as it is. An event stream (text/event-stream) is written as its bytes when piped, as curl
+        writes it; on a terminal (or with --events) it is printed event by event, its JSON data
+        formatted, and reconnected when it ends (--no-reconnect: not). The response to a request
+        with a body (-d, --json, -F, -T) is held in memory before it is written.
+
+        Files: -o FILE streams the body to FILE (or -O, named after the URL; -J after the
+        server's Content-Disposition; --output-dir DIR, --create-dirs), created with mode 0644
+        minus the umask, with one progress bar on a terminal and no progress at all when standard
+        error is a pipe or a file (-s or --no-progress-meter turn it off everywhere). -R gives it
+        the server's Last-Modified time.
+
+        Resuming: with -C - (or -C) the download is resumable: its bytes are kept in the download
+        store (default \(DownloadStore.defaultDirectory.path), or --store DIR, or
+        COURIER_DOWNLOAD_STORE), not in FILE, which appears only once it is complete; running the
+        same command again, after Ctrl-C, a crash or a lost connection, continues from them with
+        Range and If-Range. When the store has nothing for the URL but FILE exists (from curl, or
+        an earlier run), FILE itself is continued: Range: bytes=SIZE- with If-Range carrying
+        FILE's modification time, which matches the server's Last-Modified only for a file saved
+        with it (-R, and every -C - download): a 416 means FILE is complete, a 206 appends the
+        rest, and a whole new body replaces FILE rather than be stitched onto bytes of another
+        version. A server that ignores ranges (the whole file, no Accept-Ranges: bytes) ends the
+        command with curl's 33, "Cannot resume", nothing overwritten. -C OFFSET is curl's: the
+        body from byte OFFSET is appended to FILE (33 when the server sends the whole file).
 
         Cache: --cache DIR turns on Courier's HTTP cache (RFC 9111) for the command, stored in
         DIR (created if needed, 250 MiB at most, the least recently used entries removed first):
@@ -85,20 +102,33 @@ enum Help {
         With -v, a '* cache: ...' line says what the cache did: 'miss (network)', 'hit',
         'revalidated (304)', or 'hit, stale (reason)'.
 
-        Heads: -v prints the request head as sent ('> GET /path HTTP/1.1', Host, Accept,
-        User-Agent and every other header) and the response head ('< HTTP/1.1 200 OK'...) to
-        standard error; -i prints the response head to standard output before the body; -I
-        sends HEAD and prints the head. Errors read like curl's, with curl's exit code in
-        parentheses: 'courier: (6) Could not resolve host: example.invalid'; -v adds the
-        transport's own words on a 'courier: details:' line. -s hides errors and progress, -S
-        brings errors back. -f/--fail exits with 22 on a status of 400 or more. --retry N
-        retries timeouts, lost connections and 408, 429, 500, 502, 503, 504 (GET, HEAD, PUT,
-        DELETE...; after the last retry such a status exits with 22).
+        Heads: -v prints what libcurl does ('* Trying 127.0.0.1:443...', '* Connected to ...',
+        '* ALPN: server accepted h2', the TLS version and cipher), the request head as sent
+        ('> GET /path HTTP/1.1'...) and the response head ('< HTTP/1.1 200 OK'...) to standard
+        error, and Courier's metrics; -i prints the response head to standard output before the
+        body (into the file with -o); -I sends HEAD and prints the head; -D FILE writes the heads
+        to FILE. Response fields are printed sorted by name (the order on the wire is not kept
+        yet). Errors read like curl's, with curl's exit code in parentheses: 'courier: (6) Could
+        not resolve host: example.invalid'; -v adds the transport's own words on a
+        'courier: details:' line. -s hides errors and progress, -S brings errors back.
+        -f/--fail exits with 22 on a status of 400 or more (--fail-with-body: after printing the
+        body). --retry N retries timeouts, unresolved hosts, lost connections and 408, 429, 500,
+        502, 503, 504 (--retry-connrefused: refused connections too; --retry-all-errors: any
+        failure); after the last retry such a status exits with 22.
 
-        Bodies: -d DATA sends DATA as it is (Content-Type: application/x-www-form-urlencoded
-        unless -H sets one); -d @FILE streams FILE (application/octet-stream); --json checks
-        its argument is JSON and sends it as application/json; -F builds a multipart form, and
-        -F name=@FILE streams the file as a file part. Only one kind of body per request.
+        Bodies: -d DATA sends DATA as a form (Content-Type: application/x-www-form-urlencoded
+        unless -H sets one); -d @FILE sends FILE without its line breaks (a file that is not text
+        is refused: use --data-binary); several -d, --data-binary, --data-raw and --data-urlencode
+        pieces are joined with '&'; -G puts them in the URL's query instead. --data-binary @FILE
+        alone is streamed from disk, as is -T FILE (PUT; '-' for stdin). --json checks its
+        argument (or @FILE) is JSON and sends it as application/json; -F builds a multipart form,
+        and -F name=@FILE streams the file as a file part. Only one kind of body per request.
+
+        Cookies, passwords, proxies: -b NAME=VALUE sends a cookie; -b FILE reads a Netscape cookie
+        file (curl's) and keeps every cookie received across redirects and URLs; -c FILE writes
+        them all at the end. -u USER asks for the password on the terminal; -n takes it from
+        ~/.netrc (--netrc-file FILE). -x/--proxy and --noproxy choose the proxy (default:
+        http_proxy, https_proxy, all_proxy, no_proxy).
 
         TLS and HTTP versions, spelled as in curl: --cacert FILE and --capath DIR trust only the
         certificate authorities they name; unlike curl on Debian, --cacert replaces the system
@@ -214,12 +244,26 @@ enum Help {
         """
     }
 
+    /// `words` in lines of at most 90 columns, each indented by two spaces.
+    private static func wrapped(_ words: [String]) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in words {
+            if !line.isEmpty, line.count + 1 + word.count > 88 {
+                lines.append("  " + line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append("  " + line) }
+        return lines.joined(separator: "\n")
+    }
+
     private static var writeOut: String {
         """
-        Write-out (-w FORMAT), printed to standard output after the body; \\n, \\t and %% work:
-          %{http_code}  %{size_download}  %{size_upload}  %{time_total}  %{time_starttransfer}
-          %{url_effective}  %{content_type}  %{num_redirects}  %{http_version}  %{remote_ip}
-          %{exitcode}  %{errormsg}
+        Write-out (-w FORMAT or -w @FILE), printed after each transfer; \\n, \\t and %% work,
+        %header{NAME} is a response header, %{stderr} and %{stdout} switch the stream:
+        \(wrapped(WriteOut.variables.filter { $0 != "stdout" && $0 != "stderr" }.map { "%{\($0)}" }))
         """
     }
 
@@ -228,6 +272,9 @@ enum Help {
         Examples:
           courier https://api.example.com/users/42
           courier -v --fail https://api.example.com/health
+          courier -sSL --compressed -o page.html https://example.com/
+          courier -Z -O https://example.com/a.iso -O https://example.com/b.iso
+          courier -b cookies.txt -c cookies.txt -L https://example.com/login
           courier -sS -o /dev/null -w '%{http_code} %{time_total}\\n' https://example.com/
           courier POST https://api.example.com/users nick=ada level:=7 X-Trace:1
           courier POST https://api.example.com/users --json '{"nick":"ada","level":7}'

@@ -5,30 +5,39 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Prints heads as curl does. With `-v`, to standard error: each request head as it went to the
-/// transport (`> GET /path HTTP/1.1`, `> Host: ...`, then every header, in order), each response
-/// head (`< HTTP/1.1 200 OK` and its headers), and the protocol of each exchange (`* HTTP/2,
-/// TLSv1.3, TLS_AES_256_GCM_SHA384`). With `-i` or `-I`, each response head goes to standard
-/// output before the body (`HTTP/1.1 200 OK` and the headers, CRLF-terminated, then a blank line).
+/// Prints heads as curl does. With `-i` or `-I`, each response head goes to standard output before
+/// the body (`HTTP/1.1 200 OK` and the fields, CRLF-terminated, then a blank line); with `-D`, to
+/// its file. With `-v`, on standard error: the protocol of each exchange (`* HTTP/2, TLSv1.3,
+/// TLS_AES_256_GCM_SHA384`) and each redirect followed, and, when the transport does not describe
+/// the wire itself (``wireFromTransport``, the curl transport's libcurl lines, see
+/// ``CurlDebugPrinter``), each request head (`> GET /path HTTP/1.1`, `> Host: ...`, every field in
+/// order) and response head (`< HTTP/1.1 200 OK`...).
 ///
-/// The request line carries the HTTP version the exchange really used, which is known once the
-/// response head arrives (HTTP/2 is negotiated in the TLS handshake): the request head is
-/// therefore printed then, just before the response head, or when the exchange ends without one.
-/// Response headers are sorted by name (Foundation keeps them in a dictionary, so the order on
-/// the wire is lost). Events arrive on the request's executor; printing a few lines there is
-/// quick enough.
+/// Heads are printed through ``ResponseHeadText``, from what the response offers (see its note on
+/// field order). Without the transport's lines, the request line carries the HTTP version the
+/// exchange really used, known once the response head arrives (HTTP/2 is negotiated in the TLS
+/// handshake): the request head is printed then, just before the response head, or when the
+/// exchange ends without one if a connection was made (no head is printed for a connection that
+/// never opened). Events arrive on the request's executor; printing a few lines there is quick enough.
 struct VerboseMonitor: EventMonitor {
     let console: Console
     /// `-v`: heads and protocol lines on standard error.
     let verbose: Bool
-    /// `-i`/`-I`: response heads on standard output.
+    /// `-i`/`-I`: response heads on standard output, or where ``routes`` sends a request's.
     let includeHead: Bool
+    /// Where `-i` sends the heads of a request whose body goes to a file (`-i -o FILE`).
+    let routes: HeadRoutes?
+    /// `-D FILE`: response heads to a file too.
+    let dump: HeadDump?
+    /// Whether the transport prints the connection and both heads itself (libcurl's lines), so
+    /// that `-v` adds only Courier's own lines.
+    let wireFromTransport: Bool
     /// The version of the request line when the exchange says nothing (it failed before a response).
     let fallbackVersion: String
     /// The request body's length, when the command knows it (for the `Content-Length` line).
     let bodyLength: Int64?
-    /// The request head waiting for the exchange's HTTP version.
-    private let pendingRequest = Locked<PendingHead?>(nil)
+    /// The request heads waiting for their exchange's HTTP version, by request (transfers may run at once).
+    private let pendingRequests = Locked<[UUID: PendingHead]>([:])
 
     /// A request head without its version.
     private struct PendingHead: Sendable {
@@ -37,16 +46,25 @@ struct VerboseMonitor: EventMonitor {
         var lines: [String]
     }
 
-    init(console: Console, verbose: Bool, includeHead: Bool = false, fallbackVersion: String = "HTTP/1.1", bodyLength: Int64? = nil) {
+    init(
+        console: Console, verbose: Bool, includeHead: Bool = false, routes: HeadRoutes? = nil, dump: HeadDump? = nil,
+        wireFromTransport: Bool = false, fallbackVersion: String = "HTTP/1.1", bodyLength: Int64? = nil
+    ) {
         self.console = console
         self.verbose = verbose
         self.includeHead = includeHead
+        self.routes = routes
+        self.dump = dump
+        self.wireFromTransport = wireFromTransport
         self.fallbackVersion = fallbackVersion
         self.bodyLength = bodyLength
     }
 
+    /// Whether `-v` prints the heads from Courier's events.
+    private var printsRequestHeads: Bool { verbose && !wireFromTransport }
+
     func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders) {
-        guard verbose, let url = urlRequest.url else { return }
+        guard printsRequestHeads, let url = urlRequest.url else { return }
         var lines: [String] = []
         if !headers.contains("Host") { lines.append("Host: \(Self.hostField(url))") }
         lines += headers.map { "\($0.name): \($0.value)" }
@@ -54,21 +72,27 @@ struct VerboseMonitor: EventMonitor {
         if let length, !headers.contains("Content-Length"), !headers.contains("Transfer-Encoding") {
             lines.append("Content-Length: \(length)")
         }
-        pendingRequest.withLock { $0 = PendingHead(method: urlRequest.httpMethod ?? "GET", target: Self.target(url), lines: lines) }
+        let head = PendingHead(method: urlRequest.httpMethod ?? "GET", target: Self.target(url), lines: lines)
+        pendingRequests.withLock { $0[request.id] = head }
     }
 
     func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) {
-        printHeads(response, version: Self.liveHTTPVersion(of: request))
+        printHeads(response, of: request, version: Self.liveHTTPVersion(of: request))
     }
 
     func request(_ request: any Request, willRedirectTo urlRequest: URLRequest, from response: HTTPURLResponse) {
-        printHeads(response, version: Self.liveHTTPVersion(of: request))
+        printHeads(response, of: request, version: Self.liveHTTPVersion(of: request))
         if verbose { console.message("* following the redirect to \(urlRequest.url?.absoluteString ?? "?")") }
     }
 
     func request(_ request: any Request, didCompleteExchangeWith metrics: TransferMetrics, error: CourierError?) {
         guard verbose else { return }
-        flushRequest(version: metrics.httpVersion)
+        // A connection that was never made sent no request.
+        if metrics.remoteAddress != nil || metrics.httpVersion != nil {
+            flushRequest(of: request, version: metrics.httpVersion)
+        } else {
+            pendingRequests.withLock { _ = $0.removeValue(forKey: request.id) }
+        }
         if let line = Self.protocolLine(metrics) { console.message(line) }
     }
 
@@ -87,40 +111,25 @@ struct VerboseMonitor: EventMonitor {
 
     // MARK: Printing
 
-    private func printHeads(_ response: HTTPURLResponse, version: String?) {
+    private func printHeads(_ response: HTTPURLResponse, of request: any Request, version: String?) {
         let version = version ?? fallbackVersion
-        if verbose {
-            flushRequest(version: version)
-            (Self.responseHead(response, version: version).map { "< \($0)" } + ["<"]).forEach(console.message)
+        let head = ResponseHeadText(response, version: version)
+        if printsRequestHeads {
+            flushRequest(of: request, version: version)
+            (head.lines.map { "< \($0)" } + ["<"]).forEach(console.message)
         }
         if includeHead {
-            console.out(Self.responseHead(response, version: version).map { $0 + "\r\n" }.joined() + "\r\n")
+            if let route = routes?.route(for: request.id) { route(head.wireText) } else { console.out(head.wireText) }
         }
+        dump?.write(head)
     }
 
-    private func flushRequest(version: String?) {
-        guard
-            let head = pendingRequest.withLock({ pending -> PendingHead? in
-                defer { pending = nil }
-                return pending
-            })
-        else { return }
+    private func flushRequest(of request: any Request, version: String?) {
+        guard let head = pendingRequests.withLock({ $0.removeValue(forKey: request.id) }) else { return }
         // An HTTP/1.0 answer came to an HTTP/1.1 request (libcurl and URLSession send 1.1).
         let sent = (version ?? fallbackVersion).hasPrefix("HTTP/1") ? "HTTP/1.1" : (version ?? fallbackVersion)
         let lines = ["\(head.method) \(head.target) \(sent)"] + head.lines
         (lines.map { "> \($0)" } + [">"]).forEach(console.message)
-    }
-
-    /// The status line and the header lines of `response`, without line ends.
-    static func responseHead(_ response: HTTPURLResponse, version: String) -> [String] {
-        // HTTP/2 and later have no reason phrase on the wire.
-        let status =
-            version.hasPrefix("HTTP/1")
-            ? "\(version) \(HTTPStatusText.line(response.statusCode))"
-            : "\(version) \(response.statusCode)"
-        let fields = response.allHeaderFields.map { (key: "\($0.key)", value: "\($0.value)") }
-            .sorted { $0.key.lowercased() < $1.key.lowercased() }
-        return [status] + fields.map { "\($0.key): \($0.value)" }
     }
 
     /// The request target of the request line: the path (at least `/`) and the query.
@@ -147,6 +156,26 @@ struct VerboseMonitor: EventMonitor {
             request.assumeIsolated { $0.metricsSoFar?.httpVersion }
         }
         return read(request)
+    }
+}
+
+/// Where `-i` writes the heads of the requests whose body does not go to standard output.
+final class HeadRoutes: Sendable {
+    private let routes = Locked<[UUID: @Sendable (String) -> Void]>([:])
+
+    /// Sends the heads of request `id` to `write`.
+    func send(_ id: UUID, to write: @escaping @Sendable (String) -> Void) {
+        routes.withLock { $0[id] = write }
+    }
+
+    /// Forgets request `id`.
+    func remove(_ id: UUID) {
+        routes.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// Where request `id`'s heads go, if not to standard output.
+    func route(for id: UUID) -> (@Sendable (String) -> Void)? {
+        routes.withLock { $0[id] }
     }
 }
 

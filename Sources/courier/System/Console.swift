@@ -85,6 +85,13 @@ final class Console: Sendable {
         }
     }
 
+    /// Writes `text` to standard error as it is (`-w`'s `%{stderr}`), blanking a progress line first.
+    func messageText(_ text: String) {
+        state.withLock { state in
+            _ = Console.writeAll(STDERR_FILENO, Data((Console.blanking(&state) + text).utf8))
+        }
+    }
+
     /// Draws `line` as the progress line on standard error, replacing the one on screen.
     func drawProgress(_ line: String) {
         state.withLock { state in

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,6 +34,12 @@ enum FileMode {
     /// Gives the file at `url` the default mode.
     static func applyDefault(to url: URL) {
         _ = chmod(url.path, defaultMode)
+    }
+
+    /// `-R`: gives the file at `path` the `Last-Modified` time of `response`, when it has one.
+    static func applyLastModified(of response: HTTPURLResponse, to path: String) {
+        guard let text = response.value(forHTTPHeaderField: "Last-Modified"), let date = CookieDate.parse(text) else { return }
+        try? FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: path)
     }
 
     private static func systemUmask(_ mask: mode_t) -> mode_t {

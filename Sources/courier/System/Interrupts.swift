@@ -11,14 +11,14 @@ import CourierLocking
 /// Turns SIGINT (Ctrl-C) and SIGTERM into an orderly stop.
 ///
 /// The default handlers are ignored (`SIG_IGN`) and the signals are delivered to a dispatch
-/// source, so no work ever runs in a raw signal handler. The first signal runs the handler the
-/// running command registered (cancel the request); the command then cleans up, reports, and
-/// exits with 130. If it has not done so after a grace period, or on a second signal, the
-/// process exits with 130 at once.
+/// source, so no work ever runs in a raw signal handler. The first signal runs the handlers the
+/// running command registered (cancel the requests: one per slot, so that transfers running in
+/// parallel each have theirs); the command then cleans up, reports, and exits with 130. If it has
+/// not done so after a grace period, or on a second signal, the process exits with 130 at once.
 final class Interrupts: Sendable {
     private struct State {
         var received: Int32?
-        var handler: (@Sendable () -> Void)?
+        var handlers: [Int: @Sendable () -> Void] = [:]
     }
 
     private let state = Locked(State())
@@ -50,32 +50,32 @@ final class Interrupts: Sendable {
         state.withLock { $0.received != nil }
     }
 
-    /// Sets what the first signal does (typically: cancel the request in flight). If a signal
-    /// already arrived, `handler` runs at once.
-    func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
+    /// Sets what the first signal does for `slot` (typically: cancel the request in flight there),
+    /// replacing the slot's previous handler. If a signal already arrived, `handler` runs at once.
+    func onInterrupt(slot: Int = 0, _ handler: @escaping @Sendable () -> Void) {
         let alreadyInterrupted = state.withLock { state -> Bool in
-            state.handler = handler
+            state.handlers[slot] = handler
             return state.received != nil
         }
         if alreadyInterrupted { queue.async(execute: handler) }
     }
 
-    /// Removes the handler; a signal then exits at once.
-    func clearHandler() {
-        state.withLock { $0.handler = nil }
+    /// Removes the handler of `slot`; a signal with no handler left exits at once.
+    func clearHandler(slot: Int = 0) {
+        state.withLock { _ = $0.handlers.removeValue(forKey: slot) }
     }
 
     private func received(_ signalNumber: Int32) {
-        let (first, handler) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+        let (first, handlers) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
             let first = state.received == nil
             if first { state.received = signalNumber }
-            return (first, state.handler)
+            return (first, state.handlers.sorted { $0.key < $1.key }.map(\.value))
         }
-        guard first, let handler else {
+        guard first, !handlers.isEmpty else {
             Console.shared.message("courier: interrupted")
             exit(ExitCode.interrupted.rawValue)
         }
-        handler()
+        handlers.forEach { $0() }
         let seconds = Int(grace.components.seconds)
         queue.asyncAfter(deadline: .now() + .seconds(seconds)) {
             Console.shared.message("courier: interrupted (did not stop within \(seconds) s)")

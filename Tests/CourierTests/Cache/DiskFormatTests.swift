@@ -21,7 +21,7 @@ extension ResponseCacheStore {
 
             #expect(StoreFixtures.names(in: directory) == ["\(key.fileName).response"])
             let raw = try Data(contentsOf: StoreFixtures.headFile(key, in: directory))
-            #expect(raw.starts(with: Data("COURIER-RESPONSE 2\n".utf8)))
+            #expect(raw.starts(with: Data("COURIER-RESPONSE 3\n".utf8)))
 
             let loaded = try #require(ResponseCache(memoryCapacity: 0, diskDirectory: directory).entry(for: key))
             #expect(loaded.head == head)
@@ -44,16 +44,18 @@ extension ResponseCacheStore {
             let bodies = StoreFixtures.bodyFiles(in: directory)
             #expect(bodies.count == 1 && bodies[0].hasPrefix(key.fileName))
             let raw = try Data(contentsOf: directory.appendingPathComponent(bodies[0]))
-            #expect(raw.starts(with: Data("COURIER-BODY 2\n".utf8)) && raw.count == body.count + 15)
+            // The magic, the body, and one 8-byte checksum per 64 KiB block (five for 300 KiB).
+            #expect(raw.starts(with: Data("COURIER-BODY 3\n".utf8)) && raw.count == 15 + body.count + 5 * 8)
             let loaded = try #require(ResponseCache(diskDirectory: directory).entry(for: key))
             #expect(loaded.body.readAll() == body)
             #expect(loaded.body.length == Int64(body.count))
             #expect(Data(loaded.body.chunks(size: 7000).joined()) == body)
         }
 
-        /// Files of Courier before the HTTP cache (`COURIER-RESPONSE 1`) and of any other version
-        /// are never misread: a miss, and the file is gone.
-        @Test(arguments: ["COURIER-RESPONSE 1\n", "COURIER-RESPONSE 3\n", "COURIER-RESPONSE 20\n"])
+        /// Files of Courier before the HTTP cache (`COURIER-RESPONSE 1`), before body checksums
+        /// (`COURIER-RESPONSE 2`) and of any other version are never misread: a miss, and the file
+        /// is gone.
+        @Test(arguments: ["COURIER-RESPONSE 1\n", "COURIER-RESPONSE 2\n", "COURIER-RESPONSE 4\n", "COURIER-RESPONSE 20\n"])
         func aFileOfAnotherVersionIsAMissAndIsRemoved(magic: String) throws {
             let directory = makeTemporaryDirectory("store-version")
             defer { try? FileManager.default.removeItem(at: directory) }
@@ -154,7 +156,7 @@ extension ResponseCacheStore {
             let abandoned = directory.appendingPathComponent("courier-\(UUID().uuidString.lowercased()).tmp")
             try Data("partial".utf8).write(to: abandoned)
             let orphan = directory.appendingPathComponent("\(StoreFixtures.key("never").fileName)-\(UUID().uuidString.lowercased()).body")
-            try Data("COURIER-BODY 2\nhalf".utf8).write(to: orphan)
+            try Data("COURIER-BODY 3\nhalf".utf8).write(to: orphan)
             // A temporary file a live writer holds stays.
             let writer = cache.makeWriter(for: StoreFixtures.key("in-progress"), head: StoreFixtures.head(), url: nil, version: nil)
             #expect(writer.append(StoreFixtures.body(80 << 10, seed: 9)))

@@ -367,6 +367,43 @@ import CourierLocking
         }
     }
 
+    /// Issue 36: `stale-if-error` covers any stored response, not only one with a validator to
+    /// revalidate it with (a stale response without validators is fetched afresh; a 5xx answer
+    /// then gets the stored one).
+    @Test(arguments: TransportUnderTest.available)
+    func staleIfErrorServesAStoredResponseWithoutValidators(transport: TransportUnderTest) async throws {
+        try await Self.withFixture(transport) { f in
+            // 0: a good response without validators; 1: a 503; 2: the connection reset before any head.
+            let mode = Locked(0)
+            f.server.route("/plain") { _ in
+                switch mode.withLock({ $0 }) {
+                case 0: MockResponse.text("good").header("Cache-Control", "max-age=10, stale-if-error=600")
+                case 1: MockResponse.text("down", status: 503)
+                default: MockResponse.text("never").effect(.reset, at: .afterRequest)
+                }
+            }
+            #expect(await f.get("plain").value == "good")
+            mode.withLock { $0 = 1 }
+            f.time.advance(by: .seconds(60))
+            let rescued = await f.get("plain")
+            #expect(rescued.value == "good")
+            #expect(rescued.response?.statusCode == 200)
+            #expect(rescued.source == .staleCache(.staleIfError))
+            #expect(f.seen("/plain").count == 2, "the stale response was asked for afresh first")
+            #expect(f.seen("/plain").last?.headers["If-None-Match"] == nil)
+            mode.withLock { $0 = 2 }
+            let unreachable = await f.get("plain")
+            #expect(unreachable.value == "good", "\(unreachable.error.map { "\($0)" } ?? "")")
+            #expect(unreachable.source == .staleCache(.staleIfError))
+            // Past the window, the error reaches the request and the stored response goes.
+            mode.withLock { $0 = 1 }
+            f.time.advance(by: .seconds(600))
+            let failed = await f.get("plain")
+            #expect(failed.response?.statusCode == 503)
+            #expect(failed.source == .network)
+        }
+    }
+
     @Test(arguments: TransportUnderTest.available)
     func headIsAnsweredFromAStoredGet(transport: TransportUnderTest) async throws {
         try await Self.withFixture(transport) { f in

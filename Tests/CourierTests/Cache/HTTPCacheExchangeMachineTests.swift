@@ -10,6 +10,8 @@ import Foundation
 
     enum Event {
         case head(Int, HTTPHeaders)
+        /// A head whose body the transport delivers still in its content coding.
+        case codedHead(Int, HTTPHeaders)
         case body(Int)
         case completed(failed: Bool)
     }
@@ -20,14 +22,18 @@ import Foundation
         let events: [Event]
         /// What each event leads to, compared by shape (`describe`).
         let expected: [[String]]
+        /// The request's headers (a `Range`, say).
+        var request: HTTPHeaders = [:]
+        /// A stored partial response a new `206` may extend, and its length.
+        var storedPart: (head: CacheEntryHead, length: Int64)? = nil
         var testDescription: String { name }
     }
 
     static let start = Date(timeIntervalSince1970: 1_750_000_000)
 
-    static func stored(_ headers: HTTPHeaders, age: TimeInterval = 100) -> CacheEntryHead {
+    static func stored(_ headers: HTTPHeaders, age: TimeInterval = 100, status: Int = 200) -> CacheEntryHead {
         CacheEntryHead(
-            statusCode: 200, headers: headers, requestTime: start.addingTimeInterval(-age),
+            statusCode: status, headers: headers, requestTime: start.addingTimeInterval(-age),
             responseTime: start.addingTimeInterval(-age), varyingRequestHeaders: nil, requestHadAuthorization: false)
     }
 
@@ -36,7 +42,11 @@ import Foundation
         switch action {
         case .forward(.head(let status)): "forward head \(status)"
         case .forward(.completed(let failed, let source)): "forward completed\(failed ? " failed" : "") (\(source))"
-        case .startStoring(let head): "store \(head.statusCode)"
+        case .startStoring(let head):
+            "store \(head.statusCode)" + (head.headers["Content-Encoding"].map { " coded \($0)" } ?? "")
+        case .startCombining(let combination):
+            "combine into \(combination.head.statusCode) \(combination.head.headers["Content-Range"] ?? "whole")"
+                + " before \(combination.before.map { "\($0)" } ?? "-") after \(combination.after.map { "\($0)" } ?? "-")"
         case .commitStored: "commit"
         case .discardStored: "discard"
         case .updateStoredHead: "update stored head"
@@ -130,6 +140,81 @@ import Foundation
             purpose: .backgroundRevalidate(stored(["ETag": "\"a\"", "Cache-Control": "max-age=10"])),
             events: [.completed(failed: true)],
             expected: [[]]),
+        // Issue 36: stale-if-error for a stored response without validators (fetched afresh).
+        Row(
+            name: "a 5xx to a refetch within stale-if-error serves the stored response",
+            purpose: .refetch(stored(["Cache-Control": "max-age=10, stale-if-error=600"])),
+            events: [.head(503, [:]), .body(4), .completed(failed: false)],
+            expected: [["notify hit (stale cache (stale-if-error))"], [], ["serve stored 200 (stale cache (stale-if-error))"]]),
+        Row(
+            name: "a failure before any head of a refetch within stale-if-error serves the stored response",
+            purpose: .refetch(stored(["Cache-Control": "max-age=10, stale-if-error=600"])),
+            events: [.completed(failed: true)],
+            expected: [["notify hit (stale cache (stale-if-error))", "serve stored 200 (stale cache (stale-if-error))"]]),
+        Row(
+            name: "a 5xx to a refetch past stale-if-error reaches the request",
+            purpose: .refetch(stored(["Cache-Control": "max-age=10, stale-if-error=20"])),
+            events: [.head(503, [:]), .completed(failed: false)],
+            expected: [
+                ["forward head 503", "notify not stored: status 503 is not cacheable without explicit freshness", "remove stored"],
+                [
+                    "forward completed (network)"
+                ],
+            ]),
+        Row(
+            name: "a refetch answered 200 replaces the stored response as a fetch does",
+            purpose: .refetch(stored(["Cache-Control": "max-age=10, stale-if-error=600"])),
+            events: [.head(200, ["Cache-Control": "max-age=10"]), .body(2), .completed(failed: false)],
+            expected: [["forward head 200", "store 200"], ["forward body 2", "store body 2"], ["commit", "forward completed (network)"]]),
+
+        // Issue 36: a body still in its content coding is stored with its Content-Encoding.
+        Row(
+            name: "a body the transport did not decode keeps its Content-Encoding",
+            purpose: .fetch,
+            events: [.codedHead(200, ["Cache-Control": "max-age=60", "Content-Encoding": "gzip"]), .completed(failed: false)],
+            expected: [["forward head 200", "store 200 coded gzip"], ["commit", "forward completed (network)"]]),
+        Row(
+            name: "a decoded body is stored without Content-Encoding",
+            purpose: .fetch,
+            events: [.head(200, ["Cache-Control": "max-age=60", "Content-Encoding": "gzip"]), .completed(failed: false)],
+            expected: [["forward head 200", "store 200"], ["commit", "forward completed (network)"]]),
+
+        // Issue 36: partial responses (RFC 9111 §3.3–3.4).
+        Row(
+            name: "a 206 to a Range request with a strong ETag is stored",
+            purpose: .fetch,
+            events: [
+                .head(206, ["ETag": "\"s\"", "Content-Range": "bytes 0-9/100", "Cache-Control": "max-age=60"]), .body(10), .completed(failed: false),
+            ],
+            expected: [["forward head 206", "store 206"], ["forward body 10", "store body 10"], ["commit", "forward completed (network)"]],
+            request: ["Range": "bytes=0-9"]),
+        Row(
+            name: "a 206 with a weak ETag is passed on, not kept",
+            purpose: .fetch,
+            events: [.head(206, ["ETag": "W/\"s\"", "Content-Range": "bytes 0-9/100", "Cache-Control": "max-age=60"]), .completed(failed: false)],
+            expected: [["forward head 206", "notify not stored: partial content (206) without a strong ETag"], ["forward completed (network)"]],
+            request: ["Range": "bytes=0-9"]),
+        Row(
+            name: "a 206 that continues the stored part is combined with it",
+            purpose: .fetch,
+            events: [.head(206, ["ETag": "\"s\"", "Content-Range": "bytes 10-19/100", "Cache-Control": "max-age=60"]), .completed(failed: false)],
+            expected: [["forward head 206", "combine into 206 bytes 0-19/100 before 0..<10 after -"], ["commit", "forward completed (network)"]],
+            request: ["Range": "bytes=10-19"],
+            storedPart: (stored(["ETag": "\"s\"", "Content-Range": "bytes 0-9/100"], status: 206), 10)),
+        Row(
+            name: "a 206 that completes the stored part makes a whole 200",
+            purpose: .fetch,
+            events: [.head(206, ["ETag": "\"s\"", "Content-Range": "bytes 0-49/100", "Cache-Control": "max-age=60"]), .completed(failed: false)],
+            expected: [["forward head 206", "combine into 200 whole before - after 40..<90"], ["commit", "forward completed (network)"]],
+            request: ["Range": "bytes=0-49"],
+            storedPart: (stored(["ETag": "\"s\"", "Content-Range": "bytes 10-99/100"], status: 206), 90)),
+        Row(
+            name: "a 206 of another representation replaces the stored part",
+            purpose: .fetch,
+            events: [.head(206, ["ETag": "\"t\"", "Content-Range": "bytes 10-19/100", "Cache-Control": "max-age=60"]), .completed(failed: false)],
+            expected: [["forward head 206", "store 206"], ["commit", "forward completed (network)"]],
+            request: ["Range": "bytes=10-19"],
+            storedPart: (stored(["ETag": "\"s\"", "Content-Range": "bytes 0-9/100"], status: 206), 10)),
         Row(
             name: "events after the end are ignored",
             purpose: .fetch,
@@ -140,13 +225,15 @@ import Foundation
     @Test(arguments: rows)
     func transitions(row: Row) {
         var machine = Machine(
-            rules: HTTPCacheRules(isShared: false), method: .get, requestHeaders: [:], requestTime: Self.start,
-            purpose: row.purpose)
+            rules: HTTPCacheRules(isShared: false), method: .get, requestHeaders: row.request, requestTime: Self.start,
+            purpose: row.purpose, storedPart: row.storedPart)
         var seen: [[String]] = []
         for event in row.events {
             let actions: [Action]
             switch event {
             case .head(let status, let headers): actions = machine.receiveHead(statusCode: status, headers: headers, now: Self.start)
+            case .codedHead(let status, let headers):
+                actions = machine.receiveHead(statusCode: status, headers: headers, bodyIsCoded: true, now: Self.start)
             case .body(let count):
                 let route = machine.receiveBody()
                 seen.append((route.forwards ? ["forward body \(count)"] : []) + (route.stores ? ["store body \(count)"] : []))

@@ -29,7 +29,7 @@ import Testing
         StoreRow(note: "§3: 414 is heuristically cacheable", status: 414, refusal: nil),
         StoreRow(note: "§3: 501 is heuristically cacheable", status: 501, refusal: nil),
         StoreRow(
-            note: "§3.4: 206 is never stored (Courier does not combine partial content)", status: 206,
+            note: "§3.3: a 206 to a request without a Range is not stored", status: 206,
             response: ["Cache-Control": "max-age=60"], refusal: "206"),
         StoreRow(note: "§3: 304 is not stored", status: 304, response: ["Cache-Control": "max-age=60"], refusal: "304"),
         StoreRow(note: "§3: a 1xx is not a final response", status: 103, response: ["Cache-Control": "max-age=60"], refusal: "final"),

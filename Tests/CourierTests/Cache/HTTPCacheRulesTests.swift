@@ -275,8 +275,12 @@ import Testing
             note: "§4 POST is not answered from the cache",
             method: .post, stored: StoredRow(["Cache-Control": "max-age=60"]), now: 10, expected: .fetch("POST")),
         Row(
-            note: "§3.4 a Range request goes to the network (Courier stores no partial content)",
-            request: ["Range": "bytes=0-99"], stored: StoredRow(["Cache-Control": "max-age=60"]), now: 10, expected: .fetch("Range")),
+            note: "§3.3 a Range request is decided as any GET (which bytes it gets is rangeAnswer's part)",
+            request: ["Range": "bytes=0-99"], stored: StoredRow(["Cache-Control": "max-age=60"]), now: 10, expected: .serve(.cache, age: 10)),
+        Row(
+            note: "§3.3 a stale Range request with If-Range is revalidated like any GET",
+            request: ["Range": "bytes=0-99", "If-Range": "\"a\""], stored: StoredRow(["Cache-Control": "max-age=60", "ETag": "\"a\""]),
+            now: 100, expected: .revalidate(etag)),
         Row(
             note: "§4.3.2 a caller's own If-None-Match goes to the network unchanged",
             request: ["If-None-Match": "\"z\""], stored: StoredRow(["Cache-Control": "max-age=60"]), now: 10, expected: .fetch("If-None-Match")),

@@ -42,15 +42,17 @@ import CourierLocking
         }
     }
 
+    /// Every connection here stays open long enough to count as stable (the stepping clock moves a
+    /// minute whenever it is read), so each reconnection is a first attempt after the server's retry.
     @Test(arguments: TransportUnderTest.available)
     func aDroppedConnectionReconnectsAfterTheServersRetryWithTheLastEventID(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
-            let script = EventStreamScript(events: Self.ticks(1...7, retry: 250), dropAfter: 3)
+            let script = EventStreamScript(events: Self.ticks(1...7, retry: 750), dropAfter: 3)
             server.route("/events") { request in
                 request.headers["Last-Event-ID"] == "7" ? MockResponse(status: 204) : script.response(for: request)
             }
-            let clock = FrozenClock()
-            let session = makeSession(transport, server: server, clock: clock)
+            let clock = SteppingClock()
+            let session = makeSession(transport, server: server) { $0.retryClock = clock }
             var updates: [EventStreamUpdate] = []
             for try await update in session.eventStream("events", reconnection: Self.exact).updates() { updates.append(update) }
             let events = updates.compactMap { if case .event(let event) = $0 { event } else { nil } }
@@ -58,11 +60,11 @@ import CourierLocking
             let reconnections = updates.compactMap { if case .reconnecting(let attempt) = $0 { attempt } else { nil } }
             #expect(reconnections.map(\.lastEventID) == ["3", "6", "7"])
             #expect(reconnections.map(\.attempt) == [1, 1, 1])
-            #expect(reconnections.map(\.delay) == [.milliseconds(250), .milliseconds(250), .milliseconds(250)])
+            #expect(reconnections.map(\.delay) == [.milliseconds(750), .milliseconds(750), .milliseconds(750)])
             #expect(reconnections[0].reason != nil, "a reset is a failure, not a clean end")
             #expect(reconnections[2].reason == nil, "the last connection ended cleanly")
             #expect(updates.filter { if case .connected = $0 { true } else { false } }.count == 3)
-            #expect(clock.recorded == [.milliseconds(250), .milliseconds(250), .milliseconds(250)])
+            #expect(clock.recorded == [.milliseconds(750), .milliseconds(750), .milliseconds(750)])
             #expect(server.recordedRequests.map { $0.headers["Last-Event-ID"] } == [nil, "3", "6", "7"])
         }
     }
@@ -79,8 +81,9 @@ import CourierLocking
                 if attempt <= 5 { return MockResponse(status: 503) }
                 return request.headers["Last-Event-ID"] == "1" ? MockResponse(status: 204) : script.response(for: request)
             }
-            let clock = FrozenClock()
-            let session = makeSession(transport, server: server, clock: clock)
+            // The accepted connection stays open long enough to reset the count (see SteppingClock).
+            let clock = SteppingClock()
+            let session = makeSession(transport, server: server) { $0.retryClock = clock }
             var reconnection = Self.exact
             reconnection.defaultDelay = .seconds(1)
             reconnection.maximumDelay = .seconds(10)
@@ -270,4 +273,40 @@ func collect<S: AsyncSequence>(_ sequence: S) async throws -> [S.Element] {
     var elements: [S.Element] = []
     for try await element in sequence { elements.append(element) }
     return elements
+}
+
+/// A clock for reconnection tests whose time moves a minute each time it is read, so that every
+/// connection looks long-lived (stable); sleeps are recorded, never slept.
+final class SteppingClock: Clock, Sendable {
+    typealias Instant = FrozenClock.Instant
+
+    private struct State {
+        var offset = Duration.zero
+        var sleeps: [Duration] = []
+    }
+
+    private let state = Locked(State())
+    private let step: Duration
+
+    init(step: Duration = .seconds(60)) {
+        self.step = step
+    }
+
+    /// Every requested sleep, in order.
+    var recorded: [Duration] { state.withLock { $0.sleeps } }
+
+    var now: Instant {
+        state.withLock { state in
+            state.offset += step
+            return Instant(offset: state.offset)
+        }
+    }
+
+    var minimumResolution: Duration { .nanoseconds(1) }
+
+    // `sleep(for:)` read `now` just before (one step ago): the deadline minus that reading is the
+    // duration asked for.
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        state.withLock { $0.sleeps.append(deadline.offset - $0.offset) }
+    }
 }

@@ -148,6 +148,84 @@ struct ServerSentEventParserTests {
         #expect(throws: CourierError.self) { _ = try parser.parse(comment) }
     }
 
+    /// A stream over several connections (issue 36): each connection starts from a clean state,
+    /// only the last event ID and the reconnection time carry over.
+    struct Reconnection: Sendable, CustomTestStringConvertible {
+        let name: String
+        let connections: [[UInt8]]
+        let events: [ServerSentEvent]
+        var lastEventID: String? = nil
+        var reconnectionTime: Int? = nil
+        var testDescription: String { name }
+
+        init(_ name: String, _ connections: [String], _ events: [ServerSentEvent], lastEventID: String? = nil, retry: Int? = nil) {
+            self.init(name, connections.map { Array($0.utf8) }, events, lastEventID: lastEventID, retry: retry)
+        }
+
+        init(_ name: String, _ connections: [[UInt8]], _ events: [ServerSentEvent], lastEventID: String? = nil, retry: Int? = nil) {
+            self.name = name
+            self.connections = connections
+            self.events = events
+            self.lastEventID = lastEventID
+            self.reconnectionTime = retry
+        }
+    }
+
+    static let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    static let reconnections: [Reconnection] = [
+        Reconnection(
+            "an unterminated event is dropped", ["id: 1\ndata: one\n\ndata: partial\n", "data: two\n\n"],
+            [ServerSentEvent(id: "1", data: "one"), ServerSentEvent(id: "1", data: "two")], lastEventID: "1"),
+        Reconnection(
+            "an unterminated line is dropped", ["data: one\n\ndata: par", "tial\n\ndata: two\n\n"],
+            [ServerSentEvent(data: "one"), ServerSentEvent(data: "two")]),
+        Reconnection(
+            "a CR ending a connection does not swallow the next one's LF", ["data: one\n\ndata: x\r", "\ndata: two\n\n"],
+            [ServerSentEvent(data: "one"), ServerSentEvent(data: "two")]),
+        Reconnection(
+            "the id of an unterminated event is not the last event ID", ["id: 1\ndata: one\n\nid: 2\ndata: partial\n", "data: two\n\n"],
+            [ServerSentEvent(id: "1", data: "one"), ServerSentEvent(id: "1", data: "two")], lastEventID: "1"),
+        Reconnection(
+            "the type of an unterminated event is dropped", ["event: ping\ndata: partial\n", "data: two\n\n"], [ServerSentEvent(data: "two")]),
+        Reconnection(
+            "a retry of an unterminated event still applies", ["retry: 750\ndata: partial\n", "data: two\n\n"],
+            [ServerSentEvent(data: "two")], retry: 750),
+        Reconnection(
+            "the last event ID carries over", ["id: 7\ndata: a\n\n", "data: b\n\n"],
+            [ServerSentEvent(id: "7", data: "a"), ServerSentEvent(id: "7", data: "b")], lastEventID: "7"),
+        Reconnection(
+            "every connection may start with a byte-order mark",
+            [bom + Array("data: one\n\n".utf8), bom + Array("data: two\n\n".utf8), Array("data: three\n\n".utf8)],
+            [ServerSentEvent(data: "one"), ServerSentEvent(data: "two"), ServerSentEvent(data: "three")]),
+        Reconnection(
+            "a connection that ends inside a byte-order mark", [Array("data: one\n\n".utf8), [0xEF, 0xBB], bom + Array("data: two\n\n".utf8)],
+            [ServerSentEvent(data: "one"), ServerSentEvent(data: "two")]),
+        Reconnection(
+            "a second byte-order mark is still part of the field name", [Array("data: one\n\n".utf8), bom + bom + Array("data: two\n\n".utf8)],
+            [ServerSentEvent(data: "one")]),
+    ]
+
+    /// Every connection is also split at each position: the outcome may not depend on it.
+    @Test(arguments: reconnections)
+    func eachConnectionStartsFromACleanState(_ testCase: Reconnection) throws {
+        let longest = testCase.connections.map(\.count).max() ?? 0
+        for cut in 0...longest {
+            var parser = ServerSentEventParser()
+            var events: [ServerSentEvent] = []
+            for (index, connection) in testCase.connections.enumerated() {
+                if index > 0 { parser.beginNewConnection() }
+                let bytes = Data(connection)
+                let split = min(cut, bytes.count)
+                events += try parser.parse(bytes.prefix(split))
+                events += try parser.parse(bytes.suffix(from: split))
+            }
+            #expect(events == testCase.events, "split at \(cut)")
+            #expect(parser.lastEventID == testCase.lastEventID, "split at \(cut)")
+            #expect(parser.reconnectionTime == testCase.reconnectionTime, "split at \(cut)")
+        }
+    }
+
     @Test func theWireFormRoundTrips() throws {
         let events = [ServerSentEvent(id: "42", event: "update", data: "line 1\nline 2", retry: 500), ServerSentEvent(id: "42", data: "x")]
         var parser = ServerSentEventParser()

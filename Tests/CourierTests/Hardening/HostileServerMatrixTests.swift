@@ -26,6 +26,9 @@ import Glibc
 /// | one 1 MiB header line | responseTooLarge | responseTooLarge | libcurl's 100 KiB line buffer ("Out of memory") |
 /// | 100,000 short header lines | responseTooLarge | responseTooLarge | libcurl's 300 KiB head cap |
 /// | chunked: bad hex size | invalidResponse | invalidResponse | |
+/// | chunked: size written `0x10` | invalidResponse | invalidResponse | libcurl reads `0` (the last chunk), the data as trailers |
+/// | chunked: a trailer line without a colon | invalidResponse | invalidResponse | libcurl's "Failed reading the chunked-encoded stream" |
+/// | chunked: size with a sign, 20 hex digits, empty | invalidResponse | invalidResponse | |
 /// | chunked: no CRLF after the data | invalidResponse | invalidResponse | |
 /// | chunked: chunk longer than declared | invalidResponse | invalidResponse | |
 /// | chunked: closed before the last chunk | connectionLost | connectionLost | |
@@ -44,8 +47,14 @@ import Glibc
 /// | upload: 413 early, then close | 413 | 413 | `HostileUploadTests` |
 /// | gzip corrupt half way | invalidResponse | invalidResponse | |
 /// | gzip truncated (right Content-Length) | invalidResponse | 200, partial body | URLSession: known issue (`withKnownIssue`) |
-/// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
-/// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests` |
+/// | gzip bomb | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
+/// | endless body | responseTooLarge | responseTooLarge | `ResponseLimitTests`; 1 GiB: `LimitMemoryTests` |
+/// | cache directory: links, FIFOs, swapped bodies, other users' files | as `HostileCacheDirectoryTests` says | same | |
+///
+/// The event-stream rows (an endless event, an event-stream gzip bomb, a drop in the middle of an
+/// event, a byte-order mark on every connection, `retry: 0` and a close after each event) are in
+/// `HostileServerMatrixTests+EventStreams.swift`. `LimitMemoryTests` (run alone) checks the peak
+/// memory of 1 GiB hostile bodies on both transports.
 ///
 /// WebSocket servers (issue 36), scripted on CourierTestServer, end as the table says: the kind
 /// `messages` throws (none: it finishes) and ``WebSocket/closeStatus``'s code. The URLSession
@@ -127,6 +136,21 @@ import Glibc
             curl: .fails(.responseTooLarge), urlSession: .fails(.responseTooLarge)),
         Case(
             name: "chunked: bad hex size", script: reply(chunked + "zz\r\nabc\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: size written 0x10", script: reply(chunked + "0x10\r\n0123456789abcdef\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: a trailer line without a colon", script: reply(chunked + "5\r\nhello\r\n0\r\nnot a header\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: size with a sign", script: reply(chunked + "+5\r\nhello\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: size of 20 hex digits", script: reply(chunked + "00000000000000000005\r\nhello\r\n0\r\n\r\n"),
+            curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
+        Case(
+            name: "chunked: empty size line", script: reply(chunked + "\r\nhello\r\n0\r\n\r\n"),
             curl: .fails(.invalidResponse), urlSession: .fails(.invalidResponse)),
         Case(
             name: "chunked: no CRLF after the data", script: reply(chunked + "3\r\nabcXY5\r\nhello\r\n0\r\n\r\n"),
@@ -352,6 +376,11 @@ import Glibc
         ] {
             #expect(CourierError(curl: CCURLE_RECV_ERROR, detail: detail, url: url).kind == .invalidResponse, "\(detail)")
         }
+        // A chunked body's malformed trailers (where a `0x10` chunk size leads) fail in libcurl's
+        // header store, with its code: the sentence is what tells.
+        let trailers = CourierError(curl: CCURLE_BAD_FUNCTION_ARGUMENT, detail: "Failed reading the chunked-encoded stream", url: url)
+        #expect(trailers.kind == .invalidResponse)
+        #expect(CourierError(curl: CCURLE_BAD_FUNCTION_ARGUMENT, detail: "", url: url).kind == .transportFailed)
         let cut = CourierError(curl: CCURLE_RECV_ERROR, detail: "Connection reset by peer", url: url)
         #expect(cut.kind == .connectionLost)
     }
@@ -364,6 +393,7 @@ import Glibc
         #expect(error(.networkConnectionLost, "Invalid Content-Length: value").kind == .invalidResponse)
         #expect(error(.networkConnectionLost, "Error while processing content unencoding: invalid distance code").kind == .invalidResponse)
         #expect(error(.networkConnectionLost, "transfer closed with 95 bytes remaining to read").kind == .connectionLost)
+        #expect(error(.unknown, "Failed reading the chunked-encoded stream").kind == .invalidResponse)
     }
 
     @Test func contentLengthRules() {

@@ -9,8 +9,9 @@ struct EventStreamLifecycle: Sendable {
         case idle
         /// A connection is being made; `failures` attempts in a row failed before it.
         case connecting(failures: Int)
-        /// The server accepted the stream on this connection (events may flow).
-        case open
+        /// The server accepted the stream on this connection at `since` (events may flow); the
+        /// `failures` in a row before it still count until the connection proves stable.
+        case open(since: Duration, failures: Int)
         /// Waiting to reconnect; `failures` attempts in a row have failed.
         case waiting(failures: Int)
         /// Over: cleanly (`nil`) or with an error.
@@ -18,7 +19,8 @@ struct EventStreamLifecycle: Sendable {
 
         static func == (lhs: State, rhs: State) -> Bool {
             switch (lhs, rhs) {
-            case (.idle, .idle), (.open, .open): true
+            case (.idle, .idle): true
+            case (.open(let since1, let failures1), .open(let since2, let failures2)): since1 == since2 && failures1 == failures2
             case (.connecting(let a), .connecting(let b)), (.waiting(let a), .waiting(let b)): a == b
             case (.finished(let a), .finished(let b)): a?.kind == b?.kind
             default: false
@@ -59,7 +61,8 @@ struct EventStreamLifecycle: Sendable {
         /// Open a connection.
         case connect
         /// Wait `delay` (before jitter), then deliver ``Event/delayElapsed``; `failures` attempts in
-        /// a row have failed, `reason` is why the last connection ended.
+        /// a row have failed (or ended before they proved stable), `reason` is why the last
+        /// connection ended.
         case reconnect(delay: Duration, failures: Int, reason: CourierError?)
         /// End the sequence: cleanly (`nil`) or by throwing the error.
         case finish(CourierError?)
@@ -86,8 +89,9 @@ struct EventStreamLifecycle: Sendable {
         mayResend = method.isIdempotent || policy.resendsNonIdempotentRequests
     }
 
-    /// Applies `event`; `serverRetry` is the reconnection time the stream set (`retry:`), if any.
-    mutating func handle(_ event: Event, serverRetry: Duration? = nil) -> Action {
+    /// Applies `event`, which happened at `now` on the stream's clock (any fixed origin);
+    /// `serverRetry` is the reconnection time the stream set (`retry:`), if any.
+    mutating func handle(_ event: Event, at now: Duration = .zero, serverRetry: Duration? = nil) -> Action {
         switch (state, event) {
         case (.finished, _):
             return .none
@@ -97,8 +101,8 @@ struct EventStreamLifecycle: Sendable {
         case (.idle, .start):
             state = .connecting(failures: 0)
             return .connect
-        case (.connecting, .judged(.accepted)):
-            state = .open
+        case (.connecting(let failures), .judged(.accepted)):
+            state = .open(since: now, failures: failures)
             return .none
         case (.connecting, .judged(.stop)):
             state = .finished(nil)
@@ -110,8 +114,12 @@ struct EventStreamLifecycle: Sendable {
             return retry(failures: failures + 1, reason: error, serverRetry: serverRetry)
         case (.connecting(let failures), .connectionEnded(let error)):
             return retry(failures: failures + 1, reason: error, serverRetry: serverRetry)
-        case (.open, .connectionEnded(let error)):
-            return retry(failures: 0, reason: error, serverRetry: serverRetry)
+        case (.open(let since, let failures), .connectionEnded(let error)):
+            // Only a connection that stayed open a while shows the stream is healthy again: one
+            // that ends soon after it opened (a server answering `retry: 0` and closing after
+            // each event) is one more failure, so the delay backs off instead of repeating.
+            let stable = now - since >= policy.stableConnectionDuration
+            return retry(failures: stable ? 0 : failures + 1, reason: error, serverRetry: serverRetry)
         case (.waiting(let failures), .delayElapsed):
             state = .connecting(failures: failures)
             return .connect
@@ -132,13 +140,15 @@ struct EventStreamLifecycle: Sendable {
         return .reconnect(delay: delay(failures: failures, serverRetry: serverRetry), failures: failures, reason: reason)
     }
 
-    /// The server's `retry:` (else the default), doubled for each failure in a row beyond the first, capped.
+    /// The server's `retry:` (else the default), raised to the policy's floor, doubled for each
+    /// failure in a row beyond the first, capped at the maximum; the floor wins over the cap.
     func delay(failures: Int, serverRetry: Duration?) -> Duration {
-        var delay = serverRetry ?? policy.defaultDelay
+        let floor = max(policy.minimumDelay, .zero)
+        var delay = max(serverRetry ?? policy.defaultDelay, floor)
         if failures > 1 {
             for _ in 1..<min(failures, 32) where delay < policy.maximumDelay { delay *= 2 }
         }
-        return min(delay, policy.maximumDelay)
+        return max(min(delay, policy.maximumDelay), floor)
     }
 
     /// Whether a connection that ended with `error` is worth another attempt: network failures

@@ -19,6 +19,9 @@ final class EventStreamPump {
 
     private let request: EventStreamRequest
     private var lifecycle: EventStreamLifecycle
+    // The stream's time for the lifecycle (how long a connection stayed open), on the session's
+    // retry clock so that tests can control it.
+    private let clock: StreamClock
     private var stage: Stage = .idle
     private var parser: ServerSentEventParser
     // Updates parsed but not taken yet; taken by moving them out (no copy of their strings).
@@ -28,6 +31,7 @@ final class EventStreamPump {
     init(request: EventStreamRequest, attached: Bool) {
         self.request = request
         lifecycle = EventStreamLifecycle(policy: request.reconnection, method: request.method)
+        clock = StreamClock(request.session.configuration.retryClock)
         parser = ServerSentEventParser(
             maximumEventSize: request.maximumEventSize, lastEventID: request.initialLastEventID,
             reconnectionTime: nil)
@@ -81,7 +85,7 @@ final class EventStreamPump {
     private func receive(_ result: Result<Data?, CourierError>, verdict: ConnectionVerdict) {
         if case .connecting = lifecycle.state, let (judgement, response) = verdict.value {
             if case .accepted = judgement, let response { pending.append(.connected(response)) }
-            perform(lifecycle.handle(.judged(judgement), serverRetry: serverRetry))
+            perform(lifecycle.handle(.judged(judgement), at: clock.now, serverRetry: serverRetry))
             if case .finished = lifecycle.state { return }
         }
         switch result {
@@ -103,12 +107,12 @@ final class EventStreamPump {
                 perform(lifecycle.handle(.failed(error)))
             }
         case .success(nil):
-            perform(lifecycle.handle(.connectionEnded(nil), serverRetry: serverRetry))
+            perform(lifecycle.handle(.connectionEnded(nil), at: clock.now, serverRetry: serverRetry))
         case .failure(let error):
             if error.kind == .cancelled, let cancelled = cancellation() {
                 perform(lifecycle.handle(.cancelled(cancelled)))
             } else {
-                perform(lifecycle.handle(.connectionEnded(error), serverRetry: serverRetry))
+                perform(lifecycle.handle(.connectionEnded(error), at: clock.now, serverRetry: serverRetry))
             }
         }
     }
@@ -132,6 +136,9 @@ final class EventStreamPump {
                 perform(lifecycle.handle(.cancelled(cancelled)))
                 return
             }
+            // Each connection is a new stream to the parser: what an earlier one left unfinished
+            // is dropped, never joined to the first event of this one.
+            parser.beginNewConnection()
             let verdict = ConnectionVerdict()
             let connection = makeConnection(verdict: verdict)
             stage = .streaming(connection.streamingData(automaticallyCancelling: true).makeAsyncIterator(), verdict)
@@ -184,6 +191,20 @@ final class EventStreamPump {
         }
         request.shared.withLock { $0.sleeper = nil }
     }
+}
+
+/// A clock of any type read as the time since the stream started, so that the lifecycle can
+/// compare instants of the session's (type-erased) retry clock.
+struct StreamClock: Sendable {
+    private let elapsed: @Sendable () -> Duration
+
+    init<C: Clock<Duration>>(_ clock: C) {
+        let origin = clock.now
+        elapsed = { origin.duration(to: clock.now) }
+    }
+
+    /// The time since the clock was made.
+    var now: Duration { elapsed() }
 }
 
 /// What one connection's response head was judged to be, written by its validator (on the

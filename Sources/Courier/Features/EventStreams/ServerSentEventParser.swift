@@ -55,6 +55,14 @@ public struct ServerSentEventParser: Sendable {
         self.reconnectionTime = reconnectionTime
     }
 
+    /// Readies the parser for the stream's next connection: an event not ended by its blank line
+    /// (and a line not ended) is discarded, and the next bytes start a new stream (a leading
+    /// byte-order mark is dropped again), while ``lastEventID`` and ``reconnectionTime`` carry
+    /// over (WHATWG HTML, "Server-sent events": pending data is discarded at the end of a stream).
+    mutating func beginNewConnection() {
+        self = ServerSentEventParser(maximumEventSize: maximumEventSize, lastEventID: lastEventID, reconnectionTime: reconnectionTime)
+    }
+
     /// Parses the next piece of the stream and returns the events it completed, in order. Throws
     /// `.responseTooLarge` when an event or a line passes ``maximumEventSize``; the parser must not
     /// be used after that.

@@ -20,9 +20,10 @@ final class HTTPCache: RequestFeature {
         self.mode = mode
     }
 
-    /// Request fields that make the request the caller's own conditional or partial request: the
-    /// cache neither answers it nor keeps its answer.
-    static let callerConditionals = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
+    /// Request fields that make the request the caller's own conditional request: the cache
+    /// neither answers it nor keeps its answer. (`Range` and `If-Range` are answered: see
+    /// ``HTTPCacheRules/rangeAnswer(method:requestHeaders:entry:storedLength:)``.)
+    static let callerConditionals = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"]
 
     func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer? {
         let policy = exchange.settings[HTTPCachePolicySetting.self]
@@ -45,22 +46,38 @@ final class HTTPCache: RequestFeature {
         else { return nil }
         let key = Self.key(for: request)
         let now = store.now()
-        let entry = store.entry(for: key)
+        let notify = exchange.notifyMonitors
+        let stored = store.entry(for: key)
+        // What is stored may be unusable for this request whatever its freshness: then it is as if
+        // nothing were stored (a stored part may still be extended by the answer).
+        var entry = stored
+        var unusable: String?
+        var answer = RangeAnswer.whole
+        if let stored {
+            answer = rules.rangeAnswer(method: request.method, requestHeaders: request.headers, entry: stored.head, storedLength: stored.body.length)
+            if request.automaticDecompression, let coding = HTTPCacheRules.contentCoding(of: stored.head.headers) {
+                unusable = "the stored body is still in its content coding (\(coding)) and this request decodes"
+            } else if case .network(let reason) = answer {
+                unusable = reason
+            }
+            if unusable != nil { entry = nil }
+        }
         let decision = rules.decide(
             method: request.method, requestHeaders: request.headers, policy: policy ?? .useProtocolPolicy,
             entry: entry?.head, now: now)
-        let notify = exchange.notifyMonitors
         switch decision {
         case .serve(let source, let age, let revalidateInBackground):
-            guard let entry else { return fetch(exchange, sink: sink, onward: onward, key: key, rules: rules, stored: nil) }
+            guard let entry else { return fetch(exchange, sink: sink, onward: onward, key: key, rules: rules, standIn: nil) }
             notify { $0.request($1, didUseCache: .hit(source)) }
             if revalidateInBackground { refreshInBackground(exchange, entry: entry, key: key, rules: rules, onward: onward) }
-            let replay = CacheReplayTransfer(
-                entry, url: request.url, sink: sink, flowControlWindow: request.flowControlWindow,
+            let replay = Self.replay(
+                entry, answer: answer, url: request.url, sink: sink, flowControlWindow: request.flowControlWindow,
                 source: source, includingBody: request.method != .head, age: age)
             return RoutedTransfer(transfer: replay, origin: .local)
         case .revalidate(let conditionalHeaders):
             guard request.method == .get, let entry else { return nil }
+            // The conditional request keeps the caller's Range and If-Range: a 304 is answered
+            // from the store (the bytes asked for), anything else comes from the server as it is.
             var conditional = request
             for header in conditionalHeaders { conditional.headers.update(name: header.name, value: header.value) }
             let machine = HTTPCacheExchangeMachine(
@@ -72,10 +89,18 @@ final class HTTPCache: RequestFeature {
             )
             .start(exchange.with(request: conditional), onward: onward, unconditional: request)
         case .fetch(let reason):
-            notify { $0.request($1, didUseCache: .miss(reason: reason)) }
+            let missReason = unusable ?? reason
+            notify { $0.request($1, didUseCache: .miss(reason: missReason)) }
             // A HEAD's answer has no body to keep: it goes to the network as it is.
             guard request.method == .get else { return nil }
-            return fetch(exchange, sink: sink, onward: onward, key: key, rules: rules, stored: entry)
+            // A stored response that could not be validated may still answer a 5xx or a failure;
+            // a stored part the request reaches past may be extended by the answer.
+            let standIn = entry.flatMap {
+                rules.mayStandInForErrors($0.head, method: request.method, requestHeaders: request.headers, policy: policy ?? .useProtocolPolicy)
+                    ? $0 : nil
+            }
+            let part = unusable == nil ? nil : stored.flatMap { HTTPCacheRules.isPartial($0.head) ? $0 : nil }
+            return fetch(exchange, sink: sink, onward: onward, key: key, rules: rules, standIn: standIn, part: part)
         case .unsatisfiable:
             notify { $0.request($1, didUseCache: .miss(reason: "only-if-cached and nothing usable is stored")) }
             let head = CacheEntryHead(
@@ -90,15 +115,19 @@ final class HTTPCache: RequestFeature {
         }
     }
 
+    /// Sends the request onward as it is and stores a storable answer: `standIn` may answer a
+    /// `5xx` or a failure instead (`stale-if-error`), and a new `206` may extend the stored part
+    /// `part` (RFC 9111 §3.4).
     private func fetch(
         _ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward, key: ResponseCacheKey,
-        rules: HTTPCacheRules, stored: StoredEntry?
+        rules: HTTPCacheRules, standIn: StoredEntry?, part: StoredEntry? = nil
     ) -> RoutedTransfer {
         let machine = HTTPCacheExchangeMachine(
             rules: rules, method: .get, requestHeaders: exchange.request.headers,
-            requestTime: store.now(), purpose: .fetch)
+            requestTime: store.now(), purpose: standIn.map { .refetch($0.head) } ?? .fetch,
+            storedPart: part.map { ($0.head, $0.body.length) })
         return HTTPCacheExchange(
-            cache: store, key: key, stored: stored, machine: machine, url: exchange.request.url, downstream: sink,
+            cache: store, key: key, stored: standIn ?? part, machine: machine, url: exchange.request.url, downstream: sink,
             notifyMonitors: exchange.notifyMonitors, now: store.now
         )
         .start(exchange, onward: onward)
@@ -111,8 +140,12 @@ final class HTTPCache: RequestFeature {
         onward: ExchangeOnward
     ) {
         guard refreshing.withLock({ $0.insert(key).inserted }) else { return }
-        var request = exchange.request
-        request.method = .get
+        var whole = exchange.request
+        whole.method = .get
+        // The whole response is refreshed, whatever bytes the request that served it asked for.
+        whole.headers.remove(name: "Range")
+        whole.headers.remove(name: "If-Range")
+        var request = whole
         if case .revalidate(let conditionalHeaders) = rules.decide(
             method: .get, requestHeaders: request.headers, policy: .revalidate,
             entry: entry.head, now: store.now())
@@ -120,7 +153,7 @@ final class HTTPCache: RequestFeature {
             for header in conditionalHeaders { request.headers.update(name: header.name, value: header.value) }
         }
         let machine = HTTPCacheExchangeMachine(
-            rules: rules, method: .get, requestHeaders: exchange.request.headers,
+            rules: rules, method: .get, requestHeaders: whole.headers,
             requestTime: store.now(), purpose: .backgroundRevalidate(entry.head))
         let background = HTTPCacheExchange(
             cache: store, key: key, stored: entry, machine: machine, url: request.url, downstream: nil,
@@ -128,7 +161,7 @@ final class HTTPCache: RequestFeature {
         ) { [weak self] in
             _ = self?.refreshing.withLock { $0.remove(key) }
         }
-        _ = background.start(exchange.with(request: request), onward: onward, unconditional: exchange.request)
+        _ = background.start(exchange.with(request: request), onward: onward, unconditional: whole)
     }
 
     /// The key a response to `request` is stored under: its URL, and in a private cache a digest

@@ -15,13 +15,18 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         var replay: (any TransportTransfer)?
         var cancelled = false
         var suspended = false
+        /// The body length a partial response's `Content-Range` announced (checked before it is kept).
+        var expectedLength: Int64?
+        /// Stored bytes that go after the new part of a combined partial response.
+        var storedAfter: Range<Int64>?
         /// Where the exchange went onward, to send it again (a `304` for another representation).
         var onward: (exchange: ExchangeContext, onward: ExchangeOnward, unconditional: TransportRequest)?
     }
 
     private let cache: ResponseCache
     private let key: ResponseCacheKey
-    /// The stored response this exchange revalidates, if any.
+    /// The stored response this exchange revalidates (or may serve for an error, or extends with
+    /// a new partial response), if any.
     private let stored: StoredEntry?
     /// The request's sink; `nil` for a background revalidation nobody waits for.
     private let downstream: (any TransportEventSink)?
@@ -90,7 +95,9 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         let (actions, writer) = state.withLock { state -> ([HTTPCacheExchangeMachine.Action], ResponseCacheWriter?) in
             let actions: [HTTPCacheExchangeMachine.Action]
             switch event {
-            case .response(let head): actions = state.machine.receiveHead(statusCode: head.statusCode, headers: head.headers, now: now)
+            case .response(let head):
+                let coded = !head.bodyIsDecoded && HTTPCacheRules.contentCoding(of: head.headers) != nil
+                actions = state.machine.receiveHead(statusCode: head.statusCode, headers: head.headers, bodyIsCoded: coded, now: now)
             case .completed(let error, let metrics): actions = state.machine.complete(failed: error != nil, metrics: metrics, now: now)
             case .uploadProgress, .body: actions = []
             }
@@ -103,11 +110,31 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
                 forward(event, as: forwarded)
             case .startStoring(let head):
                 currentWriter = cache.makeWriter(for: key, head: head, url: url, version: nil)
-                state.withLock { $0.writer = currentWriter }
+                let expected = head.statusCode == 206 ? head.headers["Content-Range"].flatMap(ContentRange.init)?.count : nil
+                state.withLock {
+                    $0.writer = currentWriter
+                    $0.expectedLength = expected
+                }
+            case .startCombining(let combination):
+                let writer = cache.makeWriter(for: key, head: combination.head, url: url, version: nil)
+                let started = combination.before.map { appendStored($0, to: writer) } ?? true
+                currentWriter = started ? writer : nil
+                state.withLock {
+                    $0.writer = currentWriter
+                    $0.expectedLength = combination.length
+                    $0.storedAfter = combination.after
+                }
             case .commitStored:
-                if let entry = currentWriter?.commit() {
-                    let bytes = entry.body.length
-                    notifyMonitors { $0.request($1, didUseCache: .stored(bytes: bytes)) }
+                let (expected, after) = state.withLock { ($0.expectedLength, $0.storedAfter) }
+                if let writer = currentWriter {
+                    let completed = after.map { appendStored($0, to: writer) } ?? true
+                    if !completed || expected.map({ $0 != writer.length }) == true {
+                        writer.discard()
+                        notifyMonitors { $0.request($1, didUseCache: .notStored(reason: "the partial body does not match its Content-Range")) }
+                    } else if let entry = writer.commit() {
+                        let bytes = entry.body.length
+                        notifyMonitors { $0.request($1, didUseCache: .stored(bytes: bytes)) }
+                    }
                 }
                 state.withLock { $0.writer = nil }
             case .discardStored:
@@ -118,7 +145,12 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
             case .removeStored:
                 cache.remove(for: key)
             case .serveStored(let head, let source, let metrics):
-                serveStored(head, source: source, networkMetrics: metrics)
+                guard serveStored(head, source: source, networkMetrics: metrics) else {
+                    // Only a changed validator brings this (an If-Range the freshened head no
+                    // longer matches, on a stored part): the server answers the request instead.
+                    refetch()
+                    return
+                }
             case .refetch:
                 refetch()
                 return
@@ -133,6 +165,22 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
             }
             if !replaying { onEnd?() }
         }
+    }
+
+    /// Appends the stored body's bytes in `range` to `writer` (the stored part of a combined
+    /// partial response); `false` when they cannot be read whole or the writer refused them.
+    private func appendStored(_ range: Range<Int64>, to writer: ResponseCacheWriter) -> Bool {
+        guard let stored else { return false }
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = Int(min(Int64(CacheBodyChecksums.blockSize), range.upperBound - offset))
+            guard let piece = stored.body.read(at: offset, count: count), piece.count == count, writer.append(piece) else {
+                writer.discard()
+                return false
+            }
+            offset += Int64(count)
+        }
+        return true
     }
 
     /// A piece of the body: to the request, into the writer, both or neither.
@@ -180,19 +228,24 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         }
     }
 
-    /// Answers with the stored body under `head`, once the network exchange is over.
-    private func serveStored(_ head: CacheEntryHead, source: ResponseSource, networkMetrics: TransferMetrics?) {
-        guard let downstream, var entry = stored else { return }
+    /// Answers with the stored body under `head` (the bytes a `Range` asks for, or a `416`), once
+    /// the network exchange is over; `false` when the store cannot answer the request's range.
+    private func serveStored(_ head: CacheEntryHead, source: ResponseSource, networkMetrics: TransferMetrics?) -> Bool {
+        guard let downstream, var entry = stored else { return true }
         entry.head = head
-        let (age, window) = state.withLock { ($0.machine.rules.currentAge(of: head, now: now()), $0.onward?.exchange.request.flowControlWindow) }
-        let replay = CacheReplayTransfer(
-            entry, url: url, sink: downstream, flowControlWindow: window ?? 4 << 20, source: source,
+        let (rules, age, request) = state.withLock { ($0.machine.rules, $0.machine.rules.currentAge(of: head, now: now()), $0.onward?.unconditional) }
+        let answer = rules.rangeAnswer(
+            method: request?.method ?? .get, requestHeaders: request?.headers ?? [:], entry: head, storedLength: entry.body.length)
+        if case .network = answer { return false }
+        let replay = HTTPCache.replay(
+            entry, answer: answer, url: url, sink: downstream, flowControlWindow: request?.flowControlWindow ?? 4 << 20, source: source,
             includingBody: includesBody, age: age, networkMetrics: networkMetrics)
         let (cancelled, suspended) = state.withLock { state in
             state.replay = replay
             return (state.cancelled, state.suspended)
         }
         if cancelled { replay.cancel() } else if suspended { replay.suspend() }
+        return true
     }
 
     // MARK: TransportTransfer

@@ -11,6 +11,9 @@ struct HTTPCacheExchangeMachine {
     enum Purpose {
         /// Nothing usable was stored.
         case fetch
+        /// A stored response must be validated but has no validators, so it is fetched afresh
+        /// (no condition sent); it may still answer for a `5xx` or a failure (`stale-if-error`).
+        case refetch(CacheEntryHead)
         /// A stored response is being revalidated (`If-None-Match` / `If-Modified-Since` sent).
         case revalidate(CacheEntryHead)
         /// A stored response is being refreshed in the background while its stale copy was served
@@ -42,6 +45,9 @@ struct HTTPCacheExchangeMachine {
         case forward(Forwarded)
         /// Open a writer for a response with this head.
         case startStoring(CacheEntryHead)
+        /// Open a writer for the new partial response combined with the stored one (RFC 9111
+        /// §3.4): the stored bytes `before` it, its own bytes, then the stored bytes `after` it.
+        case startCombining(PartialCombination)
         /// Publish the writer's entry.
         case commitStored
         /// Drop the writer's partial entry.
@@ -81,25 +87,38 @@ struct HTTPCacheExchangeMachine {
     /// Whether a request waits for this exchange's answer (not for a background revalidation,
     /// whose answer only goes to the store).
     let forwardsToRequest: Bool
+    /// A stored partial response (its head, and how many bytes it holds) that a new `206` with the
+    /// same strong validator may extend, when the request asked for bytes it does not hold.
+    let storedPart: (head: CacheEntryHead, length: Int64)?
     private(set) var state: State
 
-    init(rules: HTTPCacheRules, method: HTTPMethod, requestHeaders: HTTPHeaders, requestTime: Date, purpose: Purpose) {
+    init(
+        rules: HTTPCacheRules, method: HTTPMethod, requestHeaders: HTTPHeaders, requestTime: Date, purpose: Purpose,
+        storedPart: (head: CacheEntryHead, length: Int64)? = nil
+    ) {
         self.rules = rules
         self.method = method
         self.requestHeaders = requestHeaders
         self.requestTime = requestTime
+        self.storedPart = storedPart
         if case .backgroundRevalidate = purpose { forwardsToRequest = false } else { forwardsToRequest = true }
         state = .awaitingHead(purpose)
     }
 
-    /// A response head arrived at `now`.
-    mutating func receiveHead(statusCode: Int, headers: HTTPHeaders, now: Date) -> [Action] {
+    /// A response head arrived at `now`; `bodyIsCoded` when its body comes still in the content
+    /// coding `Content-Encoding` names (the transport did not decode it), so the stored copy keeps
+    /// the field.
+    mutating func receiveHead(statusCode: Int, headers: HTTPHeaders, bodyIsCoded: Bool = false, now: Date) -> [Action] {
         guard case .awaitingHead(let purpose) = state else { return [] }
+        // The stored response the request's validators came from, and the one that may stand in
+        // for an error (stale-if-error).
         let stored: CacheEntryHead?
+        let standIn: CacheEntryHead?
         switch purpose {
-        case .fetch: stored = nil
-        case .revalidate(let head), .backgroundRevalidate(let head?): stored = head
-        case .backgroundRevalidate(nil): stored = nil
+        case .fetch: (stored, standIn) = (nil, nil)
+        case .refetch(let head): (stored, standIn) = (nil, head)
+        case .revalidate(let head): (stored, standIn) = (head, head)
+        case .backgroundRevalidate(let head): (stored, standIn) = (head, nil)
         }
         let waiting = forwardsToRequest
         var actions: [Action] = []
@@ -117,8 +136,8 @@ struct HTTPCacheExchangeMachine {
             state = .awaitingCompletionToServe(freshened, .revalidated)
             return actions
         }
-        if (500..<600).contains(statusCode), waiting, let stored, rules.mayServeStaleOnError(stored, now: now, requestHeaders: requestHeaders) {
-            state = .awaitingCompletionToServe(stored, .staleCache(.staleIfError))
+        if (500..<600).contains(statusCode), waiting, let standIn, rules.mayServeStaleOnError(standIn, now: now, requestHeaders: requestHeaders) {
+            state = .awaitingCompletionToServe(standIn, .staleCache(.staleIfError))
             return [.notify(.hit(.staleCache(.staleIfError)))]
         }
         if stored != nil { actions.append(.notify(.revalidated(notModified: false))) }
@@ -130,17 +149,21 @@ struct HTTPCacheExchangeMachine {
         {
             actions.append(.notify(.notStored(reason: refusal)))
             // A stored response the server no longer lets anyone keep must not be served again.
-            if stored != nil { actions.append(.removeStored) }
+            if stored != nil || standIn != nil { actions.append(.removeStored) }
             state = waiting ? .passing : .ended
         } else if method == .get {
             let head = CacheEntryHead(
-                statusCode: statusCode, headers: Self.storedHeaders(headers), requestTime: requestTime,
-                responseTime: now,
+                statusCode: statusCode, headers: Self.storedHeaders(headers, keepingContentEncoding: bodyIsCoded),
+                requestTime: requestTime, responseTime: now,
                 varyingRequestHeaders: rules.varyingRequestHeaders(
                     requestHeaders: requestHeaders,
                     responseHeaders: headers),
                 requestHadAuthorization: requestHeaders.contains("Authorization"))
-            actions.append(.startStoring(head))
+            if statusCode == 206, let part = storedPart, let combination = rules.combination(of: part.head, storedLength: part.length, with: head) {
+                actions.append(.startCombining(combination))
+            } else {
+                actions.append(.startStoring(head))
+            }
             state = .storing
         } else {
             state = waiting ? .passing : .ended
@@ -163,8 +186,13 @@ struct HTTPCacheExchangeMachine {
         switch state {
         case .awaitingHead(let purpose):
             // Failed before a head: a stored response may stand in for the error (stale-if-error).
-            if failed, case .revalidate(let stored) = purpose, rules.mayServeStaleOnError(stored, now: now, requestHeaders: requestHeaders) {
-                return [.notify(.hit(.staleCache(.staleIfError))), .serveStored(stored, .staleCache(.staleIfError), metrics: metrics)]
+            switch purpose {
+            case .revalidate(let stored), .refetch(let stored):
+                if failed, rules.mayServeStaleOnError(stored, now: now, requestHeaders: requestHeaders) {
+                    return [.notify(.hit(.staleCache(.staleIfError))), .serveStored(stored, .staleCache(.staleIfError), metrics: metrics)]
+                }
+            case .fetch, .backgroundRevalidate:
+                break
             }
             if case .backgroundRevalidate = purpose { return [] }
             return [.forward(.completed(failed: failed, source: .network))]
@@ -184,11 +212,12 @@ struct HTTPCacheExchangeMachine {
         }
     }
 
-    /// Response headers as stored: those describing the wire form (the body is kept decoded) and
-    /// those that must not be replayed are dropped.
-    static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
+    /// Response headers as stored: those describing the wire form and those that must not be
+    /// replayed are dropped; `Content-Encoding` too, unless `keepingContentEncoding` (the body is
+    /// stored as it arrived, still coded: replayed without the field, it would pass for plain).
+    static func storedHeaders(_ headers: HTTPHeaders, keepingContentEncoding: Bool = false) -> HTTPHeaders {
         var kept = headers
-        for name in ResponseCache.droppedHeaders { kept.remove(name: name) }
+        for name in ResponseCache.droppedHeaders where !(keepingContentEncoding && name == "Content-Encoding") { kept.remove(name: name) }
         return kept
     }
 }

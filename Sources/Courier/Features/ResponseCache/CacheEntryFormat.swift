@@ -1,23 +1,38 @@
 import Foundation
 
-/// The disk store's file format, version 2: pure encoding and decoding, no I/O.
+/// The disk store's file format, version 3: pure encoding and decoding, no I/O.
 ///
 /// An entry is a **head file** `<sha256 of key>.response`:
 ///
-///     COURIER-RESPONSE 2\n
+///     COURIER-RESPONSE 3\n
 ///     <metadata as one line of JSON>\n
 ///     <inline body: bodyLength bytes, only when bodyFile is absent>
 ///     \ncheck64 <16 hex digits: ``CacheChecksum`` of everything above>\n
 ///
 /// and, for a body too large to live inline, an immutable **body file** `<sha256 of key>-<uuid>.body`
-/// named by the head: `COURIER-BODY 2\n` followed by exactly `bodyLength` bytes. A 304 rewrites
-/// the head only. A head is valid only with the right magic and version, a matching checksum,
-/// metadata that decodes and an inline body of the announced length; a body file only with its
-/// magic and the announced size. Files of another version (`COURIER-RESPONSE 1` of earlier Courier
-/// releases included) are never misread: they are misses, and the store removes them.
+/// named by the head:
+///
+///     COURIER-BODY 3\n
+///     <bodyLength bytes>
+///     <one ``CacheChecksum`` per 64 KiB block of the body, 8 bytes little-endian each>
+///
+/// whose checksums the head's metadata names by their own checksum (`bodyChecksum`, see
+/// ``CacheBodyChecksums``). A 304 rewrites the head only. What is checked, and when:
+/// - a head when it is read: magic and version, the checksum over all of it (so an inline body
+///   is checked with it), metadata that decodes, an inline body of the announced length, a
+///   body file name of the store's own form;
+/// - a body file when it is opened: magic and version, the exact size (header, body, one
+///   checksum per block) and the checksum of its checksums against the head's `bodyChecksum`;
+/// - each block of a body file when it is read, before any of its bytes are handed out.
+///
+/// The checksums catch what a crash, a full or failing disk or a stray write can do (files cut
+/// short, old or swapped bytes, flipped bits, another entry's body file); they are not a defence
+/// against forgery, since whoever can write the directory can write valid files. Files of another
+/// version (`COURIER-RESPONSE 2` and `1` of earlier Courier releases included) are never misread:
+/// they are misses, and the store removes them.
 enum CacheEntryFormat {
     /// The schema version written and the only one read.
-    static let version = 2
+    static let version = 3
     static let headPrefix = Data("COURIER-RESPONSE ".utf8)
     static let headMagic = Data("COURIER-RESPONSE \(version)\n".utf8)
     static let bodyMagic = Data("COURIER-BODY \(version)\n".utf8)
@@ -43,6 +58,9 @@ enum CacheEntryFormat {
         /// The body file's name (in the same directory), or `nil` for an inline body.
         var bodyFile: String?
         var bodyLength: Int64
+        /// The body file's checksums, by their own checksum (``CacheBodyChecksums/digest(of:)``);
+        /// `nil` for an inline body, which the head's checksum covers.
+        var bodyChecksum: String? = nil
     }
 
     /// A decoded head file.
@@ -106,7 +124,9 @@ enum CacheEntryFormat {
         if metadata.bodyFile == nil {
             guard Int64(inline.count) == metadata.bodyLength else { return .invalid }
         } else {
-            guard inline.isEmpty, let name = metadata.bodyFile, isBodyFileName(name) else { return .invalid }
+            guard inline.isEmpty, let name = metadata.bodyFile, isBodyFileName(name), metadata.bodyChecksum?.utf8.count == 16 else {
+                return .invalid
+            }
         }
         return .valid(Head(metadata: metadata, inlineBody: Data(inline)))
     }
@@ -188,7 +208,9 @@ extension CacheEntryFormat.Metadata {
             guard varying?.count == members.count else { return nil }
         default: return nil
         }
-        guard let url = Self.optionalString(json["url"]), let bodyFile = Self.optionalString(json["bodyFile"]) else { return nil }
+        guard let url = Self.optionalString(json["url"]), let bodyFile = Self.optionalString(json["bodyFile"]),
+            let bodyChecksum = Self.optionalString(json["bodyChecksum"])
+        else { return nil }
         var version: Int?
         switch json["version"] {
         case nil, .null?: version = nil
@@ -199,7 +221,7 @@ extension CacheEntryFormat.Metadata {
         self.init(
             key: key, statusCode: statusCode, headers: headers, requestTime: requestTime, responseTime: responseTime,
             varyingRequestHeaders: varying, requestHadAuthorization: requestHadAuthorization, url: url, version: version,
-            bodyFile: bodyFile, bodyLength: bodyLength)
+            bodyFile: bodyFile, bodyLength: bodyLength, bodyChecksum: bodyChecksum)
     }
 
     /// An optional string field: `.some(nil)` when absent or null, nil when of another type.
@@ -223,6 +245,7 @@ extension CacheEntryFormat.Metadata {
         if let url { members["url"] = .string(url) }
         if let version { members["version"] = .number(Double(version)) }
         if let bodyFile { members["bodyFile"] = .string(bodyFile) }
+        if let bodyChecksum { members["bodyChecksum"] = .string(bodyChecksum) }
         return .object(members)
     }
 }

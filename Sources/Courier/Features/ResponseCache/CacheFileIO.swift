@@ -9,14 +9,26 @@ import Darwin
 /// The few POSIX file operations the disk store needs and Foundation does not offer: exclusive
 /// creation, advisory locks that die with their process, positional reads and explicit mtimes.
 ///
+/// The directory is input too: whoever else can write it may have put a symbolic link, a FIFO, a
+/// device, a directory or another user's file where a store file should be. So every open here
+/// refuses to follow a final symbolic link (`O_NOFOLLOW`), never blocks (`O_NONBLOCK`, cleared
+/// once the file is accepted, so that a FIFO cannot hang the caller), and accepts only what
+/// ``isStoreFile(_:)`` accepts: a regular file owned by this process's user, with one link (a hard
+/// link to a file elsewhere would let a write reach it). Anything else is refused as if absent.
+/// Paths are opened relative to the directory path rather than to a held directory descriptor:
+/// an app or another process may remove and recreate the directory at any time, and a held
+/// descriptor would then write into a directory nobody can see; the directory's own type and
+/// owner are checked by ``directoryState(_:)``.
+///
 /// Every function reports failure with `nil` / `false` and never throws: the disk tier is best
 /// effort, and a failure only means a miss or an entry not stored.
 enum CacheFileIO {
-    /// Creates `url` (failing if it exists) for reading and writing, and takes an exclusive
-    /// `flock` on it at once: a scan never removes a temporary file while its writer lives, and
-    /// the lock is released by the kernel when a killed writer's descriptors close.
+    /// Creates `url` (failing if anything, a dangling link included, is there) for reading and
+    /// writing, readable by its owner only, and takes an exclusive `flock` on it at once: a scan
+    /// never removes a temporary file while its writer lives, and the lock is released by the
+    /// kernel when a killed writer's descriptors close.
     static func createLocked(_ url: URL) -> Int32? {
-        let descriptor = open(url.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { return nil }
         guard flock(descriptor, LOCK_EX) == 0 else {
             close(descriptor)
@@ -26,10 +38,33 @@ enum CacheFileIO {
         return descriptor
     }
 
-    /// Opens `url` read-only.
+    /// Opens `url` read-only if it is a store file (``isStoreFile(_:)``); `nil` otherwise, without
+    /// following a link or blocking on a FIFO.
     static func openForReading(_ url: URL) -> Int32? {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-        return descriptor >= 0 ? descriptor : nil
+        openStoreFile(url, writable: false)?.descriptor
+    }
+
+    /// Opens `url` (read-only, or for reading and writing) if it is a store file, with its status
+    /// from the same `fstat`.
+    static func openStoreFile(_ url: URL, writable: Bool) -> (descriptor: Int32, status: Status)? {
+        let descriptor = open(url.path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, isStoreFile(info),
+            // Reads and writes of a regular file do not block anyway; the flag is cleared so the
+            // descriptor behaves as any other from here on.
+            fcntl(descriptor, F_SETFL, 0) == 0
+        else {
+            close(descriptor)
+            return nil
+        }
+        return (descriptor, Status(info))
+    }
+
+    /// Whether `info` describes a file the store may read or write: a regular file owned by this
+    /// process's effective user, with exactly one link.
+    static func isStoreFile(_ info: stat) -> Bool {
+        (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid() && info.st_nlink == 1
     }
 
     /// Writes all of `data` at the descriptor's current position.
@@ -60,13 +95,6 @@ enum CacheFileIO {
         return Data(bytesNoCopy: base, count: total, deallocator: .free)
     }
 
-    /// The whole file behind `descriptor` (from offset 0), if it is at most `limit` bytes.
-    static func readWhole(_ descriptor: Int32, limit: Int) -> Data? {
-        guard let size = size(of: descriptor), size <= Int64(limit) else { return nil }
-        guard let data = read(descriptor, at: 0, count: Int(size)), data.count == Int(size) else { return nil }
-        return data
-    }
-
     /// The size of the open file.
     static func size(of descriptor: Int32) -> Int64? {
         var info = stat()
@@ -74,12 +102,17 @@ enum CacheFileIO {
         return Int64(info.st_size)
     }
 
-    /// Size, modification time and identity of the file at `url` (not following a final symlink).
+    /// Size, modification time, identity and kind of the file at `url` (not following a final symlink).
     struct Status {
         var size: Int64
         var modified: Date
         var device: UInt64
         var inode: UInt64
+        /// Whether it is a file the store may use (``isStoreFile(_:)``): else a link, a FIFO, a
+        /// directory, a device or socket, another user's file, or a file with other links.
+        var isStoreFile: Bool
+        /// Whether it is a directory (which the store can neither use nor unlink).
+        var isDirectory: Bool
     }
 
     static func status(_ url: URL) -> Status? {
@@ -101,7 +134,8 @@ enum CacheFileIO {
         let nanoseconds = (date.timeIntervalSince1970 - seconds) * 1_000_000_000
         let time = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
         let times = [time, time]
-        return utimensat(AT_FDCWD, url.path, times, 0) == 0
+        // On the name itself: a link's target is never touched.
+        return utimensat(AT_FDCWD, url.path, times, AT_SYMLINK_NOFOLLOW) == 0
     }
 
     /// Renames atomically, replacing `destination` if it exists.
@@ -115,16 +149,21 @@ enum CacheFileIO {
         ccurl_rename_exchange(first.path, second.path) == 0
     }
 
-    /// Opens the file at `url` to be written again as a temporary file, from its start: locked
+    /// Opens the file at `url` to be written again as a temporary file, from its start: a store
+    /// file (``isStoreFile(_:)``: never through a link, never another user's file or a FIFO), locked
     /// (`flock`, without waiting: someone else's lock means it is theirs) and still linked; `nil`
     /// otherwise. It is not emptied: truncating a file to zero makes ext4 write it back when it is
     /// closed (`auto_da_alloc`), so the writer overwrites it and cuts it to length
     /// (``truncate(_:to:)``) instead. Returns the descriptor and the file's length.
     static func reclaim(_ url: URL) -> (descriptor: Int32, length: Int64)? {
-        let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
+        let descriptor = open(url.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         var info = stat()
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, fstat(descriptor, &info) == 0, info.st_nlink > 0 else {
+        // Checked once the lock is held: a scan that removed the file held the lock meanwhile,
+        // and then its link count is zero.
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, fstat(descriptor, &info) == 0, isStoreFile(info),
+            fcntl(descriptor, F_SETFL, 0) == 0
+        else {
             close(descriptor)
             return nil
         }
@@ -171,9 +210,24 @@ enum CacheFileIO {
         _ = closeDescriptor(descriptor)
     }
 
-    /// Creates the directory and its parents if needed.
+    /// Creates the directory and its parents if needed, private to this process's user (0700).
     static func createDirectory(_ url: URL) {
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    /// What the directory at `url` is: absent (the store creates it when it first writes), or
+    /// present and usable (a directory owned by this process's user, as reached through the path
+    /// the app gave, links included), or present and not usable (a file, another user's
+    /// directory): then the store leaves it alone.
+    enum DirectoryState: Equatable {
+        case absent, usable, unusable
+    }
+
+    static func directoryState(_ url: URL) -> DirectoryState {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return errno == ENOENT ? .absent : .unusable }
+        return (info.st_mode & S_IFMT) == S_IFDIR && info.st_uid == geteuid() ? .usable : .unusable
     }
 }
 
@@ -188,6 +242,8 @@ extension CacheFileIO.Status {
         modified = Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000)
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)
+        isStoreFile = CacheFileIO.isStoreFile(info)
+        isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
     }
 }
 

@@ -10,13 +10,18 @@ import CourierLocking
 /// however large) is read and delivered in pieces on a queue of the transfer's own, pausing while
 /// the bytes delivered and not yet acknowledged reach the window and resuming on `acknowledge`,
 /// `suspend`/`resume` and `cancel` included. A body file stays readable even if the entry is
-/// replaced or evicted meanwhile (``StoredBodyFile`` holds it open).
+/// replaced or evicted meanwhile (``StoredBodyFile`` holds it open), and each of its blocks is
+/// checked before it is delivered: a damaged one ends the replay with `.fileSystem` (after the
+/// intact bytes before it), and the store removes the entry.
+///
+/// A replay may deliver only part of the stored body (a `206` answered from the store): its head
+/// then says so (`206`, `Content-Range`), and `bodyRange` says which bytes.
 final class CacheReplayTransfer: TransportTransfer {
     /// The most bytes read from a body file for one `body` event.
-    static let chunkSize = 64 << 10
+    static let chunkSize = CacheBodyChecksums.blockSize
 
     private struct State {
-        var offset: Int64 = 0
+        var offset: Int64
         var unacknowledged = 0
         var suspended = false
         var cancelled = false
@@ -24,13 +29,17 @@ final class CacheReplayTransfer: TransportTransfer {
     }
 
     private let body: StoredBody
+    /// The end of the bytes replayed (the body's length unless a range was asked for).
+    private let end: Int64
+    /// Where the bytes replayed start.
+    private let start: Int64
     private let url: URL
     private let sink: any TransportEventSink
     private let window: Int
     private let source: ResponseSource
     /// The network exchange's metrics when one preceded the replay (a revalidation's `304`).
     private let networkMetrics: TransferMetrics?
-    private let state = Locked(State())
+    private let state: Locked<State>
     /// Where pieces are read and delivered; `nil` for a body delivered whole as the replay starts
     /// (the common hit), which then costs no queue.
     private let queue: DispatchQueue?
@@ -39,13 +48,23 @@ final class CacheReplayTransfer: TransportTransfer {
     /// HEAD request) with `metrics.source` set to `source`.
     ///
     /// With an `age` (the HTTP cache's answers, RFC 9111 §4), the head gets that `Age` and the
-    /// stored body's `Content-Length`. `networkMetrics` are those of the exchange that led to the
-    /// replay, if any (a revalidation answered `304`): its timings and bytes on the wire are kept.
+    /// stored body's `Content-Length` (of `bodyRange`, when given). `networkMetrics` are those of
+    /// the exchange that led to the replay, if any (a revalidation answered `304`): its timings
+    /// and bytes on the wire are kept. `bodyRange` limits the body to those bytes (clamped to it).
     init(
         _ entry: StoredEntry, url: URL, sink: any TransportEventSink, flowControlWindow: Int = 4 << 20,
-        source: ResponseSource = .cache, includingBody: Bool = true, age: Int? = nil, networkMetrics: TransferMetrics? = nil
+        source: ResponseSource = .cache, includingBody: Bool = true, age: Int? = nil, networkMetrics: TransferMetrics? = nil,
+        bodyRange: Range<Int64>? = nil
     ) {
         self.body = includingBody ? entry.body : .data(Data())
+        // The bytes the head announces (a HEAD's too), and the ones replayed.
+        let stored = entry.body.length
+        let announced = bodyRange.map { min(max(0, $0.lowerBound), stored)..<min(max(0, $0.upperBound), stored) } ?? 0..<stored
+        let start = includingBody ? announced.lowerBound : 0
+        let end = includingBody ? max(start, announced.upperBound) : 0
+        self.start = start
+        self.end = end
+        self.state = Locked(State(offset: start))
         self.url = url
         self.sink = sink
         self.window = max(1, flowControlWindow)
@@ -55,18 +74,20 @@ final class CacheReplayTransfer: TransportTransfer {
         if let age {
             fields.removeAll { $0.name.caseInsensitiveEquals("Age") || $0.name.caseInsensitiveEquals("Content-Length") }
             fields.append((name: "Age", value: String(max(0, age))))
-            fields.append((name: "Content-Length", value: String(entry.body.length)))
+            fields.append((name: "Content-Length", value: String(max(0, announced.upperBound - announced.lowerBound))))
         }
         var head = ResponseHead(statusCode: entry.head.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
         head.responseMemo = entry.responseMemo
         var atOnce: Data?
-        if case .data(let data) = body, data.count <= window { atOnce = data }
+        if case .data(let data) = body, end - start <= Int64(window) {
+            atOnce = start == 0 && end == Int64(data.count) ? data : data.subdata(in: (data.startIndex + Int(start))..<(data.startIndex + Int(end)))
+        }
         queue = atOnce == nil ? DispatchQueue(label: "courier.cache-replay") : nil
         sink.receive(.response(head))
         if let data = atOnce {
             state.withLock { state in
                 state.finished = true
-                state.offset = Int64(data.count)
+                state.offset = end
             }
             if !data.isEmpty { sink.receive(.body(data)) }
             sink.receive(.completed(error: nil, metrics: metrics()))
@@ -120,11 +141,14 @@ final class CacheReplayTransfer: TransportTransfer {
                     return .complete(CourierError(.cancelled, "The request was cancelled.", url: url))
                 }
                 if state.suspended || state.unacknowledged >= window { return .wait }
-                if state.offset >= body.length {
+                if state.offset >= end {
                     state.finished = true
                     return .complete(nil)
                 }
-                return .read(offset: state.offset, count: Int(min(Int64(Self.chunkSize), body.length - state.offset)))
+                // Pieces on the body's block boundaries (a range may start anywhere): each read
+                // then checks only the blocks it delivers.
+                let toBoundary = Int64(Self.chunkSize) - state.offset % Int64(Self.chunkSize)
+                return .read(offset: state.offset, count: Int(min(toBoundary, end - state.offset)))
             }
             switch step {
             case .wait:
@@ -139,10 +163,14 @@ final class CacheReplayTransfer: TransportTransfer {
                         return !state.finished
                     }
                     if stop {
-                        sink.receive(
-                            .completed(
-                                error: CourierError(.fileSystem, "The stored response body could not be read.", url: url),
-                                metrics: metrics()))
+                        let message =
+                            if case .file(let file) = body, file.isDamaged {
+                                "The stored response body is damaged (a block does not match its checksum); the entry was removed, "
+                                    + "so the next request goes to the network."
+                            } else {
+                                "The stored response body could not be read."
+                            }
+                        sink.receive(.completed(error: CourierError(.fileSystem, message, url: url), metrics: metrics()))
                     }
                     return
                 }
@@ -156,7 +184,7 @@ final class CacheReplayTransfer: TransportTransfer {
     }
 
     private func metrics() -> TransferMetrics {
-        var metrics = networkMetrics ?? TransferMetrics(bytesReceived: state.withLock { $0.offset }, transport: "cache")
+        var metrics = networkMetrics ?? TransferMetrics(bytesReceived: state.withLock { $0.offset } - start, transport: "cache")
         metrics.source = source
         return metrics
     }

@@ -33,11 +33,17 @@ final class CacheSpareFiles: Sendable {
     }
 
     /// Keeps the file now at `url` (a replaced head under a temporary name) as a spare, or
-    /// removes it when it cannot be reclaimed or enough are kept.
+    /// removes it when it cannot be reclaimed or enough are kept. Only a store file is ever kept
+    /// (``CacheFileIO/reclaim(_:)``): a link or a FIFO that stood where the head was is removed
+    /// by name, and what a link pointed to is never opened, let alone written.
     func keep(_ url: URL) {
         guard let (descriptor, length) = CacheFileIO.reclaim(url) else {
-            // Locked by another process's scan (which removes it), or gone: nothing to keep.
-            CacheFileIO.removeIfUnlocked(url)
+            if let status = CacheFileIO.status(url), !status.isStoreFile {
+                if !status.isDirectory { CacheFileIO.remove(url) }
+            } else {
+                // Locked by another process's scan (which removes it), or gone: nothing to keep.
+                CacheFileIO.removeIfUnlocked(url)
+            }
             return
         }
         let kept = spares.withLock { spares -> Bool in

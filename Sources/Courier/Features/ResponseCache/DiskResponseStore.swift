@@ -13,6 +13,12 @@ import Foundation
 /// Recency: a head file's modification time is the entry's last use (set on every write and hit),
 /// shared by every process on the directory, so eviction needs no shared index.
 ///
+/// The directory is input too: no file is read or written through a link, no FIFO or device is
+/// opened for long enough to block, and only regular files this user owns are used
+/// (``CacheFileIO``); anything else under a store file's name is a miss, and the next write or
+/// scan replaces or removes the name (never what it points to). A directory that is not this
+/// user's is not used at all (``CacheDirectoryGuard``).
+///
 /// Every method does file I/O on the caller's thread and never throws: the disk tier is best
 /// effort and a failure only means a miss or an entry not stored.
 struct DiskResponseStore: Sendable {
@@ -22,6 +28,22 @@ struct DiskResponseStore: Sendable {
     let directory: URL
     /// Temporary files to reuse instead of creating new ones (see ``CacheSpareFiles``).
     let spares = CacheSpareFiles()
+    /// Whether the directory may be used at all.
+    let directoryGuard: CacheDirectoryGuard
+
+    init(directory: URL) {
+        self.directory = directory
+        directoryGuard = CacheDirectoryGuard(directory)
+    }
+
+    /// A body file being published: a locked temporary file in the directory holding the body
+    /// format's magic, `length` body bytes and their block checksums (``CacheBodyChecksums``).
+    struct SpilledBody {
+        let url: URL
+        let descriptor: Int32
+        let length: Int64
+        let blockSums: [UInt64]
+    }
 
     func url(_ name: String) -> URL {
         directory.appendingPathComponent(name, isDirectory: false)
@@ -36,12 +58,13 @@ struct DiskResponseStore: Sendable {
     /// The entry stored for `key`, with its body file open, or `nil`. A head or body that fails
     /// its checks is removed. A hit marks the entry used at `touchingAt`.
     func read(_ key: ResponseCacheKey, touchingAt now: Date?) -> StoredEntry? {
+        guard directoryGuard.mayRead() else { return nil }
         let headURL = headURL(for: key)
         guard let head = readHead(at: headURL), head.metadata.key == key.rawValue else { return nil }
         let metadata = head.metadata
         let body: StoredBody
         if let name = metadata.bodyFile {
-            guard let file = openBody(name, length: metadata.bodyLength) else {
+            guard let file = openBody(name, length: metadata.bodyLength, checksum: metadata.bodyChecksum, key: key) else {
                 // The head names a body that is gone or damaged: the entry is unusable.
                 CacheFileIO.remove(headURL)
                 return nil
@@ -59,10 +82,10 @@ struct DiskResponseStore: Sendable {
     /// The decoded head file at `url`; a file that is not a valid head of this version is removed
     /// (unless another one replaced it meanwhile).
     func readHead(at url: URL) -> CacheEntryFormat.Head? {
-        guard let descriptor = CacheFileIO.openForReading(url) else { return nil }
+        guard let (descriptor, status) = CacheFileIO.openStoreFile(url, writable: false) else { return nil }
         defer { CacheFileIO.close(descriptor) }
-        if let file = CacheFileIO.readWhole(descriptor, limit: Self.maximumHeadFileSize),
-            case .valid(let head) = CacheEntryFormat.decodeHead(file)
+        if status.size <= Int64(Self.maximumHeadFileSize), let file = CacheFileIO.read(descriptor, at: 0, count: Int(status.size)),
+            file.count == Int(status.size), case .valid(let head) = CacheEntryFormat.decodeHead(file)
         {
             return head
         }
@@ -70,19 +93,35 @@ struct DiskResponseStore: Sendable {
         return nil
     }
 
-    /// Opens a body file and checks its magic and size.
-    private func openBody(_ name: String, length: Int64) -> StoredBodyFile? {
+    /// Opens a body file and checks its magic, its size and its block checksums against the
+    /// head's `checksum`; its blocks are checked as they are read (``StoredBodyFile``).
+    private func openBody(_ name: String, length: Int64, checksum: String?, key: ResponseCacheKey) -> StoredBodyFile? {
         let bodyURL = url(name)
-        guard let descriptor = CacheFileIO.openForReading(bodyURL) else { return nil }
+        guard let (descriptor, status) = CacheFileIO.openStoreFile(bodyURL, writable: false) else { return nil }
         let magic = CacheEntryFormat.bodyMagic
-        guard CacheFileIO.read(descriptor, at: 0, count: magic.count) == magic,
-            CacheFileIO.size(of: descriptor) == Int64(magic.count) + length
+        let blocks = CacheBodyChecksums.blockCount(forLength: length)
+        let trailerOffset = Int64(magic.count) + length
+        guard status.size == trailerOffset + Int64(blocks) * 8,
+            CacheFileIO.read(descriptor, at: 0, count: magic.count) == magic,
+            let trailer = CacheFileIO.read(descriptor, at: trailerOffset, count: blocks * 8),
+            let sums = CacheBodyChecksums.sums(inTrailer: trailer), sums.count == blocks,
+            CacheBodyChecksums.digest(of: sums) == checksum
         else {
             removeIfUnchanged(bodyURL, openAs: descriptor)
             CacheFileIO.close(descriptor)
             return nil
         }
-        return StoredBodyFile(descriptor: descriptor, url: bodyURL, bodyOffset: Int64(magic.count), length: length)
+        return StoredBodyFile(
+            descriptor: descriptor, url: bodyURL, bodyOffset: Int64(magic.count), length: length, blockSums: sums,
+            onDamage: { removeEntry(key, ifItsBodyIs: name) })
+    }
+
+    /// Removes the entry for `key` if its head still names the body file `name` (found damaged),
+    /// and that body file.
+    private func removeEntry(_ key: ResponseCacheKey, ifItsBodyIs name: String) {
+        let headURL = headURL(for: key)
+        if readHead(at: headURL)?.metadata.bodyFile == name { CacheFileIO.remove(headURL) }
+        CacheFileIO.remove(url(name))
     }
 
     /// Removes `url` if it is still the file open as `descriptor` (a reader that found a damaged
@@ -96,6 +135,7 @@ struct DiskResponseStore: Sendable {
 
     /// Marks the entry for `key` used at `now` (its head's modification time).
     func touch(_ key: ResponseCacheKey, at now: Date) {
+        guard directoryGuard.mayRead() else { return }
         CacheFileIO.setModified(headURL(for: key), to: now)
     }
 
@@ -109,11 +149,12 @@ struct DiskResponseStore: Sendable {
         CacheFileIO.setModified(url, to: now)
     }
 
-    /// A new locked temporary file in the directory (created if needed).
+    /// A new locked temporary file in the directory (created if needed, private to this user).
     func createTemporaryFile() -> (url: URL, descriptor: Int32)? {
+        guard directoryGuard.mayWrite() else { return nil }
         let temporary = url(CacheEntryFormat.newTemporaryFileName())
         if let descriptor = CacheFileIO.createLocked(temporary) { return (temporary, descriptor) }
-        CacheFileIO.createDirectory(directory)
+        guard directoryGuard.recreate() else { return nil }
         return CacheFileIO.createLocked(temporary).map { (temporary, $0) }
     }
 
@@ -132,7 +173,9 @@ struct DiskResponseStore: Sendable {
             CacheFileIO.close(descriptor)
             return false
         }
-        if FastPaths.enabled, CacheFileIO.exchange(temporary, destination) {
+        // Swapped only with a store file: a directory (which a swap would move) or a link or FIFO
+        // there is replaced by a rename, or the write fails.
+        if FastPaths.enabled, CacheFileIO.status(destination)?.isStoreFile == true, CacheFileIO.exchange(temporary, destination) {
             // The new head is in place (its lock goes with this descriptor, as after a rename);
             // the old one is under the temporary name now.
             CacheFileIO.close(descriptor)
@@ -155,21 +198,31 @@ struct DiskResponseStore: Sendable {
         var bodyFile: StoredBodyFile?
     }
 
-    /// Publishes `entry` for its key: `spilledBody` (a locked temporary body file holding the body
-    /// format's magic and the whole body, whose ownership passes to this call; `entry.body` is then
-    /// ignored) is renamed into place first, then the head is written, replacing any
-    /// earlier entry, whose body file is removed. Without `spilledBody` the entry's body must be
-    /// `.data`: bodies up to `inlineLimit` bytes go inline, larger ones into a new body file.
-    func publish(_ entry: StoredEntry, spilledBody: (url: URL, descriptor: Int32)?, inlineLimit: Int, now: Date) -> Published? {
+    /// Publishes `entry` for its key: `spilledBody` (whose ownership passes to this call;
+    /// `entry.body` is then ignored) is renamed into place first, then the head is written,
+    /// replacing any earlier entry, whose body file is removed. Without `spilledBody` the entry's
+    /// body must be `.data`: bodies up to `inlineLimit` bytes go inline, larger ones into a new
+    /// body file.
+    func publish(_ entry: StoredEntry, spilledBody: SpilledBody?, inlineLimit: Int, now: Date) -> Published? {
+        guard directoryGuard.mayWrite() else {
+            if let spilledBody {
+                CacheFileIO.remove(spilledBody.url)
+                CacheFileIO.close(spilledBody.descriptor)
+            }
+            return nil
+        }
         var spilled = spilledBody
         if spilled == nil, case .data(let data) = entry.body, data.count > inlineLimit {
             guard let created = createTemporaryFile() else { return nil }
-            guard CacheFileIO.writeAll(created.descriptor, CacheEntryFormat.bodyMagic), CacheFileIO.writeAll(created.descriptor, data) else {
+            let sums = CacheBodyChecksums.of(data)
+            guard CacheFileIO.writeAll(created.descriptor, CacheEntryFormat.bodyMagic), CacheFileIO.writeAll(created.descriptor, data),
+                CacheFileIO.writeAll(created.descriptor, CacheBodyChecksums.trailer(sums))
+            else {
                 CacheFileIO.remove(created.url)
                 CacheFileIO.close(created.descriptor)
                 return nil
             }
-            spilled = created
+            spilled = SpilledBody(url: created.url, descriptor: created.descriptor, length: Int64(data.count), blockSums: sums)
         }
         let previousBody = readHead(at: headURL(for: entry.key)).flatMap { $0.metadata.key == entry.key.rawValue ? $0.metadata.bodyFile : nil }
         var bodyName: String?
@@ -177,21 +230,23 @@ struct DiskResponseStore: Sendable {
         var bodyLength = entry.body.length
         if let spilled {
             let name = CacheEntryFormat.newBodyFileName(entry.key)
-            guard let size = CacheFileIO.size(of: spilled.descriptor), size >= Int64(CacheEntryFormat.bodyMagic.count),
-                CacheFileIO.rename(spilled.url, to: url(name))
+            let expectedSize = Int64(CacheEntryFormat.bodyMagic.count) + spilled.length + Int64(spilled.blockSums.count) * 8
+            guard spilled.blockSums.count == CacheBodyChecksums.blockCount(forLength: spilled.length),
+                CacheFileIO.size(of: spilled.descriptor) == expectedSize, CacheFileIO.rename(spilled.url, to: url(name))
             else {
                 CacheFileIO.remove(spilled.url)
                 CacheFileIO.close(spilled.descriptor)
                 return nil
             }
             bodyName = name
-            bytes += size
-            bodyLength = size - Int64(CacheEntryFormat.bodyMagic.count)
+            bytes += expectedSize
+            bodyLength = spilled.length
         }
         let inline: Data
         if bodyName == nil, case .data(let data) = entry.body { inline = data } else { inline = Data() }
         var metadata = CacheEntryFormat.metadata(for: entry, bodyFile: bodyName)
         metadata.bodyLength = bodyLength
+        metadata.bodyChecksum = spilled.map { CacheBodyChecksums.digest(of: $0.blockSums) }
         guard let head = CacheEntryFormat.encodeHead(metadata, inlineBody: inline),
             writeAtomically(head, to: headURL(for: entry.key))
         else {
@@ -207,9 +262,11 @@ struct DiskResponseStore: Sendable {
         if let spilled, let bodyName {
             // The body is referenced now: a scan may judge it (it skips locked body files).
             CacheFileIO.unlock(spilled.descriptor)
+            let key = entry.key
             bodyFile = StoredBodyFile(
                 descriptor: spilled.descriptor, url: url(bodyName),
-                bodyOffset: Int64(CacheEntryFormat.bodyMagic.count), length: bodyLength)
+                bodyOffset: Int64(CacheEntryFormat.bodyMagic.count), length: bodyLength, blockSums: spilled.blockSums,
+                onDamage: { removeEntry(key, ifItsBodyIs: bodyName) })
         }
         if let previousBody, previousBody != bodyName { CacheFileIO.remove(url(previousBody)) }
         return Published(bytes: bytes, bodyFile: bodyFile)
@@ -220,7 +277,7 @@ struct DiskResponseStore: Sendable {
     /// body with the new head is what the key should hold. Returns the updated entry, or `nil`
     /// when the body is not inline or the write failed.
     func replaceHead(of entry: StoredEntry, with entryHead: CacheEntryHead, now: Date) -> StoredEntry? {
-        guard case .data(let body) = entry.body, body.count <= ResponseCache.spillThreshold else { return nil }
+        guard case .data(let body) = entry.body, body.count <= ResponseCache.spillThreshold, directoryGuard.mayWrite() else { return nil }
         var updated = entry
         updated.head = entryHead
         let headURL = headURL(for: entry.key)
@@ -234,6 +291,7 @@ struct DiskResponseStore: Sendable {
     /// Rewrites only the head of the entry stored for `head.key` (after a 304), keeping its body
     /// (inline bytes or body file). Returns the updated entry, or `nil` if none is stored.
     func updateHead(of key: ResponseCacheKey, to entryHead: CacheEntryHead, now: Date) -> StoredEntry? {
+        guard directoryGuard.mayWrite() else { return nil }
         let headURL = headURL(for: key)
         guard let current = readHead(at: headURL), current.metadata.key == key.rawValue else { return nil }
         var metadata = current.metadata
@@ -261,6 +319,7 @@ struct DiskResponseStore: Sendable {
 
     /// Removes the entry for `key` (head, then its body file).
     func remove(_ key: ResponseCacheKey) {
+        guard directoryGuard.mayRead() else { return }
         let headURL = headURL(for: key)
         let body = readHead(at: headURL)?.metadata.bodyFile
         CacheFileIO.remove(headURL)
@@ -280,9 +339,11 @@ struct DiskResponseStore: Sendable {
         }
     }
 
-    /// Removes every entry, body file and abandoned temporary file.
+    /// Removes every entry, body file and abandoned temporary file (and any name of the store's
+    /// forms that is not a store file).
     func removeEverything() {
         let listing = list()
+        for name in listing.foreign { CacheFileIO.remove(url(name)) }
         for name in listing.heads.keys { CacheFileIO.remove(url(name)) }
         for bodies in listing.bodies.values { for body in bodies { CacheFileIO.remove(url(body.name)) } }
         for name in listing.temporaries { CacheFileIO.removeIfUnlocked(url(name)) }
@@ -298,6 +359,9 @@ struct DiskResponseStore: Sendable {
         var bodies: [Substring: [(name: String, status: CacheFileIO.Status)]] = [:]
         var temporaries: [String] = []
         var temporaryBytes: Int64 = 0
+        /// Names of the store's forms that are not store files (links, FIFOs, devices, sockets,
+        /// other users' files, files with other links): never opened, removed by a scan.
+        var foreign: [String] = []
 
         var size: Int64 {
             heads.values.reduce(0) { $0 + $1.size } + bodies.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.status.size } } + temporaryBytes
@@ -306,15 +370,26 @@ struct DiskResponseStore: Sendable {
 
     func list() -> Listing {
         var listing = Listing()
+        guard directoryGuard.mayRead() else { return listing }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names {
-            if CacheEntryFormat.isHeadFileName(name) {
-                if let status = CacheFileIO.status(url(name)) { listing.heads[name] = status }
-            } else if let digest = CacheEntryFormat.keyDigest(ofBodyFile: name) {
-                if let status = CacheFileIO.status(url(name)) { listing.bodies[digest, default: []].append((name, status)) }
-            } else if CacheEntryFormat.isTemporaryFileName(name) {
+            let isHead = CacheEntryFormat.isHeadFileName(name)
+            let digest = isHead ? nil : CacheEntryFormat.keyDigest(ofBodyFile: name)
+            guard isHead || digest != nil || CacheEntryFormat.isTemporaryFileName(name), let status = CacheFileIO.status(url(name)) else {
+                continue
+            }
+            guard status.isStoreFile else {
+                // A directory cannot be unlinked, and is no file of the store's: left alone.
+                if !status.isDirectory { listing.foreign.append(name) }
+                continue
+            }
+            if isHead {
+                listing.heads[name] = status
+            } else if let digest {
+                listing.bodies[digest, default: []].append((name, status))
+            } else {
                 listing.temporaries.append(name)
-                listing.temporaryBytes += CacheFileIO.status(url(name))?.size ?? 0
+                listing.temporaryBytes += status.size
             }
         }
         return listing
@@ -327,11 +402,15 @@ struct DiskResponseStore: Sendable {
 
     /// Cleans the directory and, if it holds more than `capacity` bytes, evicts the least recently
     /// used entries until it holds at most `target`. Cleaning removes temporary files no live
-    /// process holds (left by a killed writer), heads of another schema version or damaged, and
-    /// body files no head names (unless a writer still holds them). Returns the bytes left.
+    /// process holds (left by a killed writer), heads of another schema version or damaged, body
+    /// files no head names (unless a writer still holds them), and names of the store's forms
+    /// that are not store files (the names only: a link's target is never touched). Returns the
+    /// bytes left.
     @discardableResult
     func scan(capacity: Int64, target: Int64) -> Int64 {
+        directoryGuard.forget()
         var listing = list()
+        for name in listing.foreign { CacheFileIO.remove(url(name)) }
         listing.temporaries = listing.temporaries.filter { !CacheFileIO.removeIfUnlocked(url($0)) }
         listing.temporaryBytes = listing.temporaries.reduce(0) { $0 + (CacheFileIO.status(url($1))?.size ?? 0) }
 

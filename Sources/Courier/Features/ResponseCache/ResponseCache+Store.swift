@@ -60,7 +60,7 @@ extension ResponseCache {
 
     /// Publishes an entry a writer finished: in memory when its body is in memory and fits, and
     /// on disk (see ``DiskResponseStore/publish(_:spilledBody:inlineLimit:now:)``).
-    func publish(_ entry: StoredEntry, spilledBody: (url: URL, descriptor: Int32)?) -> StoredEntry? {
+    func publish(_ entry: StoredEntry, spilledBody: DiskResponseStore.SpilledBody?) -> StoredEntry? {
         var published = entry
         if let disk {
             let result = disk.publish(entry, spilledBody: spilledBody, inlineLimit: Self.spillThreshold, now: now())

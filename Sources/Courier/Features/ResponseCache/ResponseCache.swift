@@ -56,9 +56,13 @@ public struct CachedResponse: Sendable, Hashable {
 ///   write). No shared index: several caches and processes may share one directory, which may
 ///   briefly exceed the capacity by what they wrote since their last scans.
 /// - **Crash-safe.** Entries are written to temporary files and renamed into place (body first,
-///   head last), and every file is checked when read (format version, lengths, a checksum), so a
+///   head last), and every file is checked when read (format version, lengths, a checksum of each
+///   head and of each 64 KiB block of a body file, checked before the block is served), so a
 ///   process killed mid-write never leaves an entry that is served torn; what it left behind is
 ///   removed by a later scan.
+/// - **The directory is input too.** It is created private (0700) and not used at all when
+///   another user owns it; only regular files of this user are opened, never through a link and
+///   never a FIFO (see the DocC guide "Caching responses").
 /// - **Versioned.** Files carry their format version; files of another version (those of
 ///   Courier releases before the HTTP cache included) are misses and are removed, never misread.
 /// - **Streamed.** Bodies past 64 KiB are written to disk as they arrive and replayed from disk in
@@ -75,9 +79,10 @@ public final class ResponseCache: Sendable {
     /// Bodies up to this size are kept in memory while written and stored inline in their entry's
     /// head file; larger ones go to a body file of their own.
     static let spillThreshold = 64 << 10
-    /// Response headers that describe the bytes on the wire rather than the body Courier keeps
-    /// (stored decoded), hop-by-hop fields, and `Set-Cookie` (cookies are not replayed); neither
-    /// cache policy stores them.
+    /// Response headers that describe the bytes on the wire rather than the body Courier keeps,
+    /// hop-by-hop fields, and `Set-Cookie` (cookies are not replayed); neither cache policy stores
+    /// them, except `Content-Encoding` with a body kept still in that coding (the transport did
+    /// not decode it).
     static let droppedHeaders = [
         "Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection",
         "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade",
@@ -181,10 +186,16 @@ public final class ResponseCache: Sendable {
     /// larger than ``maximumEntrySize``).
     ///
     /// Headers describing the wire form (`Content-Encoding`, `Content-Length`, `Transfer-Encoding`)
-    /// and `Set-Cookie` are not kept: the body is stored decoded, and cookies are not replayed.
+    /// and `Set-Cookie` are not kept: the body given is taken to be decoded, and cookies are not replayed.
     public func store(_ response: CachedResponse, for key: ResponseCacheKey) {
+        store(response, for: key, keepingContentEncoding: false)
+    }
+
+    /// ``store(_:for:)``, keeping `Content-Encoding` when `keepingContentEncoding` (the body is
+    /// still in that coding: replayed without the field, it would pass for plain).
+    func store(_ response: CachedResponse, for key: ResponseCacheKey, keepingContentEncoding: Bool) {
         var kept = response
-        for name in Self.droppedHeaders { kept.headers.remove(name: name) }
+        for name in Self.droppedHeaders where !(keepingContentEncoding && name == "Content-Encoding") { kept.headers.remove(name: name) }
         kept.headers.update(name: "Content-Length", value: String(kept.data.count))
         let entry = StoredEntry(kept, key: key)
         memory.withLock { $0.insert(entry) }

@@ -21,11 +21,14 @@ extension ResponseCacheSettings: RequestFeatureSetting {
 
 extension ResponseCache: RequestFeature {
     /// Answers from a fresh stored response when the request asked for caching and one exists.
+    /// A request with `Range` is never answered (the key does not include it: the stored response
+    /// is the whole one), nor a request that decodes with a body stored still coded.
     func route(_ exchange: ExchangeContext, sink: any TransportEventSink, onward: ExchangeOnward) -> RoutedTransfer? {
         // Upload bodies are not part of the key, so uploads are never served from the cache.
         guard let settings = exchange.settings[ResponseCacheSettings.self], !settings.ignoresStoredResponse,
-            !exchange.hasUploadBody, let key = exchange.initialRequest.map(ResponseCacheKey.init),
-            let stored = freshEntry(for: key, maximumAge: settings.maximumAge, version: settings.version)
+            !exchange.hasUploadBody, !exchange.request.headers.contains("Range"), let key = exchange.initialRequest.map(ResponseCacheKey.init),
+            let stored = freshEntry(for: key, maximumAge: settings.maximumAge, version: settings.version),
+            !(exchange.request.automaticDecompression && HTTPCacheRules.contentCoding(of: stored.head.headers) != nil)
         else { return nil }
         let replay = CacheReplayTransfer(
             stored, url: exchange.request.url, sink: sink,
@@ -33,14 +36,18 @@ extension ResponseCache: RequestFeature {
         return RoutedTransfer(transfer: replay, origin: .local)
     }
 
-    /// Stores a successful response for a request that asked for caching (not one it served itself).
+    /// Stores a successful response for a request that asked for caching (not one it served
+    /// itself), except a partial one (`206`, or any answer to a request with `Range`). A body the
+    /// transport delivered still in its content coding keeps its `Content-Encoding`.
     func requestDidComplete(_ request: CompletedRequest) {
         let completion = request.completion
         guard let settings = request.settings[ResponseCacheSettings.self], request.origin?.reachedServer == true,
             !request.hasUploadBody, completion.error == nil,
-            let response = completion.response?.httpResponse, (200..<300).contains(response.statusCode),
+            let response = completion.response?.httpResponse, (200..<300).contains(response.statusCode), response.statusCode != 206,
+            request.initialRequest?.value(forHTTPHeaderField: "Range") == nil,
             let data = completion.data, let key = request.initialRequest.map(ResponseCacheKey.init)
         else { return }
+        let coded = completion.response.map { !$0.head.bodyIsDecoded && HTTPCacheRules.contentCoding(of: $0.head.headers) != nil } ?? false
         let headers = HTTPHeaders(
             response.allHeaderFields.compactMap { name, value in
                 (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
@@ -48,7 +55,7 @@ extension ResponseCache: RequestFeature {
         store(
             CachedResponse(
                 statusCode: response.statusCode, headers: headers, data: data,
-                storedAt: now(), version: settings.version), for: key)
+                storedAt: now(), version: settings.version), for: key, keepingContentEncoding: coded)
     }
 }
 

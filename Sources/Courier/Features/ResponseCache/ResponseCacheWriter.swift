@@ -30,6 +30,8 @@ final class ResponseCacheWriter: Sendable {
         var phase = WriterPhase.open
         var buffer = Data()
         var spill: Spill?
+        /// The spilled body's block checksums, computed as it is written.
+        var checksums = CacheBodyChecksums()
         var length: Int64 = 0
     }
 
@@ -71,6 +73,7 @@ final class ResponseCacheWriter: Sendable {
                     Self.discard(&state)
                     return false
                 }
+                state.checksums.add(data)
                 return true
             }
             guard let disk = cache.disk, state.buffer.count + data.count > ResponseCache.spillThreshold else {
@@ -88,6 +91,8 @@ final class ResponseCacheWriter: Sendable {
                 Self.discard(&state)
                 return false
             }
+            state.checksums.add(state.buffer)
+            state.checksums.add(data)
             state.buffer = Data()
             return true
         }
@@ -97,19 +102,29 @@ final class ResponseCacheWriter: Sendable {
     /// it; `nil` if the writer was discarded or already committed, or the disk write failed for
     /// a body that lives only on disk.
     func commit() -> StoredEntry? {
-        let taken = state.withLock { state -> (buffer: Data, spill: Spill?)? in
+        let taken = state.withLock { state -> (buffer: Data, spill: DiskResponseStore.SpilledBody?)? in
             guard state.phase == .open else { return nil }
-            state.phase = .committed
             defer {
                 state.buffer = Data()
                 state.spill = nil
             }
-            return (state.buffer, state.spill)
+            guard let spill = state.spill else {
+                state.phase = .committed
+                return (state.buffer, nil)
+            }
+            // The body file ends with its blocks' checksums.
+            let sums = state.checksums.finish()
+            guard CacheFileIO.writeAll(spill.descriptor, CacheBodyChecksums.trailer(sums)) else {
+                Self.discard(&state)
+                return nil
+            }
+            state.phase = .committed
+            return (Data(), DiskResponseStore.SpilledBody(url: spill.url, descriptor: spill.descriptor, length: state.length, blockSums: sums))
         }
         guard let taken else { return nil }
         return cache.publish(
             StoredEntry(key: key, head: head, url: url, version: version, body: .data(taken.buffer)),
-            spilledBody: taken.spill.map { ($0.url, $0.descriptor) })
+            spilledBody: taken.spill)
     }
 
     /// Drops what was written (removing the temporary file); nothing is stored. Idempotent.
@@ -121,6 +136,7 @@ final class ResponseCacheWriter: Sendable {
         guard state.phase == .open else { return }
         state.phase = .discarded
         state.buffer = Data()
+        state.checksums = CacheBodyChecksums()
         if let spill = state.spill {
             CacheFileIO.remove(spill.url)
             CacheFileIO.close(spill.descriptor)

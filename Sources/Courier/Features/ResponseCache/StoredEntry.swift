@@ -1,3 +1,4 @@
+import CourierLocking
 import Foundation
 
 /// One stored response as both cache policies see it: the TTL cache (`cached(for:version:)`, whose
@@ -122,28 +123,71 @@ struct StoredBodyChunks: Sequence, Sendable {
 
 /// An open, published body file of the disk store. Reads are positional (`pread`), so any number
 /// of threads may read one file at once; the descriptor closes when the last reference goes.
+///
+/// Every read covers whole blocks and checks each against its checksum (``CacheBodyChecksums``)
+/// before handing out any of its bytes. A block that fails makes the read fail and the file
+/// ``isDamaged``, and calls the store's `onDamage` once (it removes the entry, so the next request
+/// goes to the network).
 final class StoredBodyFile: Sendable {
     /// Where the file was when it was opened (it may have been removed since; the bytes stay readable).
     let url: URL
-    /// The body length (the file's size minus its header).
+    /// The body length (the file's size minus its header and checksums).
     let length: Int64
     /// Where the body starts in the file (after the format header).
     private let bodyOffset: Int64
     private let descriptor: Int32
+    /// One checksum per ``CacheBodyChecksums/blockSize`` bytes of the body.
+    private let blockSums: [UInt64]
+    private let onDamage: @Sendable () -> Void
+    /// Guards whether a block failed its checksum.
+    private let damaged = Locked(false)
 
     /// Takes ownership of `descriptor`.
-    init(descriptor: Int32, url: URL, bodyOffset: Int64, length: Int64) {
+    init(
+        descriptor: Int32, url: URL, bodyOffset: Int64, length: Int64, blockSums: [UInt64],
+        onDamage: @escaping @Sendable () -> Void = {}
+    ) {
         self.descriptor = descriptor
         self.url = url
         self.bodyOffset = bodyOffset
         self.length = length
+        self.blockSums = blockSums
+        self.onDamage = onDamage
     }
 
-    /// Up to `count` body bytes from `offset`.
+    /// Whether a read found a block that does not match its checksum.
+    var isDamaged: Bool { damaged.withLock { $0 } }
+
+    /// Up to `count` body bytes from `offset`, every block they touch checked; `nil` when the file
+    /// cannot be read or a block is damaged (``isDamaged`` tells which).
     func read(at offset: Int64, count: Int) -> Data? {
         guard offset >= 0 else { return nil }
         let count = Int(clamping: max(0, min(Int64(count), length - offset)))
-        return CacheFileIO.read(descriptor, at: bodyOffset + offset, count: count)
+        guard count > 0 else { return Data() }
+        let block = Int64(CacheBodyChecksums.blockSize)
+        let first = offset / block
+        let start = first * block
+        let end = min(length, (offset + Int64(count) + block - 1) / block * block)
+        guard let raw = CacheFileIO.read(descriptor, at: bodyOffset + start, count: Int(end - start)), raw.count == Int(end - start) else {
+            return nil
+        }
+        let intact = raw.withUnsafeBytes { bytes in
+            stride(from: 0, to: bytes.count, by: Int(block)).allSatisfy { blockStart in
+                let piece = UnsafeRawBufferPointer(rebasing: bytes[blockStart..<min(bytes.count, blockStart + Int(block))])
+                return CacheBodyChecksums.verify(piece, index: Int(first) + blockStart / Int(block), against: blockSums)
+            }
+        }
+        guard intact else {
+            let first = damaged.withLock { damaged -> Bool in
+                defer { damaged = true }
+                return !damaged
+            }
+            if first { onDamage() }
+            return nil
+        }
+        if start == offset, raw.count == count { return raw }
+        let from = Int(offset - start)
+        return raw.subdata(in: (raw.startIndex + from)..<(raw.startIndex + from + count))
     }
 
     deinit {

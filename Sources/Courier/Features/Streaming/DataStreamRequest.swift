@@ -7,6 +7,9 @@ import CourierLocking
 /// A request whose body is handed to you piece by piece as it arrives, made by
 /// `session.streamRequest(...)`, with backpressure: while you are busy with a chunk the transport
 /// stops reading once about a megabyte is waiting, so memory stays bounded on any body size.
+/// URLSession cannot stop reading: on that transport a consumer that falls more than
+/// ``SessionConfiguration/maximumStreamBacklog`` (16 MiB) behind fails the stream with
+/// `.responseTooLarge` instead.
 ///
 /// Validators run when the response head arrives; a stream is not retried once bytes reached you.
 public actor DataStreamRequest: Request {

@@ -62,7 +62,10 @@ extension CourierError {
                 underlyingError: error, url: url)
             return
         }
-        if code == CCURLE_RECV_ERROR, Self.isMalformedFraming(message) {
+        // libcurl reports malformed chunks as receive errors, and a chunked body's malformed
+        // trailers as the error of its header store (CURLE_BAD_FUNCTION_ARGUMENT), whose code
+        // says nothing: the sentence does.
+        if code == CCURLE_RECV_ERROR || message.hasPrefix(Self.chunkedTrailerFailure), Self.isMalformedFraming(message) {
             self.init(.invalidResponse, "The response's framing is malformed: \(message).", underlyingError: error, url: url)
             return
         }

@@ -313,7 +313,7 @@ final class CurlEventLoop: @unchecked Sendable {
             exchange.easy = easy
             exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
             exchange.connectToList = try CurlRequestBuilder.applyAlternative(plan, for: request.url, to: easy)
-            try exchange.installCallbacks(on: easy)
+            try exchange.installCallbacks(on: easy, debugHandler: defaults.tuning.debugHandler)
             // The reactor keeps reused connections in its wait set between transfers; it must see them closed.
             var refusedOption: UnsafePointer<CChar>?
             let attached = ccurl_reactor_attach_easy(reactor, easy.pointer, &refusedOption)

@@ -84,6 +84,8 @@ final class CurlExchange {
     private(set) var decodingFailure: CourierError?
     /// The final response's status, for the errors above.
     private var responseStatus: Int?
+    /// Where libcurl's account of the transfer goes (Courier's tools' `-v`), when anywhere.
+    private var debugHandler: (@Sendable (CurlDebugEvent) -> Void)?
     private var uploadSent: Int64 = 0
     private var uploadReported: Int64 = 0
     private unowned let clock: CurlActivityClock
@@ -146,12 +148,25 @@ final class CurlExchange {
         handle.sink.receive(.uploadProgress(sent: body.length, total: body.length))
     }
 
-    /// Wires the libcurl callbacks of `easy` to this exchange; throws `.transportFailed` naming the
-    /// option libcurl refused.
-    func installCallbacks(on easy: CurlEasyHandle) throws(CourierError) {
+    /// Wires the libcurl callbacks of `easy` to this exchange, and libcurl's verbose account of it
+    /// to `debugHandler` when there is one; throws `.transportFailed` naming the option libcurl refused.
+    func installCallbacks(on easy: CurlEasyHandle, debugHandler: (@Sendable (CurlDebugEvent) -> Void)? = nil) throws(CourierError) {
         let pointer = easy.pointer
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         try easy.set(.private, pointer: userdata)
+        if let debugHandler {
+            self.debugHandler = debugHandler
+            try easy.check(
+                .debugFunction,
+                ccurl_easy_setopt_func_debug(pointer, CCURLOPT_DEBUGFUNCTION) { _, type, data, size, userdata in
+                    guard let data, let userdata else { return 0 }
+                    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+                    Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().describe(type, bytes)
+                    return 0
+                })
+            try easy.set(.debugData, pointer: userdata)
+            try easy.set(.verbose, 1)
+        }
         try easy.check(
             .headerFunction,
             ccurl_easy_setopt_func_data(pointer, CCURLOPT_HEADERFUNCTION) { buffer, size, count, userdata in
@@ -198,11 +213,24 @@ final class CurlExchange {
 
     // MARK: - Callbacks (inside a pass, inside libcurl)
 
+    /// CURLOPT_DEBUGFUNCTION: hands libcurl's text and the heads to the debug handler; the body
+    /// and TLS bytes it also reports are not passed on.
+    private func describe(_ type: Int32, _ bytes: UnsafeRawBufferPointer) {
+        let kind: CurlDebugEvent.Kind
+        switch type {
+        case CCURLINFO_TEXT: kind = .text
+        case CCURLINFO_HEADER_IN: kind = .headerIn
+        case CCURLINFO_HEADER_OUT: kind = .headerOut
+        default: return
+        }
+        debugHandler?(CurlDebugEvent(kind: kind, text: String(decoding: bytes, as: UTF8.self), url: handle.request.url))
+    }
+
     /// CURLOPT_HEADERFUNCTION: feeds the parser and delivers the final head.
     private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
         guard state.isRunning else { return line.count }
         markActivity()
-        if let head = parser.consume(line, url: handle.request.url) {
+        if var head = parser.consume(line, url: handle.request.url) {
             responseStatus = head.statusCode
             if let altSvc, let field = head.headers.value(for: "Alt-Svc") {
                 altSvc.cache.learn(AltSvcHeader(parsing: field), for: altSvc.origin)
@@ -213,6 +241,7 @@ final class CurlExchange {
                 } catch {
                     decodingRefusal = error
                 }
+                head.bodyIsDecoded = decoding != nil
             }
             if !handle.cancelRequested.load(ordering: .relaxed) {
                 guard handle.request.httpVersion.accepts(negotiated: head.httpVersion, for: head.url) else {

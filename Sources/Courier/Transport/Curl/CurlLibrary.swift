@@ -41,6 +41,14 @@ struct CurlLibrary: Sendable {
     /// The libssl file this libcurl calls, as read from its relocations; `nil` when its TLS backend is
     /// not OpenSSL or that cannot be told (then no trust store is shared, see ``CurlSharedTrust``).
     var openSSLPath: String? { ccurl_openssl_path().map { String(cString: $0) } }
+    /// `curl_version()`: `"libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 ..."`.
+    var versionText = ""
+    /// The platform it was built for, e.g. `"x86_64-pc-linux-gnu"`.
+    var host = ""
+    /// The protocols it speaks, as it lists them.
+    var protocols: [String] = []
+    /// Its feature names (libcurl 7.87.0+ names them; older ones are named from their bits).
+    var featureNames: [String] = []
 
     /// Whether libcurl keeps a parsed CA file for later connections (CURLOPT_CA_CACHE_TIMEOUT,
     /// 7.87.0): then a CA file costs one parse per event loop rather than one per connection.
@@ -145,6 +153,34 @@ struct CurlLibrary: Sendable {
             defaultCAInfo: info.cainfo.map { String(cString: $0) })
         library.path = info.path.map { String(cString: $0) } ?? ""
         library.isChosen = info.chosen != 0
+        library.versionText = info.version_text.map { String(cString: $0) } ?? "libcurl/\(library.version)"
+        library.host = info.host.map { String(cString: $0) } ?? ""
+        library.protocols = strings(info.protocols)
+        library.featureNames = info.feature_names == nil ? featureNames(bits: info.features) : strings(info.feature_names)
         return library
+    }
+
+    /// The strings of a NULL-terminated C array that libcurl owns.
+    private static func strings(_ array: UnsafePointer<UnsafePointer<CChar>?>?) -> [String] {
+        guard let array else { return [] }
+        var result: [String] = []
+        var index = 0
+        while let text = array[index] {
+            result.append(String(cString: text))
+            index += 1
+        }
+        return result
+    }
+
+    /// The names libcurl 7.87.0 and later give the feature bits, for a libcurl that does not name them.
+    static func featureNames(bits: Int32) -> [String] {
+        let names: [(Int32, String)] = [
+            (0, "IPv6"), (2, "SSL"), (3, "libz"), (4, "NTLM"), (6, "Debug"), (7, "AsynchDNS"), (8, "SPNEGO"),
+            (9, "Largefile"), (10, "IDN"), (11, "SSPI"), (12, "CharConv"), (13, "TrackMemory"), (14, "TLS-SRP"),
+            (15, "NTLM_WB"), (16, "HTTP2"), (17, "GSS-API"), (18, "Kerberos"), (19, "UnixSockets"), (20, "PSL"),
+            (21, "HTTPS-proxy"), (22, "MultiSSL"), (23, "brotli"), (24, "alt-svc"), (25, "HTTP3"), (26, "zstd"),
+            (27, "Unicode"), (28, "HSTS"), (29, "gsasl"), (30, "threadsafe"),
+        ]
+        return names.filter { bits & (1 << $0.0) != 0 }.map(\.1)
     }
 }

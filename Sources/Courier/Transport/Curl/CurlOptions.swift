@@ -109,6 +109,16 @@ struct CurlOption: Sendable {
     static let connectTo = CurlOption(name: "CURLOPT_CONNECT_TO", number: CCURLOPT_CONNECT_TO)
     /// The longest the connect may take, in milliseconds.
     static let connectTimeoutMilliseconds = CurlOption(name: "CURLOPT_CONNECTTIMEOUT_MS", number: CCURLOPT_CONNECTTIMEOUT_MS)
+    /// `CURLOPT_MAX_RECV_SPEED_LARGE`: the most bytes per second read.
+    static let maximumReceiveSpeed = CurlOption(name: "CURLOPT_MAX_RECV_SPEED_LARGE", number: CCURLOPT_MAX_RECV_SPEED_LARGE)
+    /// `CURLOPT_MAX_SEND_SPEED_LARGE`: the most bytes per second sent.
+    static let maximumSendSpeed = CurlOption(name: "CURLOPT_MAX_SEND_SPEED_LARGE", number: CCURLOPT_MAX_SEND_SPEED_LARGE)
+    /// `CURLOPT_VERBOSE`: libcurl describes the transfer to the debug function.
+    static let verbose = CurlOption(name: "CURLOPT_VERBOSE", number: CCURLOPT_VERBOSE)
+    /// `CURLOPT_DEBUGFUNCTION` (set through ccurl).
+    static let debugFunction = CurlOption(name: "CURLOPT_DEBUGFUNCTION", number: CCURLOPT_DEBUGFUNCTION)
+    /// `CURLOPT_DEBUGDATA`.
+    static let debugData = CurlOption(name: "CURLOPT_DEBUGDATA", number: CCURLOPT_DEBUGDATA)
 }
 
 /// A libcurl multi option (`CURLMoption`) with its name, so a refusal can say which option it was.

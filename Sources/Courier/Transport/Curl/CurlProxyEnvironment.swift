@@ -27,6 +27,14 @@ struct CurlProxyEnvironment: Sendable, Equatable {
         CurlProxyEnvironment(environment: ProcessInfo.processInfo.environment)
     }
 
+    /// These settings with `tuning`'s proxy and no-proxy list, where it has them, in their place.
+    func tuned(by tuning: TransportTuning) -> CurlProxyEnvironment {
+        var tuned = self
+        if let proxy = tuning.proxy { (tuned.http, tuned.https) = (proxy, proxy) }
+        if let noProxy = tuning.noProxy { tuned.noProxy = noProxy }
+        return tuned
+    }
+
     /// `CURLOPT_PROXY` for an absolute http(s) URL, given as the string libcurl gets: the proxy, or `""` for none.
     func proxy(for url: String) -> String {
         // ASCII letters fold to lower case with 0x20; ":" has that bit set already.

@@ -17,6 +17,8 @@ struct CurlHandleDefaults: Sendable {
     var proxies = CurlProxyEnvironment(environment: [:])
     /// The origins that advertised HTTP/3, when the transport follows `Alt-Svc` (and libcurl speaks HTTP/3).
     var alternativeServices: CurlAlternativeServices?
+    /// Connect timeout, rate limits and the debug handler of Courier's tools.
+    var tuning = TransportTuning()
 }
 
 /// Turns a ``TransportRequest`` into easy-handle options: URL, method, headers in order, body
@@ -203,6 +205,7 @@ enum CurlRequestBuilder {
         // libcurl skips the check while the transfer is paused, so suspend and backpressure do not trip it.
         try easy.set(.lowSpeedLimit, request.minimumTransferRate?.bytesPerSecond ?? 0)
         try easy.set(.lowSpeedTime, request.minimumTransferRate?.wholeSeconds ?? 0)
+        try applyTuning(defaults.tuning, to: easy)
 
         switch plan.method {
         case .get:
@@ -263,6 +266,17 @@ enum CurlRequestBuilder {
         try easy.set(.connectTo, pointer: nil)
         try easy.set(.connectTimeoutMilliseconds, 0)
         try easy.set(.httpVersion, plan.tcpHTTPVersion)
+    }
+
+    /// The connect timeout and rate limits of Courier's tools; nothing when they set none (a reused
+    /// handle was reset, so libcurl's defaults hold).
+    private static func applyTuning(_ tuning: TransportTuning, to easy: CurlEasyHandle) throws(CourierError) {
+        if let timeout = tuning.connectTimeout {
+            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            try easy.set(.connectTimeoutMilliseconds, Int(clamping: max(1, milliseconds)))
+        }
+        if let rate = tuning.maximumReceiveRate { try easy.set(.maximumReceiveSpeed, offset: rate) }
+        if let rate = tuning.maximumSendRate { try easy.set(.maximumSendSpeed, offset: rate) }
     }
 
     /// Appends `Name: value` to a libcurl header list (which copies it).

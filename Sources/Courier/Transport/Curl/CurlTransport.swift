@@ -51,7 +51,8 @@ import CourierLocking
     public convenience init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
         try self.init(
             configuration: configuration, receiveBufferSize: receiveBufferSize,
-            responseWaitLimit: FastPaths.enabled ? CurlResponseWait.defaultLimit : .zero, proxies: .current())
+            responseWaitLimit: FastPaths.enabled ? CurlResponseWait.defaultLimit : .zero,
+            proxies: CurlProxyEnvironment.current().tuned(by: configuration.tuning))
     }
 
     /// Like ``init(configuration:receiveBufferSize:)``, with the longest a pass on a caller's thread
@@ -71,7 +72,7 @@ import CourierLocking
         trustStore = store
         defaults = CurlHandleDefaults(
             receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
-            responseWaitLimit: responseWaitLimit, proxies: proxies,
+            responseWaitLimit: responseWaitLimit, proxies: proxies, tuning: configuration.tuning,
             alternativeServices: configuration.usesHTTP3WhenAdvertised && library.speaksHTTP3 ? CurlAlternativeServices() : nil)
         plan = CurlLoopPlan(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,

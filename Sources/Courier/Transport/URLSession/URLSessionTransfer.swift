@@ -13,7 +13,13 @@ import CourierLocking
 /// so `suspend()` here is Courier's own: for GET and HEAD the task is cancelled and `resume()`
 /// continues with `Range: bytes=N-` (+ `If-Range` when the response had a validator and
 /// `Accept-Encoding: identity`); for other methods the task keeps running and its events are held
-/// until `resume()`. URLSession has no backpressure, so ``acknowledge(_:)`` does nothing.
+/// until `resume()`.
+///
+/// URLSession has no backpressure: a stream's consumer that falls behind cannot hold the server
+/// back. ``acknowledge(_:)`` counts what the consumer took, and a transfer whose body waits for
+/// its consumer beyond ``TransportRequest/maximumUnacknowledgedBytes`` fails at once with
+/// `.responseTooLarge`. The limits are checked in `didReceive data`, which the delegate queue
+/// keeps close behind FoundationNetworking's reading (see ``URLSessionDelegateQueue``).
 ///
 /// Every transition is ``URLSessionTransferState``'s: this class only turns callbacks and verbs
 /// into its events and performs the actions it returns (start or cancel a task, deliver, finish).
@@ -37,6 +43,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         /// The `Content-Length` of a response with a content coding: the coded bytes, which
         /// URLSession does not count (it hands over decoded bytes only).
         var codedLength: Int64?
+        /// Body bytes the sink has acknowledged (taken), of those delivered.
+        var acknowledged: Int64 = 0
     }
 
     private let request: TransportRequest
@@ -64,14 +72,14 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
                 .invalidConfiguration,
                 "The URLSession transport cannot choose the HTTP version "
                     + "(\(request.httpVersion) was asked for); use the curl transport.", url: request.url)
-            transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
+            transport.delegateQueue.schedule { [self] in handle(.startFailed(error)) }
             return
         }
         if case .stream(let stream) = request.body {
             do throws(CourierError) {
                 try stream.claim(url: request.url)
             } catch {
-                transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
+                transport.delegateQueue.schedule { [self] in handle(.startFailed(error)) }
                 return
             }
         }
@@ -86,18 +94,18 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
                 do throws(CourierError) {
                     try UploadFile.copy(url, length: length, to: copy)
                     bodyCopy.withLock { $0 = copy }
-                    transport.delegateQueue.addOperation { [self] in
+                    transport.delegateQueue.schedule { [self] in
                         handle(.start, resetsIdleClock: true)
                         armTimer()
                     }
                 } catch {
-                    transport.delegateQueue.addOperation { [self] in handle(.startFailed(error)) }
+                    transport.delegateQueue.schedule { [self] in handle(.startFailed(error)) }
                 }
             }
             return
         }
         #endif
-        transport.delegateQueue.addOperation { [self] in
+        transport.delegateQueue.schedule { [self] in
             handle(.start, resetsIdleClock: true)
             armTimer()
         }
@@ -108,11 +116,11 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     }
 
     func suspend() {
-        transport.delegateQueue.addOperation { [self] in handle(.suspend) }
+        transport.delegateQueue.schedule { [self] in handle(.suspend) }
     }
 
     func resume() {
-        transport.delegateQueue.addOperation { [self] in handle(.resume, resetsIdleClock: true) }
+        transport.delegateQueue.schedule { [self] in handle(.resume, resetsIdleClock: true) }
     }
 
     func cancel() {
@@ -120,16 +128,17 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             state.cancelRequested = true
             return state.machine.currentTask
         }
-        transport.delegateQueue.addOperation { [self] in handle(.cancel) }
-        // The operation above waits behind every callback already queued, and with no
-        // backpressure a fast server keeps adding to them faster than they drain: stop the
-        // network now (`URLSessionTask.cancel()` may be called from any thread), and drop the
-        // body bytes queued meanwhile.
-        task?.cancel()
+        transport.delegateQueue.schedule { [self] in handle(.cancel) }
+        // The operation above waits behind the callbacks already queued: stop the network now,
+        // and drop the body bytes queued meanwhile.
+        if let task { transport.cancelTask(task) }
     }
 
-    /// URLSession has no backpressure: nothing to reopen.
-    func acknowledge(_ bytes: Int) {}
+    /// Counts what the sink took: URLSession cannot pause, so this reopens nothing, but what was
+    /// delivered and not taken is bounded (``TransportRequest/maximumUnacknowledgedBytes``).
+    func acknowledge(_ bytes: Int) {
+        state.withLock { $0.acknowledged += Int64(bytes) }
+    }
 
     // MARK: - Delegate callbacks (delegate queue)
 
@@ -141,6 +150,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
                 return (name, "\(value)")
             }
             head = ResponseHead(statusCode: http.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
+            // FoundationNetworking decodes every content coding it knows and fails on the others.
+            if let coding = head?.headers["Content-Encoding"]?.trimmedASCII, !coding.isEmpty, !coding.caseInsensitiveEquals("identity") {
+                head?.bodyIsDecoded = true
+            }
         }
         handle(.responseReceived(task, head), from: task) { state, now in
             if state.timeToFirstByte == nil { state.timeToFirstByte = now - startInstant }
@@ -160,12 +173,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     /// much more through a transport that has no backpressure.
     /// Called on the delegate queue, so the transfer ends here and now.
     private func stopOverLimit() {
-        let task = state.withLock { state in
-            state.cancelRequested = true
-            return state.machine.currentTask
-        }
+        state.withLock { $0.cancelRequested = true }
         handle(.cancel)
-        task?.cancel()
     }
 
     func taskDidReceive(_ data: Data, task: URLSessionTask) {
@@ -176,17 +185,26 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         {
             stopOverLimit()
         }
-        if let ratio = request.maximumDecompressionRatio,
-            let failure = state.withLock({ state -> CourierError? in
-                guard let coded = state.codedLength else { return nil }
-                return DecompressionRatioLimit.failure(
-                    decoded: state.machine.receivedBytes, coded: coded, ratio: ratio,
-                    statusCode: state.statusCode, url: request.url)
-            })
-        {
+        if let failure = state.withLock({ limitFailure($0) }) {
             state.withLock { $0.cancelRequested = true }
             handle(.rejected(failure))
         }
+    }
+
+    /// The failure for a body past the decompression ratio, or waiting for its consumer beyond
+    /// the bound, if any.
+    private func limitFailure(_ state: State) -> CourierError? {
+        if let ratio = request.maximumDecompressionRatio, let coded = state.codedLength,
+            let failure = DecompressionRatioLimit.failure(
+                decoded: state.machine.receivedBytes, coded: coded, ratio: ratio, statusCode: state.statusCode, url: request.url)
+        {
+            return failure
+        }
+        if let bound = request.maximumUnacknowledgedBytes {
+            return UnacknowledgedBytesLimit.failure(
+                waiting: state.machine.receivedBytes - state.acknowledged, bound: bound, statusCode: state.statusCode, url: request.url)
+        }
+        return nil
     }
 
     /// The coded length of a decoded body: its `Content-Length` when a content coding other than
@@ -225,7 +243,20 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             }
             return state.machine.handle(event)
         }
-        actions.forEach(perform)
+        perform(actions)
+    }
+
+    /// Performs `actions` in order; those after a task's cancel wait until it is done (the
+    /// transfer's end is reported after the cancel, see ``URLSessionTransport/cancelTask(_:then:)``).
+    private func perform(_ actions: [Machine.Action]) {
+        for (index, action) in actions.enumerated() {
+            if case .cancelTask(let task) = action {
+                let rest = Array(actions[(index + 1)...])
+                transport.cancelTask(task) { [self] in perform(rest) }
+                return
+            }
+            perform(action)
+        }
     }
 
     private func perform(_ action: Machine.Action) {
@@ -233,11 +264,11 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         case .startTask(let continuation):
             var body = request.body
             if let copy = bodyCopy.withLock({ $0 }) { body = .file(copy, length: body.length) }
-            guard let task = transport.startTask(makeURLRequest(continuation), body: body, for: self) else {
+            transport.startTask(makeURLRequest(continuation), body: body, for: self) { [self] task in
                 // The transport was shut down before this transfer's task could be made.
-                return handle(.cancel)
+                guard let task else { return handle(.cancel) }
+                handle(.taskStarted(task))
             }
-            handle(.taskStarted(task))
         case .cancelTask(let task):
             transport.cancelTask(task)
         case .deliver(let delivery):
@@ -309,7 +340,7 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
             guard let self else { return }
-            transport.delegateQueue.addOperation { self.checkTimeouts() }
+            transport.delegateQueue.schedule { self.checkTimeouts() }
         }
     }
 

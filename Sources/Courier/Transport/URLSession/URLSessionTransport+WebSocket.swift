@@ -23,7 +23,7 @@ extension URLSessionTransport: WebSocketTaskTransport {
             guard task.state == .running || task.state == .suspended else { return }
             if let close { task.cancel(with: close.code, reason: close.reason) } else { task.cancel() }
         }
-        if OperationQueue.current === delegateQueue {
+        if delegateQueue.isCurrent {
             cancelIfRunning()
         } else {
             delegateQueue.addOperation(cancelIfRunning)

@@ -15,7 +15,11 @@ import CourierLocking
     public let capabilities = TransportCapabilities(name: "urlSession", pausesInPlace: false, appliesBackpressure: false)
     let session: URLSession
     let router: URLSessionDelegateRouter
-    let delegateQueue: OperationQueue
+    let delegateQueue: URLSessionDelegateQueue
+    /// Where Courier calls the FoundationNetworking methods that wait for its work queue (task
+    /// creation, `resume()`, `cancel()`, invalidation): never on the delegate queue, which that
+    /// work queue may be waiting for (see ``URLSessionDelegateQueue``).
+    let foundationQueue = DispatchQueue(label: "courier.urlsession.foundation")
     /// Set by ``shutdown()``; guards task creation against the invalidated session.
     let isShutDown = Locked(false)
 
@@ -31,7 +35,7 @@ import CourierLocking
         // Courier enforces both timeouts itself; URLSession fails sub-second values at once on Linux.
         settings.timeoutIntervalForRequest = 7 * 24 * 3600
         settings.timeoutIntervalForResource = 7 * 24 * 3600
-        let queue = OperationQueue()
+        let queue = URLSessionDelegateQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "courier.urlsession.delegate"
         let router = URLSessionDelegateRouter()
@@ -51,50 +55,59 @@ import CourierLocking
     /// task yet end as cancelled.
     public func shutdown() {
         isShutDown.withLock { $0 = true }
-        session.invalidateAndCancel()
-    }
-
-    /// Creates and starts a task for `urlRequest`, registered with the router before it runs;
-    /// `nil` once the transport is shut down.
-    ///
-    /// Transfers create their task on the delegate queue, so a request cancelled (and its session
-    /// released) before that can reach here after ``shutdown()``. FoundationNetworking traps on a
-    /// task made from an invalidated session, so the check and the creation happen under the lock
-    /// that `shutdown()` takes before invalidating: a task is either made before the invalidation
-    /// (which then cancels it) or not at all.
-    func startTask(_ urlRequest: URLRequest, body: TransportBody, for transfer: URLSessionTransfer) -> URLSessionTask? {
-        isShutDown.withLock { isShutDown -> URLSessionTask? in
-            guard !isShutDown else { return nil }
-            let task: URLSessionTask
-            if case .file(let url, _) = body {
-                task = session.uploadTask(with: urlRequest, fromFile: url)
-            } else {
-                task = session.dataTask(with: urlRequest)
-            }
-            router.register(transfer, for: task.taskIdentifier)
-            task.resume()
-            return task
-        }
-    }
-
-    /// Cancels `task` from the delegate queue, and only while it still runs: at once when called
-    /// there (transfers end there, so the task is cancelled before their end is reported).
-    ///
-    /// FoundationNetworking can crash when `cancel()` races the task's completion; doing it on the
-    /// queue that delivers completions, after checking the task state, keeps the two apart as far
-    /// as the client can. It also crashes ("Transfer completed, but there's no response") when a
-    /// connection whose response head never ended closes before the cancel reaches it: a server
-    /// that holds a head open until the request times out, then closes. Cancelling before the
-    /// timeout is reported, rather than in a later operation, puts the cancel ahead of whatever
-    /// the caller and the server do next.
-    func cancelTask(_ task: URLSessionTask) {
-        let cancelIfRunning: @Sendable () -> Void = {
-            if task.state == .running || task.state == .suspended { task.cancel() }
-        }
-        if OperationQueue.current === delegateQueue {
-            cancelIfRunning()
+        if delegateQueue.isCurrent {
+            // Invalidating waits for FoundationNetworking's work queue, which may be waiting for this one.
+            foundationQueue.async { [session] in session.invalidateAndCancel() }
         } else {
-            delegateQueue.addOperation(cancelIfRunning)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// Creates and starts a task for `urlRequest`, registered with the router before it runs, on
+    /// the Foundation queue; `started` gets it (`nil` once the transport is shut down) on the
+    /// delegate queue, before any callback of the task.
+    ///
+    /// FoundationNetworking traps on a task made from an invalidated session, so the check, the
+    /// creation and the start happen under the lock that ``shutdown()`` takes before
+    /// invalidating: a task is either made before the invalidation (which then cancels it) or not
+    /// at all.
+    func startTask(
+        _ urlRequest: URLRequest, body: TransportBody, for transfer: URLSessionTransfer,
+        started: @escaping @Sendable (URLSessionTask?) -> Void
+    ) {
+        foundationQueue.async { [self] in
+            let task = isShutDown.withLock { isShutDown -> URLSessionTask? in
+                guard !isShutDown else { return nil }
+                let task: URLSessionTask
+                if case .file(let url, _) = body {
+                    task = session.uploadTask(with: urlRequest, fromFile: url)
+                } else {
+                    task = session.dataTask(with: urlRequest)
+                }
+                router.register(transfer, for: task.taskIdentifier)
+                // Queued before `resume()`, so ahead of the task's first callback.
+                delegateQueue.schedule { started(task) }
+                task.resume()
+                return task
+            }
+            if task == nil { delegateQueue.schedule { started(nil) } }
+        }
+    }
+
+    /// Cancels `task` on the Foundation queue, and only while it still runs; `then` runs on the
+    /// delegate queue once the cancel is done.
+    ///
+    /// FoundationNetworking's `cancel()` waits for its work queue, which may be waiting for the
+    /// delegate queue (see ``URLSessionDelegateQueue``), hence the Foundation queue. A transfer
+    /// reports its end in `then`: FoundationNetworking crashes ("Transfer completed, but there's
+    /// no response") when a connection whose response head never ended closes before the cancel
+    /// reaches it (a server that holds a head open until the request times out, then closes), so
+    /// the cancel must be ahead of whatever the caller and the server do next. Checking the state
+    /// first keeps it away from tasks that completed (a cancel racing completion can crash too).
+    func cancelTask(_ task: URLSessionTask, then next: @escaping @Sendable () -> Void = {}) {
+        foundationQueue.async { [delegateQueue] in
+            if task.state == .running || task.state == .suspended { task.cancel() }
+            delegateQueue.schedule(next)
         }
     }
 }

@@ -6,10 +6,11 @@ extension HTTPCacheRules {
     /// What to do for a request, given what is stored for its URL (`entry`, `nil` when nothing).
     ///
     /// - Only `GET` and `HEAD` are answered from the cache (`HEAD` from a stored `GET`, §4.3.5's
-    ///   counterpart); requests with `Range` or their own conditional fields
-    ///   (`If-None-Match`, `If-Modified-Since`, `If-Match`, `If-Unmodified-Since`, `If-Range`)
-    ///   go to the network, as do requests with `no-store` (§5.2.1.5 allows serving them; Courier
-    ///   leaves the cache out entirely, as OkHttp does).
+    ///   counterpart); requests with their own conditional fields (`If-None-Match`,
+    ///   `If-Modified-Since`, `If-Match`, `If-Unmodified-Since`) go to the network, as do
+    ///   requests with `no-store` (§5.2.1.5 allows serving them; Courier leaves the cache out
+    ///   entirely, as OkHttp does). `Range` and `If-Range` do not change the decision: which bytes
+    ///   are served is ``rangeAnswer(method:requestHeaders:entry:storedLength:)``'s part.
     /// - ``HTTPCachePolicy/reloadIgnoringCache``: `.fetch`. ``HTTPCachePolicy/revalidate``:
     ///   `.revalidate` when the entry has validators, else `.fetch`.
     /// - ``HTTPCachePolicy/returnCacheElseLoad`` and ``HTTPCachePolicy/onlyIfCached``: any stored
@@ -46,7 +47,7 @@ extension HTTPCacheRules {
     }
 
     /// Request fields that make a request one the cache does not answer itself.
-    private static let bypassingRequestFields = ["Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
+    private static let bypassingRequestFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"]
 
     private func decideIgnoringOnlyIfCached(
         method: HTTPMethod, requestHeaders: HTTPHeaders, request: CacheControl,
@@ -111,6 +112,19 @@ extension HTTPCacheRules {
     private func revalidation(of entry: CacheEntryHead, otherwise reason: String) -> CacheDecision {
         let conditional = conditionalHeaders(for: entry)
         return conditional.isEmpty ? .fetch(reason: reason) : .revalidate(conditionalHeaders: conditional)
+    }
+
+    /// Whether a stored response that ``decide(method:requestHeaders:policy:entry:now:)`` sent to
+    /// the network past (`.fetch`: stale or unvalidated, with no validators to revalidate it
+    /// with) may still stand in for an error, as ``mayServeStaleOnError(_:now:requestHeaders:)``
+    /// then decides: RFC 5861 §4's `stale-if-error` applies to any stored response, with or
+    /// without validators. Only for a `GET` whose headers select it (§4.1 `Vary`; in a shared
+    /// cache, §3.5 `Authorization`) and not under ``HTTPCachePolicy/reloadIgnoringCache``, which
+    /// leaves the store out.
+    func mayStandInForErrors(_ entry: CacheEntryHead, method: HTTPMethod, requestHeaders: HTTPHeaders, policy: HTTPCachePolicy) -> Bool {
+        guard method == .get, policy != .reloadIgnoringCache, varyMatches(entry, requestHeaders: requestHeaders) else { return false }
+        if isShared, entry.requestHadAuthorization, !Self.allowsSharedAuthorized(responseDirectives(entry.headers)) { return false }
+        return true
     }
 
     /// Whether a stored response may answer after the network failed or the server answered

@@ -7,8 +7,8 @@ extension HTTPCacheRules {
     /// Stored: final responses to `GET` whose status is heuristically cacheable
     /// (``heuristicallyCacheableStatusCodes``) or that carry explicit permission or freshness
     /// (`public`, `private` in a private cache, `Expires`, `max-age`, `s-maxage` in a shared
-    /// cache). Refused: other methods; `1xx`, `206` (Courier stores no partial content) and
-    /// `304`; `no-store` in the request or the response (a response's `no-store` is overridden
+    /// cache). Refused: other methods; `1xx` and `304`; a `206` that
+    /// ``refusalToStorePartial(requestHeaders:responseHeaders:)`` refuses; `no-store` in the request or the response (a response's `no-store` is overridden
     /// by `must-understand` when the status is understood, §5.2.2.3; `must-understand` with a
     /// status not understood is refused); in a shared cache, `private` and — unless the response
     /// says `public`, `must-revalidate` or `s-maxage` — a request with `Authorization` (§3.5);
@@ -21,7 +21,9 @@ extension HTTPCacheRules {
     ) -> String? {
         guard method == .get else { return "method \(method.rawValue) is not cached" }
         guard statusCode >= 200, statusCode <= 999 else { return "status \(statusCode) is not a final response" }
-        if statusCode == 206 { return "partial content (206) is not stored" }
+        if statusCode == 206, let refusal = refusalToStorePartial(requestHeaders: requestHeaders, responseHeaders: responseHeaders) {
+            return refusal
+        }
         if statusCode == 304 { return "304 Not Modified is not stored" }
         if requestDirectives(requestHeaders).noStore { return "request no-store" }
         let response = responseDirectives(responseHeaders)

@@ -45,8 +45,8 @@ extension HTTPCacheRules {
 
     /// The stored head freshened by a 304 (§4.3.4, §3.2): every field of the 304 replaces the
     /// stored one, except those that describe the stored body's bytes, which the 304 does not
-    /// resend (`Content-Length`, `Content-Encoding` — Courier stores bodies decoded —,
-    /// `Content-Range`, `Content-Type`, `Transfer-Encoding`), hop-by-hop fields (`Connection`
+    /// resend (`Content-Length`, `Content-Encoding` — which says whether the stored bytes are
+    /// still coded —, `Content-Range`, `Content-Type`, `Transfer-Encoding`), hop-by-hop fields (`Connection`
     /// and the fields it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`, `Upgrade`)
     /// and proxy authentication fields (§3.1). A `Date` or `Age` the 304 lacks is removed: the
     /// stored ones belonged to the old response and would make the freshened one look old

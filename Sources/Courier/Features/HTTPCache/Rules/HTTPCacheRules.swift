@@ -34,13 +34,21 @@ struct HTTPCacheRules: Sendable {
         self.init(isShared: mode == .shared)
     }
 
-    /// Status codes RFC 9110 §15.1 defines as heuristically cacheable, less `206 Partial Content`:
-    /// Courier stores no partial responses (it does not combine ranges, §3.4).
-    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// Status codes RFC 9110 §15.1 defines as heuristically cacheable (a `206` is stored only as
+    /// ``refusalToStorePartial(requestHeaders:responseHeaders:)`` allows).
+    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// Status codes whose caching requirements Courier understands, for `must-understand`
     /// (§5.2.2.3): the heuristically cacheable ones and the redirects whose storing is plain.
     static let understoodStatusCodes: Set<Int> = heuristicallyCacheableStatusCodes.union([302, 303, 307])
+
+    /// The content coding `headers` name (`Content-Encoding`), unless none or `identity`. A stored
+    /// response keeps the field only when its body is still in that coding.
+    static func contentCoding(of headers: HTTPHeaders) -> String? {
+        guard let coding = headers["Content-Encoding"], !coding.trimmedASCII.isEmpty, !coding.trimmedASCII.caseInsensitiveEquals("identity")
+        else { return nil }
+        return coding
+    }
 
     /// The directives of a response's `Cache-Control`.
     func responseDirectives(_ headers: HTTPHeaders) -> CacheControl {
