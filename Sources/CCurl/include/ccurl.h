@@ -236,6 +236,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLE_AGAIN 81                         // 7.18.2: curl_easy_send/recv would block
 #define CCURLE_HTTP3 95                         // 7.68.0
 #define CCURLE_QUIC_CONNECT_ERROR 96            // 7.69.0
+#define CCURLE_TOO_LARGE 100                    // 8.6.0: a value or buffer over libcurl's limit
 
 // MARK: - Version features (curl_version_info_data.features)
 

@@ -54,6 +54,16 @@ extension CourierError {
             self.init(.responseTooLarge, Self.transportHeaderLineLimitMessage, underlyingError: error, url: url)
             return
         }
+        // libcurl 8.6.0 and later report both head limits (a line over 100 KiB, more than 5,000
+        // header lines or 300 KiB) as CURLE_TOO_LARGE.
+        if code == CCURLE_TOO_LARGE, readingHead {
+            self.init(
+                .responseTooLarge,
+                "The response head is larger than the transport accepts (a header line over 100 KiB, "
+                    + "more than 5,000 lines or 300 KiB in total; libcurl: \(message)).",
+                underlyingError: error, url: url)
+            return
+        }
         // libcurl reports a proxy's refusal of CONNECT as a receive error on a connection that never opened.
         if code == CCURLE_RECV_ERROR, let status = Self.refusedTunnelStatus(message) {
             self.init(
