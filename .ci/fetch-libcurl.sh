@@ -21,8 +21,9 @@ wheel)
   dir=$root/libcurl/pycurl-7.49.0
   if [ ! -f "$dir/complete" ]; then
     rm -rf "$dir" && mkdir -p "$dir/download"
-    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: pycurl==7.49.0 \
-      -d "$dir/download" >&2
+    # A slow index is waited for (60 s per read, ten retries), not given up on.
+    python3 -m pip download --quiet --disable-pip-version-check --timeout 60 --retries 10 --no-deps \
+      --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.11 pycurl==7.49.0 -d "$dir/download" >&2
     wheel=$(ls "$dir"/download/pycurl-7.49.0-*manylinux*.whl | head -n 1)
     python3 -m zipfile -e "$wheel" "$dir/unpacked"
     mv "$dir/unpacked/pycurl.libs" "$dir/lib"

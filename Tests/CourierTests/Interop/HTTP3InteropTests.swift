@@ -206,6 +206,7 @@ struct HTTP3InteropTests {
         #expect(second.metrics?.httpVersion == "HTTP/2")
         #expect(transport.defaults.alternativeServices?.alternative(for: key) == nil)
         let third = await session.request("get").serializingData().response
+        #expect(third.error == nil, "\(String(describing: third.error))")
         #expect(third.metrics?.httpVersion == "HTTP/2")
     }
 
@@ -223,7 +224,10 @@ struct HTTP3InteropTests {
             #expect(error.kind == .invalidConfiguration)
             #expect(error.message.contains("HTTP/3"))
         }
-        let session = Session(configuration: { var c = SessionConfiguration(); c.transport = .urlSession(.ephemeral); return c }())
+        let session = Session(
+            configuration: {
+                var c = SessionConfiguration(); c.transport = .urlSession(.ephemeral); return c
+            }())
         let response = await session.request(URL(string: "https://127.0.0.1:9/")!).httpVersion(.http3).serializingData().response
         #expect(response.error?.kind == .invalidConfiguration, "\(String(describing: response.error))")
         #expect(response.error?.message.contains("HTTP/3") == true)

@@ -87,8 +87,14 @@ struct CurlLibraryVersionTests {
 
     /// The files a process has mapped, from `/proc/self/maps`.
     private static func mappedFiles() -> Set<String> {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return [] }
-        return Set(maps.split(separator: "\n").compactMap { line in line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
+        // Read to the end: /proc files report no size, and a sized read stops short.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps"), let data = try? handle.readToEnd() else { return [] }
+        try? handle.close()
+        let maps = String(decoding: data, as: UTF8.self)
+        return Set(
+            maps.split(separator: "\n").compactMap { line in
+                line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init)
+            })
     }
 
     @Test(

@@ -193,7 +193,8 @@ enum CurlRequestBuilder {
         try easy.set(.httpVersion, plan.httpVersion)
         if plan.alternative != nil {
             let limit = min(Plan.alternativeConnectLimit, request.idleTimeout.map { $0 / 2 } ?? Plan.alternativeConnectLimit)
-            try easy.set(.connectTimeoutMilliseconds, max(1, Int(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000)))
+            try easy.set(
+                .connectTimeoutMilliseconds, max(1, Int(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000)))
         }
         try easy.set(.pipeWait, plan.waitsToMultiplex ? 1 : 0)
         if plan.isolatesConnection != easy.isolatesConnection {

@@ -72,8 +72,9 @@ import CourierLocking
         trustStore = store
         defaults = CurlHandleDefaults(
             receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
-            responseWaitLimit: responseWaitLimit, proxies: proxies, tuning: configuration.tuning,
-            alternativeServices: configuration.usesHTTP3WhenAdvertised && library.speaksHTTP3 ? CurlAlternativeServices() : nil)
+            responseWaitLimit: responseWaitLimit, proxies: proxies,
+            alternativeServices: configuration.usesHTTP3WhenAdvertised && library.speaksHTTP3 ? CurlAlternativeServices() : nil,
+            tuning: configuration.tuning)
         plan = CurlLoopPlan(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             processors: ProcessInfo.processInfo.activeProcessorCount)
