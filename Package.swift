@@ -28,8 +28,10 @@ let package = Package(
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
         // Helpers shared by the test targets (child processes, shutdown-report checks); not a product.
-        .target(name: "CourierTestSupport", dependencies: ["CourierTestServer", "CourierLocking"], path: "Tests/CourierTestSupport",
+        .target(name: "CourierTestSupport", dependencies: ["CourierTestServer", "CourierLocking", "CourierTestOutput"], path: "Tests/CourierTestSupport",
                 swiftSettings: swiftSettings),
+        // Test-only: `swift test` prints the failures and a summary, not every test (COURIER_TEST_VERBOSE=1 for all).
+        .target(name: "CourierTestOutput", path: "Tests/CourierTestOutput"),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"],
                     swiftSettings: swiftSettings),

@@ -125,7 +125,7 @@ if command -v tinyproxy >/dev/null 2>&1; then
   cat > "$root/tinyproxy.conf" <<CONF
 Port 18460
 Listen 127.0.0.1
-Timeout 60
+Timeout 600
 MaxClients 64
 Allow 127.0.0.1
 LogFile "$root/logs/tinyproxy.log"
@@ -185,9 +185,9 @@ import asyncio, ssl, sys
 from websockets.asyncio.client import connect
 context = ssl.create_default_context(cafile=sys.argv[1])
 async def check(url):
-    async with connect(url, ssl=context if url.startswith("wss:") else None, open_timeout=5) as socket:
+    async with connect(url, ssl=context if url.startswith("wss:") else None, open_timeout=60) as socket:
         await socket.send("ready?")
-        assert await asyncio.wait_for(socket.recv(), 5) == "ready?", url
+        assert await asyncio.wait_for(socket.recv(), 60) == "ready?", url
 async def main():
     for url in ["ws://127.0.0.1:18455/echo", "ws://127.0.0.1:18456/echo", "ws://127.0.0.1:18457/echo",
                 "ws://127.0.0.1:18458/echo", "wss://127.0.0.1:18459/websockets/echo",

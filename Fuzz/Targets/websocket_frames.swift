@@ -54,7 +54,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
             precondition(frame[0] == 0x8A || frame[0] == 0x88, "something other than a pong or a close was sent")
         case .fail, .closeConnection: break
         case .pongReceived(let payload): precondition(payload.count <= 125)
-        case .closeHandshakeCompleted: break
+        case .closeReceived(let frame): precondition(Data(frame.reason.utf8).count <= 123, "a close reason passed 123 bytes")
         case .closed, .refused: preconditionFailure("no connection event or request was given")
         }
         if case .closeConnection = action { ended = true }

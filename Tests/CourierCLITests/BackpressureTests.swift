@@ -48,7 +48,7 @@ struct BackpressureTests {
         #expect(total == size)
         #expect(verified)
         let peak = try #require(try CLIOutput.peakRSSKiB(stderr), "\(stderr)")
-        print("[large] slow reader on \(size) bytes: courier peak RSS \(peak) kB")
+        TestEnvironment.note("[large] slow reader on \(size) bytes: courier peak RSS \(peak) kB")
         #expect(peak < 64 * 1024, "peak RSS \(peak) kB")
     }
 }

@@ -61,19 +61,20 @@ struct CacheKillTests {
         let midPath = "/mid.bin"
         server.route(midPath) { _ in Self.cacheable(seed: 1).pausing(afterBytes: Self.size / 2, until: gate) }
         let midURL = server.url(midPath)
-        let mid = try CLIProcess(["-sS", "--cache", cacheDirectory.path, midURL.absoluteString])
+        // A held response: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
+        let mid = try CLIProcess(["--timeout", "600", "-sS", "--cache", cacheDirectory.path, midURL.absoluteString])
         #expect(await gate.waitUntilWaiting(count: 1, timeout: .seconds(60)), "the server paused mid-body")
         // Once the HTTP cache stores responses, the half received is in a temporary file by now;
         // give the client a moment to have written it (not required for the check to hold).
-        let spilled = await eventually(timeout: .seconds(5)) {
+        let spilled = await eventually(timeout: .seconds(60)) {
             StoreFiles.names(in: cacheDirectory).contains { $0.hasSuffix(".tmp") }
         }
         log.append("mid-body: temporary file seen before the kill: \(spilled)")
         mid.send(SIGKILL)
-        let midResult = try await mid.finish(timeout: .seconds(20))
+        let midResult = try await mid.finish(timeout: .seconds(60))
         #expect(midResult.signalled && midResult.status == SIGKILL, "\(midResult)")
         gate.open()
-        try await server.waitForClientDisconnect(path: midPath, timeout: .seconds(10))
+        try await server.waitForClientDisconnect(path: midPath, timeout: .seconds(60))
         #expect(
             !Self.expectNoPartialEntry(in: cacheDirectory, url: midURL, seed: 1, "mid-body"),
             "a body cut in half is never stored")
@@ -88,7 +89,7 @@ struct CacheKillTests {
             let process = try CLIProcess(["-sS", "--cache", cacheDirectory.path, url.absoluteString])
             let sent = await eventually(timeout: .seconds(60)) { server.bytesSent(path: path) >= Self.size || !process.isRunning }
             process.send(SIGKILL)
-            let result = try await process.finish(timeout: .seconds(20))
+            let result = try await process.finish(timeout: .seconds(60))
             #expect(sent, "run \(run): the server sent the body")
             let complete = Self.expectNoPartialEntry(in: cacheDirectory, url: url, seed: seed, "end run \(run)")
             log.append("end run \(run): \(result.signalled ? "killed" : "had exited (\(result.status))"), entry stored: \(complete)")
@@ -109,6 +110,6 @@ struct CacheKillTests {
             #expect(again.stderrText.contains("* cache: hit"), "\(again.stderrText.suffix(2000))")
             #expect(server.recordedRequests.filter { $0.path == finalPath }.count == 1, "the second run asked nothing")
         }
-        print("[cache kill -9]\n  " + log.joined(separator: "\n  "))
+        TestEnvironment.note("[cache kill -9]\n  " + log.joined(separator: "\n  "))
     }
 }

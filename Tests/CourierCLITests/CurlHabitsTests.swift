@@ -199,7 +199,7 @@ import Glibc
             #expect(script.status == 0, "\(script)")
             #expect(script.stdoutText.contains("max-redirs") && script.stdoutText.contains("write-out"), "\(shell)")
             guard let checker = Self.executable(named: shell) else {
-                print("SKIPPED \(shell) completion syntax check: \(shell) is not installed")
+                SkipNotice.skipped("the \(shell) completion syntax check", because: "\(shell) is not installed", run: "install \(shell)")
                 continue
             }
             let directory = try TemporaryDirectory("completion")

@@ -80,7 +80,7 @@ import Glibc
         let script = try CLIProcess(
             executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
             environment: ["TERM": "xterm", "NO_COLOR": ""])
-        let coloured = try await script.finish(timeout: .seconds(30))
+        let coloured = try await script.finish(timeout: .seconds(60))
         #expect(coloured.status == 0, "\(coloured)")
         let screen = coloured.stdoutText.replacingOccurrences(of: "\r\n", with: "\n")
         #expect(screen.contains("\u{1B}[1;34m\"nick\"\u{1B}[0m: \u{1B}[32m\"ada\"\u{1B}[0m"), "\(screen.debugDescription)")
@@ -100,11 +100,12 @@ import Glibc
         let output = directory.path("pausing.bin")
         let arguments = ["-C", "-o", output.path, "--store", store.path, server.url("/pausing.bin").absoluteString]
 
-        let first = try CLIProcess(arguments)
-        let paused = await eventually(timeout: .seconds(20)) { StoreFiles.partSize(in: store) >= pauseAt }
+        // A paused body: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
+        let first = try CLIProcess(["--timeout", "600"] + arguments)
+        let paused = await eventually(timeout: .seconds(60)) { StoreFiles.partSize(in: store) >= pauseAt }
         #expect(paused, "the partial file reached \(StoreFiles.partSize(in: store)) bytes, expected \(pauseAt)")
         first.send(SIGINT)
-        let interrupted = try await first.finish(timeout: .seconds(20))
+        let interrupted = try await first.finish(timeout: .seconds(60))
         #expect(interrupted.status == 130 && !interrupted.signalled, "\(interrupted)")
         #expect(interrupted.stderrText.contains("interrupted; \(pauseAt) bytes kept for resume"), "\(interrupted)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
@@ -127,10 +128,11 @@ import Glibc
         defer { expectClean(server.shutdown()) }
         let gate = Gate()
         server.route("/held") { _ in .ok("late").waiting(for: gate) }
-        let process = try CLIProcess([server.url("/held").absoluteString])
-        #expect(await gate.waitUntilWaiting(count: 1, timeout: .seconds(20)))
+        // A held response: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
+        let process = try CLIProcess(["--timeout", "600", server.url("/held").absoluteString])
+        #expect(await gate.waitUntilWaiting(count: 1, timeout: .seconds(60)))
         process.send(SIGTERM)
-        let result = try await process.finish(timeout: .seconds(20))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 130 && !result.signalled, "\(result)")
         #expect(result.stderrText.contains("interrupted"))
         #expect(result.stdout.isEmpty)
@@ -148,7 +150,7 @@ extension DownloadTests {
         let script = try CLIProcess(
             executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
             environment: ["TERM": "xterm", "NO_COLOR": "1"])
-        let plain = try await script.finish(timeout: .seconds(30))
+        let plain = try await script.finish(timeout: .seconds(60))
         #expect(plain.status == 0, "\(plain)")
         #expect(plain.stdoutText.replacingOccurrences(of: "\r\n", with: "\n") == "{\n  \"nick\": \"ada\"\n}\n")
     }

@@ -78,10 +78,11 @@ import Glibc
         defer { expectClean(server.shutdown()) }
         let script = EventStreamScript(events: [.init(id: "1", data: "first")], ending: .stall)
         server.route("/events") { script.response(for: $0) }
-        let process = try CLIProcess([server.url("/events").absoluteString])
-        #expect(await eventually(timeout: .seconds(20)) { server.bytesSent(path: "/events") > 0 })
+        // A held response: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
+        let process = try CLIProcess(["--timeout", "600", server.url("/events").absoluteString])
+        #expect(await eventually(timeout: .seconds(60)) { server.bytesSent(path: "/events") > 0 })
         process.send(SIGINT)
-        let result = try await process.finish(timeout: .seconds(20))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 130 && !result.signalled, "\(result)")
         #expect(result.stderrText.contains("interrupted"), "\(result)")
         try await server.waitForClientDisconnect(path: "/events")

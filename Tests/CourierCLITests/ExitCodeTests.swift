@@ -181,6 +181,7 @@ import Testing
     @Test(arguments: [
         (["--help"], "Usage:"), (["-h"], "Usage:"), (["help"], "Usage:"),
         (["help", "fetch"], "Usage: courier [METHOD] URL"), (["fetch", "--help"], "Usage: courier [METHOD] URL"),
+        (["help", "fetch"], "ws:// and wss:// open a WebSocket"),
         (["http://example.com/", "--help"], "Usage: courier [METHOD] URL"),
         (["help", "demo"], "Usage: courier demo"), (["demo", "--help"], "Usage: courier demo"),
         (["help", "help"], "Usage: courier help"), (["help", "--help"], "Usage: courier help"),
@@ -206,14 +207,14 @@ import Testing
         #expect(chosen.stdoutText.contains("COURIER_LIBCURL=\(missing)"), "\(chosen.stdoutText)")
     }
 
-    @Test func helpAndReadmeDocumentEveryExitCode() async throws {
+    @Test func helpAndTheGuideDocumentEveryExitCode() async throws {
         let result = try await runCLI(["--help"])
-        let readme = try String(
+        let guide = try String(
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .appendingPathComponent("../../README.md").standardized, encoding: .utf8)
+                .appendingPathComponent("../../Sources/Courier/Courier.docc/TheCourierCommand.md").standardized, encoding: .utf8)
         for code in ExitCode.allCases.map(\.rawValue) {
             #expect(result.stdoutText.contains("\n  \(code) "), "exit code \(code) is in --help")
-            #expect(readme.contains("\n| \(code) | "), "exit code \(code) is in README's table")
+            #expect(guide.contains("\n| \(code) | "), "exit code \(code) is in the table of \"The courier command\"")
         }
     }
 }

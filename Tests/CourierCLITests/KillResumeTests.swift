@@ -73,11 +73,11 @@ struct KillResumeTests {
                 server saw \(server.recordedRequests.filter { $0.path == path }.count) request(s), sent \(server.bytesSent(path: path)) bytes
                 \(process.snapshot())
                 """)
-            let result = try await process.finish(timeout: .seconds(20))
+            let result = try await process.finish(timeout: .seconds(60))
             try #require(
                 result.signalled && result.status == SIGKILL,
                 "run \(kill) was not killed mid-transfer (throttle too fast?): \(result)")
-            try await server.waitForClientDisconnect(path: path, count: kill, timeout: .seconds(10))
+            try await server.waitForClientDisconnect(path: path, count: kill, timeout: .seconds(60))
             let sent = server.bytesSent(path: path)
             let part = StoreFiles.partSize(in: store)
             #expect(part > previous.part, "run \(kill) added to the partial (\(previous.part) → \(part))")
@@ -103,7 +103,7 @@ struct KillResumeTests {
         #expect(total <= bound, "\(log.joined(separator: "\n"))")
         let ranges = server.recordedRequests.filter { $0.path == path }.map { $0.headers["Range"] ?? "none" }
         #expect(ranges == ["none"] + partSizes.map { "bytes=\($0)-" }, "each resume asks for exactly the bytes on disk")
-        print("[kill-resume ×\(kills)]\n  " + log.joined(separator: "\n  "))
+        TestEnvironment.note("[kill-resume ×\(kills)]\n  " + log.joined(separator: "\n  "))
     }
 }
 

@@ -32,7 +32,7 @@ struct LargeTransferTests {
             #expect(result.status == 0, "\(result)")
             #expect(result.stdoutText == "verified \(Self.uploadSize)")
             let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
-            print("[large] -d @file \(Self.uploadSize) bytes: server verified byte-exact; courier peak RSS \(peak) kB")
+            TestEnvironment.note("[large] -d @file \(Self.uploadSize) bytes: server verified byte-exact; courier peak RSS \(peak) kB")
             #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB")
         }
     }
@@ -59,7 +59,7 @@ struct LargeTransferTests {
             #expect(result.status == 0, "\(result)")
             #expect(result.stdoutText.hasPrefix("verified \(Self.uploadSize) of "))
             let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
-            print("[large] -F file=@file \(Self.uploadSize) bytes: server \(result.stdoutText); courier peak RSS \(peak) kB")
+            TestEnvironment.note("[large] -F file=@file \(Self.uploadSize) bytes: server \(result.stdoutText); courier peak RSS \(peak) kB")
             #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB")
         }
     }
@@ -77,7 +77,7 @@ struct LargeTransferTests {
         #expect(result.status == 0, "\(result)")
         #expect(try PatternFile.firstMismatch(output, count: Self.downloadSize, seed: 53) == nil, "byte-exact")
         let peak = try #require(try CLIOutput.peakRSSKiB(result.stderrText), "\(result.stderrText)")
-        print(
+        TestEnvironment.note(
             "[large] -o 1 GiB: byte-exact; server sent \(server.bytesSent(path: "/huge.bin")); "
                 + "courier peak RSS \(peak) kB; \(TestTiming.seconds(elapsed))")
         #expect(peak < Self.rssLimitKiB, "peak RSS \(peak) kB\n\(result.stderrText.suffix(3000))")
@@ -100,7 +100,14 @@ struct LargeTransferTests {
 enum LargeTests {
     static var enabled: Bool {
         let environment = ProcessInfo.processInfo.environment
-        return (environment["COURIER_LARGE_TESTS"] == "1" || environment["CI"] == "true") && !underThreadSanitizer
+        let on = (environment["COURIER_LARGE_TESTS"] == "1" || environment["CI"] == "true") && !underThreadSanitizer
+        if !on {
+            SkipNotice.skipped(
+                "the courier tool's large transfer tests (256 MiB uploads, 1 GiB downloads)",
+                because: underThreadSanitizer ? "they never run under ThreadSanitizer" : "COURIER_LARGE_TESTS is not set",
+                run: "COURIER_LARGE_TESTS=1 swift test (CI runs them)")
+        }
+        return on
     }
 
     static let skipMessage: Comment =

@@ -48,10 +48,11 @@ import Glibc
         server.route("/held.bin", Resource(pattern: 2 << 20, seed: 42, etag: "\"h\"").pausing(afterBytes: 512 << 10, until: gate))
         let store = directory.path("store")
         let arguments = ["-C", "-o", directory.path("held.bin").path, "--store", store.path, server.url("/held.bin").absoluteString]
-        let process = try CLIProcess(arguments)
-        #expect(await eventually(timeout: .seconds(20)) { StoreFiles.partSize(in: store) >= 512 << 10 })
+        // A paused body: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
+        let process = try CLIProcess(["--timeout", "600"] + arguments)
+        #expect(await eventually(timeout: .seconds(60)) { StoreFiles.partSize(in: store) >= 512 << 10 })
         process.send(SIGINT)
-        let interrupted = try await process.finish(timeout: .seconds(20))
+        let interrupted = try await process.finish(timeout: .seconds(60))
         #expect(interrupted.status == 130, "\(interrupted)")
         let names = StoreFiles.names(in: store)
         #expect(names.filter { $0.hasSuffix(".lock") }.isEmpty, "\(names)")

@@ -21,10 +21,11 @@ import Glibc
         let output = directory.path("doc.bin")
         let arguments = ["-C", "-o", output.path, "--store", store.path, server.url("/doc.bin").absoluteString]
 
-        let first = try CLIProcess(arguments)
-        #expect(await eventually(timeout: .seconds(20)) { StoreFiles.partSize(in: store) >= 512 << 10 })
+        // A paused body: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
+        let first = try CLIProcess(["--timeout", "600"] + arguments)
+        #expect(await eventually(timeout: .seconds(60)) { StoreFiles.partSize(in: store) >= 512 << 10 })
         first.send(SIGINT)
-        let interrupted = try await first.finish(timeout: .seconds(20))
+        let interrupted = try await first.finish(timeout: .seconds(60))
         #expect(interrupted.status == 130, "\(interrupted)")
         try await server.waitForClientDisconnect(path: "/doc.bin")
 
@@ -54,12 +55,12 @@ import Glibc
         // The first process waits at the gate for as long as the second one takes, which on a loaded
         // machine under ThreadSanitizer has passed the default 60 s idle timeout.
         let first = try CLIProcess(["--timeout", "600"] + arguments)
-        #expect(await eventually(timeout: .seconds(20)) { StoreFiles.partSize(in: store) >= 256 << 10 })
+        #expect(await eventually(timeout: .seconds(60)) { StoreFiles.partSize(in: store) >= 256 << 10 })
         let second = try await runCLI(arguments)
         #expect(second.status == 36, "curl's 'could not resume': \(second)")
         #expect(second.stderrText.hasPrefix("courier: (36) Resume failed: Another download of "), "\(second.stderrText)")
         gate.open()
-        let completed = try await first.finish(timeout: .seconds(30))
+        let completed = try await first.finish(timeout: .seconds(60))
         #expect(completed.status == 0, "\(completed)")
         #expect(try PatternFile.firstMismatch(directory.path("shared.bin"), count: 1 << 20, seed: 33) == nil)
     }

@@ -1,6 +1,7 @@
 @testable import courier
 import Foundation
 import Testing
+import CourierTestSupport
 
 /// Issue 25, bug 5, at unit level: ``StreamedBody`` appends chunks in place while collecting (the
 /// bytes moved grow linearly with the body, not with chunks × body), writes each chunk as it
@@ -37,7 +38,7 @@ import Testing
             held = body.collected.count
         }
         let total = count * chunkSize
-        print("[streamed-body] collecting \(total) bytes in \(count) chunks: buffer moved \(moves) times, \(moved) bytes")
+        TestEnvironment.note("[streamed-body] collecting \(total) bytes in \(count) chunks: buffer moved \(moves) times, \(moved) bytes")
         #expect(moved <= 8 * total, "bytes moved \(moved) for a \(total)-byte body in \(count) chunks")
         #expect(moves < count / 8, "the buffer moved \(moves) times in \(count) appends")
         let collected = body.finish()

@@ -23,7 +23,7 @@ struct StreamedOutputTests {
         let started = ContinuousClock.now
         let peak = try await Self.peakRSS(server: server, path: "/big", viaTerminal: false)
         #expect(server.bytesSent(path: "/big") >= size)
-        print(
+        TestEnvironment.note(
             "[streamed-output] \(size) bytes to /dev/null: courier peak RSS \(peak) kB (baseline \(baseline) kB); "
                 + "\(TestTiming.seconds(ContinuousClock.now - started))")
         #expect(peak - baseline < Self.allowedGrowthKiB, "peak RSS \(peak) kB, baseline \(baseline) kB")
@@ -41,7 +41,7 @@ struct StreamedOutputTests {
         let baseline = try await Self.peakRSS(server: server, size: 1024, viaTerminal: true)
         let peak = try await Self.peakRSS(server: server, path: "/big", viaTerminal: true)
         #expect(server.bytesSent(path: "/big") >= size)
-        print("[streamed-output] \(size) bytes to a terminal: courier peak RSS \(peak) kB (baseline \(baseline) kB)")
+        TestEnvironment.note("[streamed-output] \(size) bytes to a terminal: courier peak RSS \(peak) kB (baseline \(baseline) kB)")
         let collectingGrowthKiB = Int64(2 * BodyPrinter.formattingLimit / 1024)
         #expect(peak - baseline < collectingGrowthKiB, "peak RSS \(peak) kB, baseline \(baseline) kB")
     }
@@ -62,7 +62,7 @@ struct StreamedOutputTests {
         let script = try CLIProcess(
             executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
             environment: ["TERM": "xterm"])
-        let screen = try await script.finish(timeout: .seconds(30))
+        let screen = try await script.finish(timeout: .seconds(60))
         #expect(screen.status == 0, "\(screen)")
         #expect(screen.stdoutText.replacingOccurrences(of: "\r\n", with: "\n") == text)
     }

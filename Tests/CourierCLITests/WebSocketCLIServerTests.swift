@@ -16,7 +16,7 @@ import Glibc
     /// Writes `line` and a newline, and waits until standard output is `expected`.
     private func type(_ line: String, into input: InputPipe, of process: CLIProcess, expecting expected: String) async {
         input.write(line + "\n")
-        let arrived = await eventually(timeout: .seconds(20)) { process.output.stdoutText == expected }
+        let arrived = await eventually(timeout: .seconds(60)) { process.output.stdoutText == expected }
         #expect(arrived, "after '\(line)': \(process.snapshot())")
     }
 
@@ -30,7 +30,7 @@ import Glibc
         await type(#"{"a":[1,2]}"#, into: input, of: process, expecting: "hello\n{\"a\":[1,2]}\n")
         await type("", into: input, of: process, expecting: "hello\n{\"a\":[1,2]}\n\n")
         input.end()
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText.isEmpty, "\(result)")
         let socket = try await server.takeWebSocket()
@@ -49,7 +49,7 @@ import Glibc
         await type("abc", into: input, of: process, expecting: "abc")
         await type("de", into: input, of: process, expecting: "abcde")
         input.end()
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         let socket = try await server.takeWebSocket()
         _ = try await socket.waitUntilFinished()
@@ -63,11 +63,11 @@ import Glibc
         server.route("/bye") { _ in .webSocket(WebSocketScript([.close(code: 4001, reason: "bye")])) }
         // Standard input stays open: the server's close alone ends the command.
         let input = try InputPipe()
-        let normal = try await input.start([Self.ws(server, "/hello")]).finish(timeout: .seconds(30))
+        let normal = try await input.start([Self.ws(server, "/hello")]).finish(timeout: .seconds(60))
         #expect(normal.status == 0, "\(normal)")
         #expect(normal.stdoutText == "hi\nbinary message, 3 bytes: 0102ff\n")
         let other = try InputPipe()
-        let closed = try await other.start([Self.ws(server, "/bye")]).finish(timeout: .seconds(30))
+        let closed = try await other.start([Self.ws(server, "/bye")]).finish(timeout: .seconds(60))
         #expect(closed.status == 101, "\(closed)")
         #expect(closed.stderrText == "courier: (101) The server closed the WebSocket with 4001: bye\n", "\(closed)")
     }
@@ -80,10 +80,10 @@ import Glibc
         let input = try InputPipe()
         let process = try input.start([Self.ws(server, "/echo")])
         input.write(Data([0xFF, 0x00, 0x41, 0x0A]))
-        let arrived = await eventually(timeout: .seconds(20)) { process.output.stdoutText == "binary message, 3 bytes: ff0041\n" }
+        let arrived = await eventually(timeout: .seconds(60)) { process.output.stdoutText == "binary message, 3 bytes: ff0041\n" }
         #expect(arrived, "\(process.snapshot())")
         input.end()
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText == "courier: warning: line 1 of standard input is not UTF-8: sent as a binary message\n")
         let socket = try await server.takeWebSocket()
@@ -102,7 +102,7 @@ import Glibc
             executable: URL(fileURLWithPath: "/usr/bin/script"),
             ["-qec", "\(executable.path) \(Self.ws(server, "/hello"))", "/dev/null"],
             environment: ["NO_COLOR": "1"])
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         let printed = result.stdoutText.replacingOccurrences(of: "\r\n", with: "\n")
         #expect(printed.contains("{\n  \"hello\": \"courier\",\n  \"n\": 1\n}\n"), "\(result)")
@@ -119,7 +119,7 @@ import Glibc
         let process = try input.start(["--keep-open", Self.ws(server, "/later")])
         let socket = try await server.takeWebSocket()
         gate.open()
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "later\n", "\(result)")
         _ = try await socket.waitUntilFinished()
@@ -143,7 +143,7 @@ import Glibc
         let result = try await input.start([
             "-v", "-H", "Authorization: Bearer secret", "--subprotocol", "superchat",
             "--subprotocol", "chat", Self.ws(server, "/chat"),
-        ]).finish(timeout: .seconds(30))
+        ]).finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText.contains("* WebSocket open, subprotocol: chat\n"), "\(result)")
         let socket = try await server.takeWebSocket()
@@ -160,7 +160,7 @@ import Glibc
         let socket = try await server.takeWebSocket()
         await type("ready", into: input, of: process, expecting: "ready\n")
         process.send(SIGINT)
-        let result = try await process.finish(timeout: .seconds(20))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 130 && !result.signalled, "\(result)")
         #expect(result.stderrText.contains("courier: interrupted"), "\(result)")
         _ = try await socket.waitUntilFinished()

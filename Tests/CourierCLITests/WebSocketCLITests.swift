@@ -19,17 +19,13 @@ import Glibc
     static let tlsServer = url("COURIER_AIOHTTP_WSS_URL")
 
     private static func url(_ variable: String) -> URL? {
-        guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {
-            print("SKIPPED courier WebSocket end-to-end tests that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
-            return nil
-        }
-        return url
+        InteropEnvironment.url(variable, group: "courier WebSocket end-to-end tests (aiohttp, nginx)")
     }
 
     /// Writes `line` and a newline, and waits until standard output is `expected`.
     private func type(_ line: String, into input: InputPipe, of process: CLIProcess, expecting expected: String) async {
         input.write(line + "\n")
-        let arrived = await eventually(timeout: .seconds(20)) { process.output.stdoutText == expected }
+        let arrived = await eventually(timeout: .seconds(60)) { process.output.stdoutText == expected }
         #expect(arrived, "after '\(line)': \(process.snapshot())")
     }
 
@@ -42,7 +38,7 @@ import Glibc
         await type(#"{"a":[1,2]}"#, into: input, of: process, expecting: "hello\n{\"a\":[1,2]}\n")
         await type("", into: input, of: process, expecting: "hello\n{\"a\":[1,2]}\n\n")
         input.end()
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "hello\n{\"a\":[1,2]}\n\n")
         #expect(result.stderrText.isEmpty, "\(result)")
@@ -57,7 +53,7 @@ import Glibc
         ])
         await type("hi", into: input, of: process, expecting: "hi\n")
         input.end()
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         // aiohttp accepts permessage-deflate, which courier offers unless --no-compression.
         #expect(result.stderrText.contains("* WebSocket open, subprotocol: chat, permessage-deflate\n"), "\(result)")
@@ -69,7 +65,7 @@ import Glibc
         let process = try input.start(["-v", "--no-compression", server.appendingPathComponent("echo").absoluteString])
         await type("plain", into: input, of: process, expecting: "plain\n")
         input.end()
-        let result = try await process.finish(timeout: .seconds(30))
+        let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderrText.contains("* WebSocket open, no subprotocol\n"), "\(result)")
     }
@@ -81,7 +77,7 @@ import Glibc
         let process = try input.start(["--cacert", ca, url])
         await type("secret", into: input, of: process, expecting: "secret\n")
         input.end()
-        let trusted = try await process.finish(timeout: .seconds(30))
+        let trusted = try await process.finish(timeout: .seconds(60))
         #expect(trusted.status == 0, "\(trusted)")
 
         let untrusted = try await runCLI([url])
@@ -93,13 +89,10 @@ import Glibc
     /// tinyproxy (`.ci/start-servers.sh`), which opens CONNECT tunnels to the aiohttp plain port and
     /// nginx's WebSocket TLS port only, and its log; or nil with the skip printed.
     static let proxy: (url: String, log: String)? = {
-        let environment = ProcessInfo.processInfo.environment
-        guard let url = environment["COURIER_CONNECT_PROXY_URL"], let log = environment["COURIER_CONNECT_PROXY_LOG"] else {
-            print(
-                "SKIPPED courier WebSocket tests through a proxy: COURIER_CONNECT_PROXY_URL is not set "
-                    + "(run .ci/start-servers.sh, as .ci/run does).")
-            return nil
-        }
+        let group = "courier WebSocket tests through a CONNECT proxy (tinyproxy)"
+        guard let url = InteropEnvironment.value("COURIER_CONNECT_PROXY_URL", group: group),
+            let log = InteropEnvironment.value("COURIER_CONNECT_PROXY_LOG", group: group)
+        else { return nil }
         return (url, log)
     }()
 
@@ -117,7 +110,7 @@ import Glibc
             let process = try input.start(options + [server.appendingPathComponent("echo").absoluteString], environment: environment)
             await type("through the tunnel", into: input, of: process, expecting: "through the tunnel\n")
             input.end()
-            let result = try await process.finish(timeout: .seconds(30))
+            let result = try await process.finish(timeout: .seconds(60))
             #expect(result.status == 0, "\(server): \(result)")
         }
         let log = (try? String(contentsOfFile: proxy.log, encoding: .utf8)) ?? ""

@@ -85,11 +85,16 @@ extension CourierTestServerTests {
                 }
                 #expect(received == size)
                 #expect(matchesPattern(tail, offset: size - 4096, seed: 99))
-                // The peak is the whole test process's: the gate keeps the tests that hold large bodies
-                // out, but ordinary parallel tests still allocate. A server that held the body would
-                // add all of it, so "less than half the body" tells the two apart with a wide margin.
-                let limit = isRunningUnderThreadSanitizer ? Int(size) : Int(size / 2)
-                #expect(peakResidentBytes() - peakBefore < limit)
+                // The peak is the whole test process's, so the bound is checked with the test alone
+                // (`COURIER_RESOURCE_TESTS=1`, a step of `.ci/run`): beside it, ordinary parallel
+                // tests allocate too, and under ThreadSanitizer the shadow memory counts (a CI run
+                // measured 276,742,144 bytes of growth there against 268,435,456). A server that
+                // held the body would add all of it, so "less than half the body" tells the two apart.
+                let growth = peakResidentBytes() - peakBefore
+                TestEnvironment.note("1 GiB pattern body: peak RSS grew by \(growth >> 20) MiB")
+                if TestEnvironment.measuresAlone() {
+                    #expect(growth < Int(size / 2), "peak RSS grew by \(growth) bytes")
+                }
             }
         }
 

@@ -176,7 +176,7 @@ extension CourierTestServerTests {
 
         @Test func shutdownWakesWaitersAndStillReturnsRecordedRequests() async throws {
             let server = try TestServer()
-            let waiting = Task { try await server.takeRequest(timeout: .seconds(30)) }
+            let waiting = Task { try await server.takeRequest(timeout: .seconds(60)) }
             // Give the waiter a chance to register; the assertion holds either way.
             await Task.yield()
             expectClean(server.shutdown())
@@ -193,7 +193,7 @@ extension CourierTestServerTests {
         @Test func takeRequestHonoursTaskCancellation() async throws {
             let server = try TestServer()
             defer { expectClean(server.shutdown()) }
-            let task = Task { try await server.takeRequest(timeout: .seconds(30)) }
+            let task = Task { try await server.takeRequest(timeout: .seconds(60)) }
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
         }

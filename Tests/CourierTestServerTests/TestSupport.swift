@@ -1,11 +1,12 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 
 /// Every suite in this target is nested here and runs serially: the leak test counts the
 /// process's descriptors and threads, and blocking socket clients should not starve the
 /// cooperative pool of a 2-core machine.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .hangLimit(.seconds(300)))
 struct CourierTestServerTests {}
 
 /// Runs blocking work on a dedicated thread (never the cooperative pool) and awaits its result.

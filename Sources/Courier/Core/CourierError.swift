@@ -199,6 +199,16 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
     /// Same as ``description``.
     public var debugDescription: String { description }
 
+    /// Returns a copy that names `url` instead of the URL it had (a WebSocket's `ws://` URL for an
+    /// error of the `http://` connection under it).
+    func replacingURL(with url: URL) -> CourierError {
+        var copy = self
+        copy.storage = Storage(
+            kind: kind, message: message, responseCode: responseCode, underlyingError: underlyingError, url: url,
+            validationFailure: validationFailure)
+        return copy
+    }
+
     /// Returns a copy with context filled in where it is missing.
     func with(url: URL?, responseCode: Int? = nil) -> CourierError {
         if self.url != nil, self.responseCode != nil || responseCode == nil { return self }

@@ -82,7 +82,7 @@ package final class RequestEngine {
 
     func resume() {
         if deadline == nil {
-            deadline = ContinuousClock.now + .seconds(session.configuration.resourceTimeout)
+            deadline = session.configuration.transportClock.now + .seconds(session.configuration.resourceTimeout)
         }
         apply(lifecycle.resume())
     }
@@ -91,7 +91,7 @@ package final class RequestEngine {
     func startAutomatically() {
         let transition = lifecycle.startAutomatically()
         if case .prepare = transition.action, deadline == nil {
-            deadline = ContinuousClock.now + .seconds(session.configuration.resourceTimeout)
+            deadline = session.configuration.transportClock.now + .seconds(session.configuration.resourceTimeout)
         }
         apply(transition)
     }

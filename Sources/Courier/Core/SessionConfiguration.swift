@@ -93,7 +93,10 @@ public struct SessionConfiguration: Sendable {
     /// `Accept-Encoding` of its own (one you set is sent as given) and bodies arrive as sent.
     public var automaticDecompression: Bool = true
     /// Where Courier writes its own temporary files (downloads in progress, large multipart bodies).
-    /// They are removed when the request ends, whatever the outcome.
+    /// They are removed when the request ends, whatever the outcome. By default
+    /// `courier-<user id>` in the system's temporary directory; it must be a directory this
+    /// process's user owns (created `0700` when absent) or a shared one with the sticky bit, such
+    /// as `/tmp`: another user's directory fails the requests that need it with `.fileSystem`.
     public var temporaryDirectory: URL = TemporaryFiles.defaultDirectory
     /// The largest response body, in decoded bytes, that Courier keeps in memory (data, string,
     /// JSON and decodable responses, and the body kept with a failure): 256 MiB by default,
@@ -141,6 +144,9 @@ public struct SessionConfiguration: Sendable {
     public var maximumResponseHeadSize: Int? = 256 << 10
     /// The clock retry delays are measured on; tests can inject a clock they control.
     public var retryClock: any Clock<Duration> = ContinuousClock()
+    /// The time the transports' timeouts run on (``requestTimeout``, ``resourceTimeout``, the
+    /// minimum transfer rate on URLSession); tests inject a ``ManualTransportClock``.
+    package var transportClock: TransportClock = .system
     /// Answers `401 Unauthorized` challenges (Basic and Digest) of every request of the session
     /// with this credential, as `request.authenticate(with:)` does for one request; `nil` (the
     /// default) answers none.
@@ -183,6 +189,7 @@ public struct SessionConfiguration: Sendable {
         configuration.tls = tls
         configuration.tls.trustRoots = tls.trustRoots.adding(additionalTrustedCertificates)
         configuration.usesHTTP3WhenAdvertised = usesHTTP3WhenAdvertised
+        configuration.clock = transportClock
         configuration.tuning = transportTuning
         return configuration
     }

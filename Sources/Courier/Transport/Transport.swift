@@ -55,6 +55,8 @@ import Foundation
         get { tls.trustRoots.includesSystem ? tls.trustRoots.certificateFiles : [] }
         set { tls.trustRoots = TLSConfiguration.TrustRoots.system.adding(newValue) }
     }
+    /// The time the transport's timeouts run on (a test's ``ManualTransportClock``, or the system's).
+    package var clock: TransportClock = .system
 
     /// Whether origins that advertise HTTP/3 with `Alt-Svc` get later automatic requests over it
     /// (``SessionConfiguration/usesHTTP3WhenAdvertised``).

@@ -47,51 +47,59 @@ final class ProgressReporter: Sendable {
     private var elapsed: Double { (ContinuousClock.now - start).seconds }
 
     /// Shows `progress` if enough time has passed since the last line.
+    ///
+    /// The line is written under the state's lock, as ``finish(size:resumed:)`` and ``stop()``
+    /// write theirs: an update that found the transfer still running could otherwise draw its bar
+    /// after the final line (a loaded machine preempted one between the check and the write, and
+    /// a stale bar stayed on screen).
     func update(_ progress: TransferProgress) {
         guard style != .silent else { return }
         let now = ContinuousClock.now
-        let sample: ProgressSample? = state.withLock { state in
-            guard !state.isDone else { return nil }
+        state.withLock { state in
+            guard !state.isDone else { return }
             let resumed = state.resumed ?? progress.completedUnitCount
             state.resumed = resumed
             let interval: Duration = style == .terminal ? .milliseconds(100) : .seconds(1)
-            if let last = state.lastShown, now - last < interval { return nil }
-            if state.lastShown == nil, style == .plain, now - start < interval { return nil }
+            if let last = state.lastShown, now - last < interval { return }
+            if state.lastShown == nil, style == .plain, now - start < interval { return }
             state.lastShown = now
-            return ProgressSample(
+            let sample = ProgressSample(
                 completed: progress.completedUnitCount, total: progress.totalUnitCount,
                 resumed: resumed, elapsed: (now - start).seconds)
-        }
-        guard let sample else { return }
-        switch style {
-        case .terminal: console.drawProgress(ProgressBar.terminalLine(sample, width: console.stderrColumns))
-        case .plain: console.message(ProgressBar.plainLine(sample))
-        case .silent: break
+            switch style {
+            case .terminal: console.drawProgress(ProgressBar.terminalLine(sample, width: console.stderrColumns))
+            case .plain: console.message(ProgressBar.plainLine(sample))
+            case .silent: break
+            }
         }
     }
 
     /// Replaces the bar with the final line: 100%, the size, the time and the average rate.
     func finish(size: Int64, resumed: Int64) {
         let sample = ProgressSample(completed: size, total: size, resumed: resumed, elapsed: elapsed)
-        guard markDone(), style != .silent else { return }
-        switch style {
-        case .terminal: console.finishProgress(ProgressBar.finalLine(sample))
-        case .plain: console.message(ProgressBar.finalLine(sample))
-        case .silent: break
+        endOnce {
+            switch style {
+            case .terminal: console.finishProgress(ProgressBar.finalLine(sample))
+            case .plain: console.message(ProgressBar.finalLine(sample))
+            case .silent: break
+            }
         }
     }
 
     /// Stops updates and takes the bar off the screen (after a failure or an interruption, the
     /// message that follows says how far the transfer got): no stale progress line stays behind.
     func stop() {
-        guard markDone(), style == .terminal else { return }
-        console.clearProgress()
+        endOnce {
+            if style == .terminal { console.clearProgress() }
+        }
     }
 
-    private func markDone() -> Bool {
+    /// Marks the reporter done and writes its last output, under the lock updates write under.
+    private func endOnce(_ write: () -> Void) {
         state.withLock { state in
-            defer { state.isDone = true }
-            return !state.isDone
+            guard !state.isDone else { return }
+            state.isDone = true
+            write()
         }
     }
 }

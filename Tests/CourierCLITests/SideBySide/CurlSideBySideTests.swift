@@ -27,7 +27,9 @@ import FoundationNetworking
 
     @Test func curlAndCourierAgreeExceptWhereTheTableSaysSo() async throws {
         guard let curl = Self.curlExecutable else {
-            print("SKIPPED curl side-by-side suite: the curl CLI is not installed (apt-get install curl, as .ci/run does).")
+            SkipNotice.skipped(
+                "the curl side-by-side suite", because: "the curl command is not installed",
+                run: "apt-get install curl (as .ci/run does), then swift test")
             return
         }
         let local = try TestServer()
@@ -37,7 +39,7 @@ import FoundationNetworking
         switch SideBySideServers.fromEnvironment(local: local.url("").absoluteString.trimmingSuffix("/")) {
         case .success(let found): servers = found
         case .failure(let missing):
-            print("SKIPPED curl side-by-side suite: \(missing.variable) is not set (run .ci/start-servers.sh, as .ci/run does).")
+            SkipNotice.skipped("the curl side-by-side suite", because: "\(missing.variable) is not set", run: InteropEnvironment.command)
             return
         }
         let random = try await Self.fetch(servers.expand("{nginx}/random-1m.bin"))
@@ -93,7 +95,7 @@ import FoundationNetworking
                 }
             }
         }
-        print(
+        TestEnvironment.note(
             "[side-by-side] \(cases.count) command lines through curl and courier; \(verdicts.filter { (try? $0.1.get())?.holds == true }.count) as documented"
         )
     }

@@ -84,7 +84,7 @@ final class CLIProcess: Sendable {
     func finish(timeout: Duration = .seconds(60)) async throws -> CLIResult {
         guard let outcome = await child.wait(timeout: timeout) else {
             send(SIGKILL)
-            _ = await child.wait(timeout: .seconds(10))
+            _ = await child.wait(timeout: .seconds(60))
             let partial = result(status: -1, signalled: true)
             throw HarnessError("\(child.commandLine) did not finish within \(timeout)\n\(partial)")
         }

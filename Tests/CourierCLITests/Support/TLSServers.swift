@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 
 /// The HTTPS, h2c and mutual-TLS servers `.ci/start-servers.sh` starts, and its certificate files,
@@ -35,11 +36,7 @@ enum TLSServers {
     static let wrongPin = ProcessInfo.processInfo.environment["COURIER_TEST_WRONG_PIN"]
 
     private static func url(_ variable: String) -> URL? {
-        guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {
-            print("SKIPPED courier TLS end-to-end tests that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
-            return nil
-        }
-        return url
+        InteropEnvironment.url(variable, group: "courier TLS end-to-end tests (nginx, the mutual-TLS server)")
     }
 
     private static func path(_ variable: String) -> String? {

@@ -53,7 +53,7 @@ func makeTemporaryDirectory(_ label: String) -> URL {
 
 /// The configuration every app-layer session uses: the transport under test and private cookies.
 func appConfiguration(_ transport: TransportUnderTest) -> SessionConfiguration {
-    var configuration = SessionConfiguration()
+    var configuration = SessionConfiguration.testing
     configuration.transport = transport.choice
     configuration.cookies = .storage(HTTPCookieStorage.makeIsolated())
     configuration.temporaryDirectory = makeTemporaryDirectory("tests")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CourierTestSupport
 import CourierLocking
 @testable import Courier
 
@@ -58,6 +59,13 @@ enum CacheDirectoryFixtures {
     /// Whether the test process may give files away (`chown`), which only root may.
     static var canChown: Bool { geteuid() == 0 }
 
+    /// ``canChown``, after naming the tests that need it as skipped when it is false.
+    static var canChownOrSaySo: Bool {
+        SkipNotice.runs(
+            canChown, "the cache directory's checks of other users' files", because: "giving a file to another user needs root",
+            run: "swift test as root (as CI does)")
+    }
+
     /// The user files are given to: `nobody`.
     static let otherUser: uid_t = 65534
 
@@ -74,22 +82,34 @@ enum CacheDirectoryFixtures {
     }
 
     /// Opens every FIFO in `directory` for writing and closes it again, so a reader blocked in
-    /// `open` on one goes on (and reads an end of file): what frees a thread the watchdog gave up on.
+    /// `open` on one goes on (and reads an end of file), and opens a reader for it, so a blocked
+    /// writer goes on too: what frees a thread the watchdog gave up on.
     static func releaseFIFOReaders(in directory: URL) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
             let path = directory.appendingPathComponent(name).path
             guard kind(URL(fileURLWithPath: path)) == S_IFIFO else { continue }
             let descriptor = open(path, O_WRONLY | O_NONBLOCK)
             if descriptor >= 0 { close(descriptor) }
+            // A writer blocked in `open` waits for a reader: one is opened, once per FIFO, and
+            // kept open (only ever in a test that already failed), so its writes cannot fail with
+            // EPIPE; what they write stays in the pipe.
+            fifoReaders.withLock { readers in
+                guard readers[path] == nil else { return }
+                let reader = open(path, O_RDONLY | O_NONBLOCK)
+                if reader >= 0 { readers[path] = reader }
+            }
         }
     }
+
+    /// The readers ``releaseFIFOReaders(in:)`` opened, by path.
+    private static let fifoReaders = Locked<[String: Int32]>([:])
 
     /// Runs `work` on a thread of its own and waits for it at most `limit` (a margin only a real
     /// hang exceeds). Past it, records an issue naming `what`, then keeps calling `release` until
     /// the thread returns, so a hung store call fails the test instead of hanging the suite.
     /// Returns what `work` returned (`nil` only if it never stored it, which cannot happen).
     static func withWatchdog<T: Sendable>(
-        _ what: String, limit: Duration = .seconds(30), release: @escaping @Sendable () -> Void,
+        _ what: String, limit: Duration = .seconds(120), release: @escaping @Sendable () -> Void,
         sourceLocation: SourceLocation = #_sourceLocation, _ work: @escaping @Sendable () -> T
     ) async -> T? {
         let outcome = Locked<T?>(nil)
@@ -113,5 +133,28 @@ enum CacheDirectoryFixtures {
         }
         // The thread stored its value before signalling.
         return outcome.withLock { $0 }
+    }
+
+    /// Awaits `work` for at most `limit` (a margin only a hang exceeds); past it, calls `release`
+    /// until the work ends and records an issue, so a request blocked on a FIFO fails the test
+    /// instead of hanging the run. The clock runs on a thread of its own: requests blocked in
+    /// `open` can hold every thread of the concurrency pool (two on two cores).
+    static func awaitWithWatchdog<T: Sendable>(
+        _ what: String, limit: Duration = .seconds(120), release: @escaping @Sendable () -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation, _ work: @escaping @Sendable () async -> T
+    ) async -> T? {
+        let finished = DispatchSemaphore(value: 0)
+        let timedOut = Locked(false)
+        Thread {
+            guard finished.wait(timeout: .now() + limit.timeInterval) == .timedOut else { return }
+            timedOut.withLock { $0 = true }
+            while finished.wait(timeout: .now() + 0.02) == .timedOut { release() }
+        }.start()
+        let value = await work()
+        finished.signal()
+        if timedOut.withLock({ $0 }) {
+            Issue.record("\(what) did not end within \(limit): it blocked (on a FIFO?)", sourceLocation: sourceLocation)
+        }
+        return value
     }
 }

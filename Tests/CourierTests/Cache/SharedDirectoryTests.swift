@@ -104,6 +104,9 @@ extension ResponseCacheStore {
             let binary = try #require(SelfProcess.testBinary)
             var environment = ProcessInfo.processInfo.environment
             environment[Self.childDirectoryVariable] = directory.path
+            // Every test named in the child's output (a quiet run would name none), so that the
+            // check below sees that the helper ran.
+            environment["COURIER_TEST_VERBOSE"] = "1"
             let logs = ["out", "err"].map { directory.deletingLastPathComponent().appendingPathComponent("\(directory.lastPathComponent).\($0)") }
             defer { logs.forEach { try? FileManager.default.removeItem(at: $0) } }
             let child = try ChildProcess(

@@ -174,7 +174,7 @@ extension ResponseCacheStore {
                 #expect(sink.snapshot.error?.kind == .cancelled)
                 let after = StoreFixtures.peakResidentBytes()
                 if let before, let after {
-                    print("64 MiB cache write + replay: peak RSS grew by \((after - before) >> 20) MiB")
+                    TestEnvironment.note("64 MiB cache write + replay: peak RSS grew by \((after - before) >> 20) MiB")
                     // Peak RSS is process-wide: only meaningful with no other test running
                     // (`.ci/run` runs this one alone with COURIER_RESOURCE_TESTS=1).
                     if ResourceMeasurement.isolated { #expect(after - before < 32 << 20) }

@@ -1,4 +1,5 @@
 import Testing
+import CourierTestSupport
 import Foundation
 @_spi(Transport) @testable import Courier
 import CourierTestServer
@@ -6,7 +7,7 @@ import CourierTestServer
 /// Awaiting a response: the task that starts a request hosts its event drains (one wake-up per
 /// batch of transport events), and every other way of waiting still gets the same response. A lost
 /// wake-up would leave a task suspended for ever, so the suite has a time limit.
-@Suite(.timeLimit(.minutes(3))) struct AwaitingTests {
+@Suite(.hangLimit(.seconds(300))) struct AwaitingTests {
     @Test(arguments: TransportUnderTest.available)
     func twoSerializersAwaitedAtOnceBothGetTheResponse(transport: TransportUnderTest) async throws {
         try await withHeldResponse("{\"n\":1}", on: transport) { server, session, gate async throws in

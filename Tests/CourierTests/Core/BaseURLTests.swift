@@ -13,7 +13,7 @@ import CourierTestServer
             server.route("/v2/users") { _ in .text("v2") }
             server.route("/users") { _ in .text("root") }
             let notices = NoticeRecorder()
-            var configuration = SessionConfiguration()
+            var configuration = SessionConfiguration.testing
             configuration.transport = transport.choice
             let api = Session(configuration: configuration, baseURL: server.url("/v2"), eventMonitors: [notices])
             #expect(try await api.request("users").serializingString().value == "v2")

@@ -9,6 +9,7 @@ import CourierTestServer
 import Glibc
 #endif
 import CourierLocking
+import CourierTestSupport
 
 /// Cancels racing everything a request does, at every moment, through the public API.
 @Suite struct CancellationStormTests {
@@ -67,7 +68,12 @@ enum LargeTests {
         let environment = ProcessInfo.processInfo.environment
         let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
         let on = (environment["COURIER_LARGE_TESTS"] == "1" || environment["CI"] == "true") && !underThreadSanitizer
-        if !on { print("SKIPPED large transfer tests: set COURIER_LARGE_TESTS=1 (CI runs them; never under ThreadSanitizer).") }
+        if !on {
+            SkipNotice.skipped(
+                "the large transfer tests (gigabytes)",
+                because: underThreadSanitizer ? "they never run under ThreadSanitizer" : "COURIER_LARGE_TESTS is not set",
+                run: "COURIER_LARGE_TESTS=1 swift test (CI runs them)")
+        }
         return on
     }()
 }

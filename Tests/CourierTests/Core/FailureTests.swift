@@ -22,7 +22,9 @@ import CourierTestServer
         try await withServer { server async throws in
             let gate = Gate()
             server.enqueue(MockResponse.ok("too late").waiting(for: gate))
-            let session = makeSession(transport, server: server)
+            // The system's clock: only the timeout can end the request, so firing late costs time,
+            // never the outcome (and this is the real-time path of both transports' timers).
+            let session = makeSession(transport, server: server) { $0.transportClock = .system }
             // The server holds the response until the gate opens, which happens only after the
             // request has ended: only the 100 ms timeout can have ended it.
             let error = await session.request("slow", timeout: 0.1).serializingData().response.error
@@ -32,30 +34,75 @@ import CourierTestServer
         }
     }
 
+    /// `requestTimeout` is an idle timeout: a body that takes longer than it in all, but is never
+    /// silent that long, arrives whole; a response that stalls times out. On a manual clock (see
+    /// ``ManualTransportClock``): 3 s pass in all while the 2 s timeout runs, 1.5 s at a time,
+    /// each time once bytes have arrived; then the stalled response gets the time it takes.
     @Test(arguments: TransportUnderTest.available)
     func sessionRequestTimeoutIsAnIdleTimeout(transport: TransportUnderTest) async throws {
+        let piece = Data(repeating: 0x61, count: 20_000)
+        let (first, second) = (ScriptedReplyServer.Pause(), ScriptedReplyServer.Pause())
+        let server = try ScriptedReplyServer([
+            .readHead, .write(Data("HTTP/1.1 200 OK\r\nContent-Length: 60000\r\n\r\n".utf8)),
+            .write(piece), .pause(first), .write(piece), .pause(second), .write(piece),
+        ])
+        defer { server.stop() }
+        let clock = ManualTransportClock()
+        let session = makeSession(transport) {
+            $0.requestTimeout = 2
+            $0.transportClock = .manual(clock)
+        }
+        let request = session.request(server.url)
+        let received = ReceivedBytes(request)
+        request.resume()
+        let dripped = Task { await request.serializingData().response }
+        #expect(await received.wait(for: 20_000))
+        await clock.advance(by: .milliseconds(1500))
+        first.release()
+        #expect(await received.wait(for: 40_000))
+        await clock.advance(by: .milliseconds(1500))
+        second.release()
+        let response = await dripped.value
+        #expect(response.value?.count == 60_000, "\(response.error.map { "\($0)" } ?? "")")
+
         try await withServer { server async throws in
-            // 3 s of body in 20 KB pieces every 100 ms: longer than the 2 s timeout in total, but
-            // never silent for anything close to it (the margin keeps a loaded machine honest).
-            server.enqueue(MockResponse(status: 200).body(.pattern(count: 600_000, seed: 1)).throttle(bytes: 20_000, every: .milliseconds(100)))
             let gate = Gate()
             server.enqueue(MockResponse.ok("stalls").waiting(for: gate))
-            let session = makeSession(transport, server: server) { $0.requestTimeout = 2 }
-            let dripped = await session.request("drip").serializingData().response
-            #expect(dripped.value?.count == 600_000, "\(dripped.error.map { "\($0)" } ?? "")")
-            let stalled = await session.request("stall").serializingData().response
+            let session = makeSession(transport, server: server) {
+                $0.requestTimeout = 2
+                $0.transportClock = .manual(clock)
+            }
+            let stalled = await clock.advancing(by: .seconds(2)) { await session.request("stall").serializingData().response }
             gate.open()
             #expect(stalled.error?.kind == .timedOut)
+            #expect(stalled.error?.message.contains("2.0 s") == true, "names the timeout: \(stalled.error.map { "\($0)" } ?? "")")
         }
     }
 
+    /// `resourceTimeout` limits the whole request, however busy it is: the time passes in 0.1 s
+    /// moves of a manual clock while the body flows (then pauses, so that only the deadline can
+    /// end the request), and the request ends at the 0.3 s deadline with the idle timeout far off.
     @Test(arguments: TransportUnderTest.available)
     func resourceTimeoutLimitsTheWholeRequest(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
-            server.enqueue(MockResponse(status: 200).body(.pattern(count: 2_000_000, seed: 1)).throttle(bytes: 20_000, every: .milliseconds(20)))
-            let session = makeSession(transport, server: server) { $0.resourceTimeout = 0.3 }
-            let error = await session.request("drip").serializingData().response.error
+            let gate = Gate()
+            server.enqueue(
+                MockResponse(status: 200).body(.pattern(count: 2_000_000, seed: 1)).throttle(bytes: 20_000, every: .milliseconds(20))
+                    .pausing(afterBytes: 1_000_000, until: gate))
+            let clock = ManualTransportClock()
+            let session = makeSession(transport, server: server) {
+                $0.resourceTimeout = 0.3
+                $0.transportClock = .manual(clock)
+            }
+            let request = session.request("drip")
+            let received = ReceivedBytes(request)
+            let response = Task { await request.serializingData().response }
+            #expect(await received.wait(for: 1))
+            let error = await clock.advancing(by: .milliseconds(100)) { await response.value.error }
+            gate.open()
             #expect(error?.kind == .timedOut)
+            #expect(error?.message.contains("resource timeout") == true, "\(error.map { "\($0)" } ?? "")")
+            #expect(received.value < 2_000_000)
         }
     }
 

@@ -1,4 +1,5 @@
 import Testing
+import CourierTestSupport
 import Foundation
 @_spi(Transport) @testable import Courier
 import CourierLocking
@@ -95,7 +96,7 @@ import CourierLocking
 
     /// The drain host's slot: a host whose response is already done never parks, and only one task
     /// hosts at a time; the other learns it at once.
-    @Test(.timeLimit(.minutes(3))) func aHostParksOnlyWhileItsResponseIsPendingAndOnlyOneTaskHosts() async {
+    @Test(.hangLimit(.seconds(300))) func aHostParksOnlyWhileItsResponseIsPendingAndOnlyOneTaskHosts() async {
         let executor = RequestExecutor()
         #expect(await executor.awaitWork(unlessDone: { true }) == .recheck)
 
@@ -120,7 +121,7 @@ import CourierLocking
     /// two tasks) both complete in a drain elsewhere while neither host is parked yet. Their two
     /// wake-ups find no one; each host must still return, whichever order they try to park in. A
     /// single stored wake-up, taken by the first host, once left the second parked for ever.
-    @Test(.timeLimit(.minutes(3)), arguments: [false, true])
+    @Test(.hangLimit(.seconds(300)), arguments: [false, true])
     func wakeUpsThatFindNoHostDoNotStrandEitherHost(secondParksFirst: Bool) async {
         let executor = RequestExecutor()
         let done = Locked([false, false])

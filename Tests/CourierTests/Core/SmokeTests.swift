@@ -9,7 +9,7 @@ import CourierTestSupport
         let server = try TestServer()
         defer { expectClean(server.shutdown()) }
         server.enqueue(MockResponse.json(#"{"nick":"bob","level":3}"#))
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = .urlSession(.ephemeral)
         let session = Session(configuration: configuration, baseURL: server.baseURL)
         let json = try await session.request("users/42").validate().serializingJSON().value

@@ -9,6 +9,7 @@ import FoundationNetworking
 @_spi(Transport) @testable import Courier
 import CourierTestServer
 import CourierLocking
+import CourierTestSupport
 
 /// Shared transfers are released when their last caller has its answer, a dropped session frees
 /// everything, and streams never join a shared transfer.
@@ -16,7 +17,7 @@ import CourierLocking
     static let bodySize = 100_000
 
     func session(_ transport: TransportUnderTest, _ server: TestServer, deduplication: DeduplicationPolicy) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         configuration.cookies = .none
         return Session(
@@ -54,7 +55,7 @@ import CourierLocking
             #expect(session.deduplicator.statistics.transfers == 200)
             #expect(session.deduplicator.transfersInFlight == 0)
             // The last request's executor may still be returning from its final drain.
-            #expect(await eventually(timeout: .seconds(10)) { requests.alive == 0 }, "finished requests are still referenced: \(requests.alive)")
+            #expect(await eventually(timeout: .seconds(60)) { requests.alive == 0 }, "finished requests are still referenced: \(requests.alive)")
         }
     }
 
@@ -81,7 +82,7 @@ import CourierLocking
             }
             session = nil
         }
-        #expect(await eventually(timeout: .seconds(10)) { weakSession == nil }, "the session was not freed")
+        #expect(await eventually(timeout: .seconds(60)) { weakSession == nil }, "the session was not freed")
     }
 
     @Test(arguments: TransportUnderTest.available)
@@ -148,23 +149,21 @@ import CourierLocking
             }
         }
         let difference = rss[1] - rss[0]
-        print("RSS after \(count) GETs: dedupe off \(rss[0] >> 20) MiB, on \(rss[1] >> 20) MiB (difference \(difference >> 10) KiB)")
+        TestEnvironment.note("RSS after \(count) GETs: dedupe off \(rss[0] >> 20) MiB, on \(rss[1] >> 20) MiB (difference \(difference >> 10) KiB)")
         #expect(difference < 20 << 20, "dedupe on kept \(difference >> 20) MiB more than dedupe off")
         #expect(
-            await eventually(timeout: .seconds(10)) { ResourceMeasurement.openDescriptors() <= descriptorsBefore },
+            await eventually(timeout: .seconds(60)) { ResourceMeasurement.openDescriptors() <= descriptorsBefore },
             "descriptors: \(descriptorsBefore) before, \(ResourceMeasurement.openDescriptors()) after")
     }
 }
 
 /// Process-wide resource figures for tests that run alone.
 enum ResourceMeasurement {
-    /// Whether this process runs only the resource tests (set by `.ci/run`), outside ThreadSanitizer.
-    static var isolated: Bool {
-        ProcessInfo.processInfo.environment["COURIER_RESOURCE_TESTS"] == "1" && dlsym(nil, "__tsan_init") == nil
-    }
+    /// Whether this process runs only the resource tests (set by `.ci/run`), outside ThreadSanitizer;
+    /// when not, the group of such checks is named once as skipped (``TestEnvironment/measuresAlone()``).
+    static var isolated: Bool { TestEnvironment.measuresAlone() }
 
-    static let skipMessage: Comment =
-        "SKIPPED process-wide RSS and descriptor checks: run this test alone with COURIER_RESOURCE_TESTS=1 (.ci/run does)"
+    static let skipMessage = Comment(rawValue: TestEnvironment.aloneReason)
 
     /// Open descriptors of this process.
     static func openDescriptors() -> Int {

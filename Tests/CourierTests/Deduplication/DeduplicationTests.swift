@@ -13,7 +13,7 @@ import CourierLocking
     static let feedJSON = #"{"items":[1,2,3]}"#
 
     func dedupingSession(_ transport: TransportUnderTest, _ server: TestServer) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         configuration.cookies = .none
         configuration.maximumConnectionsPerHost = 16

@@ -1,4 +1,5 @@
 import Testing
+import CourierTestSupport
 import Foundation
 @testable import Courier
 import CourierTestServer
@@ -39,7 +40,8 @@ import CourierTestServer
             }
             stream.cancel()
             let sent = server.bytesSent(path: "/endless")
-            print("endless event stream: \(count) events read, \(sent >> 20) MiB sent by the server, RSS \(before >> 20) → peak \(peak >> 20) MiB")
+            TestEnvironment.note(
+                "endless event stream: \(count) events read, \(sent >> 20) MiB sent by the server, RSS \(before >> 20) → peak \(peak >> 20) MiB")
             #expect(count == target)
             #expect(peak - before < 64 << 20, "RSS grew by \((peak - before) >> 20) MiB")
             #expect(sent < Int64(count) * Int64(event.count) + (64 << 20), "the server was held back near the consumer")

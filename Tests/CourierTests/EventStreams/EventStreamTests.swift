@@ -178,12 +178,12 @@ import CourierLocking
                 for try await _ in session.eventStream("events").events() { count += 1 }
                 return count
             }
-            #expect(await eventually(timeout: .seconds(5)) { server.recordedRequests.count == 2 })
+            #expect(await eventually(timeout: .seconds(60)) { server.recordedRequests.count == 2 })
             task.cancel()
             let result = await task.result
             #expect((try? result.get()) == nil)
             // Both connections were closed by the client (the server sees them go).
-            #expect(await eventually(timeout: .seconds(5)) { server.activeConnectionCount == 0 })
+            #expect(await eventually(timeout: .seconds(60)) { server.activeConnectionCount == 0 })
         }
     }
 
@@ -202,7 +202,7 @@ import CourierLocking
                 #expect(error.message.contains("1024"))
             }
             #expect(events == ["small"])
-            #expect(await eventually(timeout: .seconds(5)) { server.activeConnectionCount == 0 })
+            #expect(await eventually(timeout: .seconds(60)) { server.activeConnectionCount == 0 })
         }
     }
 

@@ -57,7 +57,7 @@ import CourierTestServer
                     body: .data(body))
             }
             try plantPartial(url: server.url("/big"), bytes: content.prefix(1_000_000), total: Int64(size), etag: "\"b\"")
-            var configuration = SessionConfiguration()
+            var configuration = SessionConfiguration.testing
             configuration.transport = transport.choice
             configuration.cookies = .none
             let session = Session(

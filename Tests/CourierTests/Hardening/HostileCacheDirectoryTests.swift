@@ -84,7 +84,7 @@ import Darwin
             let session = Session(configuration: configuration, baseURL: server.baseURL, responseCache: cache, callbackQueue: testCallbackQueue)
             let release: @Sendable () -> Void = { Fixtures.releaseFIFOReaders(in: directory) }
             @Sendable func get(_ path: String, on session: Session? = nil) async -> DataResponse<Data, CourierError>? {
-                await Self.withWatchdog("GET \(path) with \(plant)", release: release) {
+                await Fixtures.awaitWithWatchdog("GET \(path) with \(plant)", release: release) {
                     await (session ?? firstSession).request(path).serializingData().response
                 }
             }
@@ -137,7 +137,7 @@ import Darwin
 
             // More writes, which take spare files when the fast paths are on, and a scan.
             for index in 0..<6 { #expect(await get("other\(index)", on: session)?.value == Data("\(index)".utf8)) }
-            _ = await Self.withWatchdog("a scan with \(plant)", release: release) { cache.scanDisk() }
+            _ = await Fixtures.awaitWithWatchdog("a scan with \(plant)", release: release) { cache.scanDisk() }
 
             #expect(outside.victim.isIntact, "the file outside the cache directory was written")
             if let copied { #expect((try? Data(contentsOf: outside.copy)) == copied) }
@@ -154,28 +154,5 @@ import Darwin
                 break
             }
         }
-    }
-
-    /// Awaits `work` for at most `limit` (a margin only a hang exceeds); past it, calls `release`
-    /// until the work ends and records an issue, so a request blocked on a FIFO fails the test
-    /// instead of hanging the run. The clock runs on a thread of its own: requests blocked in
-    /// `open` can hold every thread of the concurrency pool (two on two cores).
-    static func withWatchdog<T: Sendable>(
-        _ what: String, limit: Duration = .seconds(60), release: @escaping @Sendable () -> Void,
-        sourceLocation: SourceLocation = #_sourceLocation, _ work: @escaping @Sendable () async -> T
-    ) async -> T? {
-        let finished = DispatchSemaphore(value: 0)
-        let timedOut = Locked(false)
-        Thread {
-            guard finished.wait(timeout: .now() + limit.timeInterval) == .timedOut else { return }
-            timedOut.withLock { $0 = true }
-            while finished.wait(timeout: .now() + 0.02) == .timedOut { release() }
-        }.start()
-        let value = await work()
-        finished.signal()
-        if timedOut.withLock({ $0 }) {
-            Issue.record("\(what) did not end within \(limit): it blocked (on a FIFO?)", sourceLocation: sourceLocation)
-        }
-        return value
     }
 }

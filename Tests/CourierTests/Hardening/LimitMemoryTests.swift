@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Testing
 import Foundation
 #if canImport(FoundationNetworking)
@@ -50,7 +51,7 @@ struct LimitMemoryTests {
     }
 
     static func report(_ name: String, _ transport: TransportUnderTest, growth: Int, error: CourierError?) {
-        print("limit memory: \(name) on \(transport): peak RSS +\(growth >> 20) MiB, \(error.map { "\($0.kind)" } ?? "no error")")
+        TestEnvironment.note("limit memory: \(name) on \(transport): peak RSS +\(growth >> 20) MiB, \(error.map { "\($0.kind)" } ?? "no error")")
     }
 
     static func eventStreamFailure(_ stream: EventStreamRequest) async -> CourierError? {

@@ -1,4 +1,5 @@
 import Testing
+import CourierTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -161,11 +162,14 @@ import CourierLocking
             let ports = [server.baseURL.port ?? 0, notHTTP.port, conflicting.port]
             /// Whether every connection to the servers is closed (sessions close theirs when dropped).
             func connectionsClosed() async -> Bool {
-                await eventually(timeout: .seconds(15)) { ports.allSatisfy { SocketCensus.connections(toPort: $0) == 0 } }
+                await eventually(timeout: .seconds(60)) { ports.allSatisfy { SocketCensus.connections(toPort: $0) == 0 } }
             }
 
             for transport in TransportUnderTest.available {
-                let warmUp = makeSession(transport, server: server) { $0.requestTimeout = 10 }
+                let warmUp = makeSession(transport, server: server) {
+                    $0.requestTimeout = 10
+                    $0.transportClock = .system
+                }
                 let mismatches = await Self.run(Failure.allCases.count * width * 2, width: width, on: warmUp, servers: servers)
                 #expect(mismatches.isEmpty, "\(transport) warm-up: \(mismatches)")
             }
@@ -178,10 +182,13 @@ import CourierLocking
             for transport in TransportUnderTest.available {
                 let started = ContinuousClock.now
                 do {
-                    let session = makeSession(transport, server: server) { $0.requestTimeout = 10 }
+                    let session = makeSession(transport, server: server) {
+                        $0.requestTimeout = 10
+                        $0.transportClock = .system
+                    }
                     let mismatches = await Self.run(count, width: width, on: session, servers: servers)
                     #expect(mismatches.isEmpty, "\(transport): \(mismatches)")
-                    print(
+                    TestEnvironment.note(
                         "\(transport): \(count) failures in \(ContinuousClock.now - started); with the session alive: "
                             + "descriptors \(descriptors) → \(ResourceMeasurement.openDescriptors()), threads \(threads) → \(Self.threads())")
                 }
@@ -189,14 +196,14 @@ import CourierLocking
                 // Sockets and files exactly; the runtime (Dispatch) may open an eventfd or epoll
                 // descriptor of its own on a busy moment, which a leak per request would dwarf.
                 #expect(
-                    await eventually(timeout: .seconds(15)) {
+                    await eventually(timeout: .seconds(60)) {
                         let now = Self.descriptorCounts()
                         return now.other <= baseline.other && now.anonymous <= baseline.anonymous + 2
                     },
                     "\(transport) left descriptors open: \(Self.newDescriptors(since: table))")
                 // The runtime's worker pool may grow or shrink by a few threads between two quiet moments.
                 #expect(
-                    await eventually(timeout: .seconds(15)) { Self.threads() <= threads + 4 },
+                    await eventually(timeout: .seconds(60)) { Self.threads() <= threads + 4 },
                     "\(transport) threads: \(threads) after the warm-up, \(Self.threads()) now")
             }
         }

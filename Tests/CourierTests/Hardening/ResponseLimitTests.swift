@@ -49,7 +49,7 @@ import CourierTestServer
     /// Courier dropping) a cancelled task's body for a while, so there the check is skipped.
     static func expectDisconnect(_ server: TestServer, path: String, transport: TransportUnderTest) async throws {
         guard transport == .curl else { return }
-        try await server.waitForClientDisconnect(path: path, timeout: .seconds(10))
+        try await server.waitForClientDisconnect(path: path, timeout: .seconds(60))
     }
 
     @Test(arguments: TransportUnderTest.available)
@@ -290,7 +290,7 @@ import CourierTestServer
             server.route("/stream") { _ in MockResponse(status: 200).body(.pattern(count: 64 << 20, seed: 14)).chunked(chunkSize: 65_536) }
             let store = FileManager.default.temporaryDirectory.appendingPathComponent("courier-limit-store-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: store) }
-            var configuration = SessionConfiguration()
+            var configuration = SessionConfiguration.testing
             configuration.transport = transport.choice
             configuration.cookies = .none
             configuration.maximumDownloadSize = Int64(Self.limit)

@@ -25,8 +25,29 @@ final class ScriptedReplyServer: Sendable {
         case writeForever(Data)
         /// Neither reads nor writes: the connection stays open until the server stops.
         case hold
+        /// Neither reads nor writes until `pause` is released (or the server stops), then goes on.
+        case pause(Pause)
         /// Closes with a reset (RST, `SO_LINGER` 0) instead of a FIN; the script ends here.
         case reset
+    }
+
+    /// A point in a script where the connection waits for the test (see ``Step/pause(_:)``).
+    final class Pause: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        private let reached = Mutex(false)
+
+        init() {}
+
+        /// Whether a connection has come to this pause.
+        var isReached: Bool { reached.withLock { $0 } }
+
+        /// Lets the connection waiting here (or the next to come) go on.
+        func release() { semaphore.signal() }
+
+        fileprivate func wait() {
+            reached.withLock { $0 = true }
+            semaphore.wait()
+        }
     }
 
     let port: Int
@@ -39,6 +60,7 @@ final class ScriptedReplyServer: Sendable {
         var stopping = false
         var connections: Set<Int32> = []
         var holds: [DispatchSemaphore] = []
+        var pauses: [Pause] = []
         var accepted = 0
         var bytesWritten = 0
         var bytesRead = 0
@@ -130,6 +152,14 @@ final class ScriptedReplyServer: Sendable {
                 }
                 if !stopping { semaphore.wait() }
                 break run
+            case .pause(let pause):
+                let stopping = state.withLock { state -> Bool in
+                    if !state.stopping { state.pauses.append(pause) }
+                    return state.stopping
+                }
+                if stopping { break run }
+                pause.wait()
+                if state.withLock({ $0.stopping }) { break run }
             case .reset:
                 resets = true
                 break run
@@ -187,15 +217,16 @@ final class ScriptedReplyServer: Sendable {
     /// Stops accepting, ends every connection (blocked reads, writes and holds return), waits for
     /// every thread and closes every descriptor. Idempotent.
     func stop() {
-        let (first, holds) = state.withLock { state -> (Bool, [DispatchSemaphore]) in
-            guard !state.stopping else { return (false, []) }
+        let (first, holds, pauses) = state.withLock { state -> (Bool, [DispatchSemaphore], [Pause]) in
+            guard !state.stopping else { return (false, [], []) }
             state.stopping = true
             for connection in state.connections { shutdown(connection, Int32(SHUT_RDWR)) }
-            return (true, state.holds)
+            return (true, state.holds, state.pauses)
         }
         guard first else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         for hold in holds { hold.signal() }
+        for pause in pauses { pause.release() }
         threads.wait()
         close(listener)
     }

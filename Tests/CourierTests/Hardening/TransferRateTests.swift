@@ -16,8 +16,11 @@ import CourierTestServer
             server.route("/drip") { _ in
                 MockResponse(status: 200).body(.pattern(count: 10_000_000, seed: 1)).throttle(bytes: 100, every: .milliseconds(50))
             }
+            // The system's clock (URLSession's rate check runs on it): only the rate can end this
+            // endless drip, so a slow machine only makes it end later.
             let session = makeSession(transport, server: server) {
                 $0.minimumTransferRate = MinimumTransferRate(bytesPerSecond: 64 << 10, window: .seconds(1))
+                $0.transportClock = .system
             }
             let response = await session.request("drip").serializingData().response
             #expect(response.error?.kind == .timedOut)
@@ -35,7 +38,7 @@ import CourierTestServer
             server.route("/small") { _ in
                 MockResponse(status: 200).body(.pattern(count: 3_000, seed: 3)).throttle(bytes: 1_000, every: .milliseconds(100))
             }
-            let session = makeSession(transport, server: server)
+            let session = makeSession(transport, server: server) { $0.transportClock = .system }
             let slow = await session.request("drip")
                 .minimumTransferRate(MinimumTransferRate(bytesPerSecond: 64 << 10, window: .seconds(1)))
                 .serializingData().response

@@ -15,7 +15,7 @@ import FoundationNetworking
         _ transport: TransportUnderTest, baseURL: URL, clock: FrozenClock = FrozenClock(),
         configure: (inout SessionConfiguration) -> Void = { _ in }
     ) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         configuration.cookies = .none
         configuration.retryClock = clock

@@ -11,7 +11,7 @@ enum HTTPSInterop {
     /// A curl-transport session trusting the test CA, with `configure` applied.
     static func session(baseURL: URL, configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
         let ca = try #require(InteropServer.testCA, "COURIER_TEST_CA_FILE is not set")
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = .curl
         configuration.cookies = .none
         configuration.tls.trustRoots = .system(adding: [ca])

@@ -70,7 +70,7 @@ struct HTTP2StreamInteropTests {
         doomed.resume()
         let others = (0..<5).map { index in session.request(index == 0 ? Self.bigPath : "connection?other=\(index)").serializingData() }
         for task in others { task.resume() }
-        #expect(await eventually(timeout: .seconds(20)) { progressed.withLock { $0 } })
+        #expect(await eventually(timeout: .seconds(60)) { progressed.withLock { $0 } })
         doomed.cancel()
         let doomedResponse = await doomedTask.response
         #expect(doomedResponse.error?.kind == .cancelled, "\(String(describing: doomedResponse.error)), \(doomedResponse.data?.count ?? -1) bytes")
@@ -98,7 +98,7 @@ struct HTTP2StreamInteropTests {
         }
         let task = request.serializingData()
         task.resume()
-        #expect(await eventually(timeout: .seconds(20)) { suspended.withLock { $0 } })
+        #expect(await eventually(timeout: .seconds(60)) { suspended.withLock { $0 } })
         let state = await request.state
         #expect(state == .suspended || state == .finished)
         if CurlLibrary.pausesHTTP2StreamsIndependently {

@@ -11,7 +11,7 @@ struct HTTPBinAuthInteropTests {
     struct Authenticated: Decodable, Sendable { let authenticated: Bool; let user: String }
 
     func session(_ transport: TransportUnderTest) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         // httpbin's digest endpoint sets a cookie on the challenge and wants it back with the answer.
         configuration.cookies = .storage(HTTPCookieStorage.makeIsolated())

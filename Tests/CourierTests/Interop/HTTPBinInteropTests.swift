@@ -16,7 +16,7 @@ struct HTTPBinInteropTests {
     }
 
     func session(_ transport: TransportUnderTest) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         return Session(configuration: configuration, baseURL: InteropServer.httpbin, callbackQueue: testCallbackQueue)
     }
@@ -82,7 +82,7 @@ struct HTTPBinInteropTests {
 @Suite(.enabled(if: InteropServer.nginx != nil, "nginx is not running (COURIER_NGINX_URL unset)"))
 struct NginxInteropTests {
     func session(_ transport: TransportUnderTest, configure: (inout SessionConfiguration) -> Void = { _ in }) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         configure(&configuration)
         return Session(configuration: configuration, baseURL: InteropServer.nginx, callbackQueue: testCallbackQueue)
@@ -112,7 +112,7 @@ struct NginxInteropTests {
 @Suite(.enabled(if: InteropServer.nginxHTTPS != nil && InteropServer.testCA != nil, "nginx HTTPS is not running (COURIER_NGINX_HTTPS_URL unset)"))
 struct NginxTLSInteropTests {
     func session(trusting: Bool) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = .curl
         if trusting, let ca = InteropServer.testCA { configuration.additionalTrustedCertificates = [ca] }
         return Session(configuration: configuration, baseURL: InteropServer.nginxHTTPS, callbackQueue: testCallbackQueue)

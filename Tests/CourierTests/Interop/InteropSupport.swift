@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -67,11 +68,17 @@ enum InteropServer {
     static let wrongPin = ProcessInfo.processInfo.environment["COURIER_TEST_WRONG_PIN"]
 
     private static func url(_ variable: String) -> URL? {
-        guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {
-            print("SKIPPED interop tests that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
-            return nil
+        InteropEnvironment.url(variable, group: group(of: variable))
+    }
+
+    /// The group of interop tests a server's variable belongs to, as the skip notice names it.
+    private static func group(of variable: String) -> String {
+        switch variable {
+        case "COURIER_HTTPBIN_URL": "interop tests with httpbin"
+        case "COURIER_PY_MTLS_URL": "interop tests with the mutual-TLS Python server"
+        case "COURIER_SSE_URL": "interop tests with the Server-Sent Events server (sse-starlette)"
+        default: "interop tests with nginx (HTTP, HTTPS, HTTP/2, h2c, TLS failures)"
         }
-        return url
     }
 
     private static func file(_ variable: String) -> URL? {

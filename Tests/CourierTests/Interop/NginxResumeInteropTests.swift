@@ -34,7 +34,7 @@ struct NginxResumeInteropTests {
             try? FileManager.default.removeItem(at: storeDirectory)
             try? FileManager.default.removeItem(at: output)
         }
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         if let ca { configuration.tls.trustRoots = .system(adding: [ca]) }
         let monitor = EventRecorderWithHeaders()

@@ -11,7 +11,7 @@ import FoundationNetworking
 struct TLSConfigurationInteropTests {
     /// A curl-transport session with `configure` applied to a configuration that trusts nothing extra.
     private func session(_ configure: (inout TLSConfiguration) -> Void) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = .curl
         configuration.cookies = .none
         configuration.requestTimeout = 30
@@ -39,7 +39,7 @@ struct TLSConfigurationInteropTests {
         let hashed = await get(server, on: session { $0.trustRoots = .only([], directory: directory) })
         #expect(hashed.error == nil, "\(String(describing: hashed.error))")
         // The deprecated spelling still adds to the system store.
-        var legacy = SessionConfiguration()
+        var legacy = SessionConfiguration.testing
         legacy.transport = .curl
         legacy.additionalTrustedCertificates = [ca]
         let legacySession = Session(configuration: legacy, callbackQueue: testCallbackQueue)
@@ -179,7 +179,7 @@ struct TLSConfigurationInteropTests {
     }
 
     @Test func malformedPinsAndUnreadableFilesFailEveryRequestUpFront() async throws {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = .curl
         configuration.tls.pin("example.com", to: ["md5/abc"])
         #expect(throws: CourierError.self) { try configuration.validate() }
@@ -251,7 +251,7 @@ struct TLSConfigurationInteropTests {
     }
 
     @Test func urlSessionRefusesWhatItCannotHonour() async throws {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = .urlSession(.ephemeral)
         configuration.tls.pin("example.com", to: ["sha256/" + Data(repeating: 1, count: 32).base64EncodedString()])
         #expect { try configuration.validate() } throws: { ($0 as? CourierError)?.message.contains("pinnedPublicKeys") == true }
@@ -272,7 +272,7 @@ struct TLSConfigurationInteropTests {
 struct URLSessionTLSErrorTests {
     @Test func certificateFailuresAreTLSKinds() async throws {
         guard let untrusted = InteropServer.nginxHTTPS, let selfSigned = InteropServer.nginxSelfSigned else { return }
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = .urlSession(.ephemeral)
         configuration.requestTimeout = 30
         let session = Session(configuration: configuration, callbackQueue: testCallbackQueue)

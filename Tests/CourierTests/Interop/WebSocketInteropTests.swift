@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import Courier
+import CourierTestSupport
 
 /// WebSockets against servers no one here wrote (`.ci/ws-server.py`, started by `.ci/run`): Python
 /// `websockets` (a strict RFC 6455 implementation) and aiohttp, each with permessage-deflate
@@ -23,13 +24,9 @@ import FoundationNetworking
         let compresses: Bool
         var testDescription: String { variable }
 
-        /// The base URL, or nil (with the skip printed) when `.ci/start-servers.sh` has not run.
+        /// The base URL, or nil (the group named as skipped once) when `.ci/start-servers.sh` has not run.
         var url: URL? {
-            guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {
-                print("SKIPPED WebSocket interop tests that need \(variable): it is not set (run .ci/start-servers.sh, as .ci/run does).")
-                return nil
-            }
-            return url
+            InteropEnvironment.url(variable, group: "WebSocket interop tests (Python websockets, aiohttp, nginx)")
         }
 
         /// The base URL with `path` appended (`echo` on `wss://host:port/websockets` is `.../websockets/echo`).
@@ -52,7 +49,7 @@ import FoundationNetworking
 
     /// A session that trusts the test CA (for wss://), with `headers` and `interceptor`.
     private func session(headers: HTTPHeaders = [], interceptor: (any RequestInterceptor)? = nil) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.cookies = .none
         if let ca = InteropServer.testCA { configuration.tls.trustRoots = .system(adding: [ca]) }
         return Session(configuration: configuration, headers: headers, interceptor: interceptor, callbackQueue: testCallbackQueue)

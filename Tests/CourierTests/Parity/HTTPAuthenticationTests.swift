@@ -6,6 +6,7 @@ import FoundationNetworking
 @_spi(Transport) @testable import Courier
 import CourierTestServer
 import CourierLocking
+import CourierTestSupport
 
 /// A test-server route that demands HTTP authentication, checking answers itself.
 struct AuthenticatingRoute: Sendable {
@@ -201,11 +202,16 @@ struct AuthenticatingRoute: Sendable {
 
     /// Fails on the old code with the URLSession transport: FoundationNetworking held a 401 with a
     /// Basic challenge until the idle timeout (with or without an `Authorization` header sent).
-    @Test(arguments: TransportUnderTest.available, [false, true])
+    /// The timeout runs on a manual clock that never moves, so only the 401 itself can end the
+    /// request, however slow the machine; the old behaviour hangs until the hang limit.
+    @Test(.hangLimit(.seconds(300)), arguments: TransportUnderTest.available, [false, true])
     func withoutACredentialA401IsJustAResponse(transport: TransportUnderTest, presetHeader: Bool) async throws {
         try await withServer { server async throws in
             AuthenticatingRoute(.basic).install(on: server)
-            let session = makeSession(transport, server: server) { $0.requestTimeout = 5 }
+            let session = makeSession(transport, server: server) {
+                $0.requestTimeout = 5
+                $0.transportClock = .manual(ManualTransportClock())
+            }
             let headers: HTTPHeaders = presetHeader ? [.authorization(username: "bob", password: "wrong")] : [:]
             let response = await session.request("private", headers: headers).serializingString().response
             #expect(response.response?.statusCode == 401)

@@ -138,7 +138,7 @@ extension Pipeline {
         func transportFailuresAndRetriesAreReported(transport: TransportUnderTest) async throws {
             let port = try closedPort()
             let lines = Collected<String>()
-            var configuration = SessionConfiguration()
+            var configuration = SessionConfiguration.testing
             configuration.transport = transport.choice
             configuration.retryClock = FrozenClock()
             let session = Session(

@@ -147,7 +147,7 @@ extension Pipeline {
         func refusedConnectionsAreRetried(transport: TransportUnderTest) async throws {
             let port = try closedPort()
             let clock = FrozenClock()
-            var configuration = SessionConfiguration()
+            var configuration = SessionConfiguration.testing
             configuration.transport = transport.choice
             configuration.retryClock = clock
             let session = Session(configuration: configuration, interceptor: RetryPolicy(jitter: false), callbackQueue: testCallbackQueue)

@@ -71,9 +71,10 @@ import CourierTestServer
         }
     }
 
-    /// Polls `condition` until it holds (at most 10 s: a check that this did not hang, not a timing assertion).
+    /// Polls `condition` until it holds (at most 120 s: a check that this did not hang, which a loaded
+    /// machine running the suite under ThreadSanitizer cannot exceed, not a timing assertion).
     static func waitUntil(_ condition: () -> Bool) async {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(120)
         while !condition(), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }

@@ -42,13 +42,27 @@ enum TransportUnderTest: String, CaseIterable, CustomTestStringConvertible, Send
 /// A serial queue for callbacks in tests (the main queue works too, but tests should not depend on it).
 let testCallbackQueue = DispatchQueue(label: "courier.tests.callbacks")
 
-/// A session on `transport` talking to `server`, with a private cookie store.
+extension SessionConfiguration {
+    /// What tests start from: the transports' timeouts run on a ``ManualTransportClock`` that stands
+    /// still, so no idle or resource timeout fires because the machine is slow (a held response, a
+    /// test task that a loaded machine runs a minute late). A test of a timeout moves the clock
+    /// (``ManualTransportClock/advance(by:)``), or sets `transportClock = .system` where only the
+    /// timeout can end the request and firing late costs nothing but time.
+    static var testing: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.transportClock = .manual(ManualTransportClock())
+        return configuration
+    }
+}
+
+/// A session on `transport` talking to `server`, with a private cookie store and timeouts on a
+/// clock that stands still (``SessionConfiguration/testing``).
 func makeSession(
     _ transport: TransportUnderTest, server: TestServer? = nil, headers: HTTPHeaders = [:],
     interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = [],
     configure: (inout SessionConfiguration) -> Void = { _ in }
 ) -> Session {
-    var configuration = SessionConfiguration()
+    var configuration = SessionConfiguration.testing
     configuration.transport = transport.choice
     configuration.cookies = .storage(HTTPCookieStorage.makeIsolated())
     configuration.temporaryDirectory = FileManager.default.temporaryDirectory
@@ -92,7 +106,8 @@ actor ServerTestAdmission {
     /// Runs `body` once a place is free (at once if the task holds one already).
     static func admitted<T>(_ body: () async throws -> T) async throws -> T {
         if holdsPlace { return try await body() }
-        await shared.enter()
+        // Waiting for a place is not the test's own time: its hang limit does not count it.
+        await WorkInProgress.uncounted { await shared.enter() }
         do {
             let result = try await $holdsPlace.withValue(true) { try await body() }
             await shared.leave()
@@ -235,5 +250,15 @@ struct SeededRandom: RandomNumberGenerator {
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
         value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
         return value ^ (value >> 31)
+    }
+}
+
+extension FastPaths {
+    /// ``enabled``, after naming the tests of the fast paths as skipped when they are off
+    /// (`COURIER_FAST_PATHS=0`, one of `.ci/run`'s runs).
+    static var enabledOrSaySo: Bool {
+        SkipNotice.runs(
+            enabled, "the tests of Courier's fast paths (caller-thread passes, spare cache files)",
+            because: "COURIER_FAST_PATHS=0 turns them off", run: "swift test (without COURIER_FAST_PATHS=0)")
     }
 }

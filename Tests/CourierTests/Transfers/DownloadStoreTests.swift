@@ -13,7 +13,7 @@ import CourierTestServer
     let outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-store-out-\(UUID().uuidString)")
 
     func session(_ transport: TransportUnderTest, _ server: TestServer) -> Session {
-        var configuration = SessionConfiguration()
+        var configuration = SessionConfiguration.testing
         configuration.transport = transport.choice
         configuration.cookies = .none
         return Session(
@@ -247,7 +247,7 @@ import CourierTestServer
         try await withServer { server async throws in
             let gate = Gate()
             server.route("/v2/files/big.iso", Resource(pattern: 1_000_000, seed: 3, etag: "\"b\"").pausing(afterBytes: 100_000, until: gate))
-            var configuration = SessionConfiguration()
+            var configuration = SessionConfiguration.testing
             configuration.transport = transport.choice
             let store = DownloadStore(directory: storeDirectory)
             let api = Session(configuration: configuration, baseURL: server.url("/v2"), downloadStore: store, callbackQueue: testCallbackQueue)

@@ -71,7 +71,7 @@ struct CurlReactorDescriptorTests {
         let handles = try Self.makeHandles()
         defer { Self.release(handles) }
 
-        let added = Self.result(within: 10) { ccurl_reactor_socket_event(handles.reactor, handles.easy, -1, CCURL_POLL_IN) }
+        let added = Self.result(within: 60) { ccurl_reactor_socket_event(handles.reactor, handles.easy, -1, CCURL_POLL_IN) }
         #expect(added == 0, "the socket callback must return promptly and keep the multi handle usable")
         guard added != nil else { return }
         #expect(Self.refused(by: handles.reactor) == [handles.easy])
@@ -86,7 +86,7 @@ struct CurlReactorDescriptorTests {
         // Nothing entered the wait set: the next sleep lasts its timeout and finds nothing to dispatch.
         let milliseconds = ccurl_reactor_prepare_wait(handles.reactor, 20)
         #expect((0...20).contains(milliseconds))
-        let slept = Self.result(within: 10) {
+        let slept = Self.result(within: 60) {
             ccurl_reactor_poll(handles.reactor, milliseconds)
             return ccurl_reactor_dispatch(handles.reactor)
         }
@@ -114,7 +114,7 @@ struct CurlReactorDescriptorTests {
     func forgetsRecycledHandles() throws {
         let handles = try Self.makeHandles()
         defer { Self.release(handles) }
-        let added = Self.result(within: 10) { ccurl_reactor_socket_event(handles.reactor, handles.easy, -1, CCURL_POLL_IN) }
+        let added = Self.result(within: 60) { ccurl_reactor_socket_event(handles.reactor, handles.easy, -1, CCURL_POLL_IN) }
         #expect(added == 0)
         guard added != nil else { return }
         ccurl_reactor_forget_easy(handles.reactor, handles.easy)

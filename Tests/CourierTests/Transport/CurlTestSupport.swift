@@ -118,8 +118,9 @@ final class CurlRecordingSink: TransportEventSink {
         state.withLock { ($0.snapshot.received, $0.snapshot.isCompleted) }
     }
 
-    /// Waits until `predicate` holds; throws after `timeout` (a safety net, never a synchronisation).
-    func wait(timeout: Duration = .seconds(20), until predicate: @escaping @Sendable (Snapshot) -> Bool) async throws {
+    /// Waits until `predicate` holds; throws after `timeout` (a safety net for a hang, never a
+    /// synchronisation: long enough for any loaded machine).
+    func wait(timeout: Duration = .seconds(60), until predicate: @escaping @Sendable (Snapshot) -> Bool) async throws {
         let id: UInt64 = state.withLock { state in
             state.nextWaiter += 1
             return state.nextWaiter
@@ -134,7 +135,11 @@ final class CurlRecordingSink: TransportEventSink {
                 if satisfied { continuation.resume() }
                 Task { [weak self] in
                     try? await Task.sleep(for: timeout)
-                    self?.fail(id, CurlTestTimeout(description: "condition not met within \(timeout)"))
+                    guard let self else { return }
+                    let (received, completed) = progress
+                    fail(
+                        id,
+                        CurlTestTimeout(description: "condition not met within \(timeout): \(received) body bytes received, completed \(completed)"))
                 }
             }
         } onCancel: {
@@ -146,9 +151,20 @@ final class CurlRecordingSink: TransportEventSink {
         state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(throwing: error)
     }
 
+    /// Waits for `completed` while bytes keep arriving: throws only when none has arrived for
+    /// `stall` (a hang), however long the whole transfer takes on a loaded machine.
+    @discardableResult
+    func completionWhileItProgresses(stall: Duration = .seconds(60)) async throws -> Snapshot {
+        while true {
+            let (seen, completed) = progress
+            if completed { return snapshot }
+            try await wait(timeout: stall) { $0.received > seen || $0.isCompleted }
+        }
+    }
+
     /// Waits for `completed` and returns the final snapshot.
     @discardableResult
-    func completion(timeout: Duration = .seconds(20)) async throws -> Snapshot {
+    func completion(timeout: Duration = .seconds(60)) async throws -> Snapshot {
         try await wait(timeout: timeout) { $0.isCompleted }
         return snapshot
     }
@@ -161,17 +177,19 @@ struct CurlTestTimeout: Error, CustomStringConvertible {
 
 /// Small helpers shared by the curl transport tests.
 enum CurlTestSupport {
-    /// A new transport (throws when libcurl cannot be loaded here).
+    /// A new transport (throws when libcurl cannot be loaded here), its timeouts on a clock that
+    /// stands still unless the test moves it (see ``SessionConfiguration/testing``) or passes `.system`.
     static func transport(
         maximumConnectionsPerHost: Int = 8, trusting certificates: [URL] = [],
         responseWaitLimit: Duration = CurlResponseWait.defaultLimit,
-        proxies: CurlProxyEnvironment = CurlProxyEnvironment(environment: [:])
+        proxies: CurlProxyEnvironment = CurlProxyEnvironment(environment: [:]),
+        clock: TransportClock = .manual(ManualTransportClock())
     ) throws -> CurlTransport {
-        try CurlTransport(
-            configuration: TransportConfiguration(
-                maximumConnectionsPerHost: maximumConnectionsPerHost,
-                additionalTrustedCertificates: certificates),
-            receiveBufferSize: 64 * 1024, responseWaitLimit: responseWaitLimit, proxies: proxies)
+        var configuration = TransportConfiguration(
+            maximumConnectionsPerHost: maximumConnectionsPerHost, additionalTrustedCertificates: certificates)
+        configuration.clock = clock
+        return try CurlTransport(
+            configuration: configuration, receiveBufferSize: 64 * 1024, responseWaitLimit: responseWaitLimit, proxies: proxies)
     }
 
     /// Starts `request` on `transport` with a new sink and returns both.

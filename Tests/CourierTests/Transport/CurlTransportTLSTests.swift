@@ -46,7 +46,9 @@ struct CurlTransportTLSTests {
     func http2() async throws {
         let fixture = try await CurlTLSFixture.start()
         defer { fixture.stop() }
-        let transport = try CurlTestSupport.transport(trusting: [fixture.caCertificate])
+        // The idle timeout below runs on a manual clock: only the time the test moves on counts.
+        let clock = ManualTransportClock()
+        let transport = try CurlTestSupport.transport(trusting: [fixture.caCertificate], clock: .manual(clock))
         defer { transport.shutdown() }
 
         // Connect (TLS handshake, ALPN) first, so the short idle timeout below covers only the stream.
@@ -59,6 +61,7 @@ struct CurlTransportTLSTests {
         try await sink.wait { $0.body.count >= 200_000 || $0.isCompleted }
         let atSuspend = try #require(suspendedAt.withLock { $0 })
         try await Task.sleep(for: .milliseconds(300))  // observation window; nginx sends 6 MB/s
+        await clock.advance(by: .seconds(1))  // time suspended is not silence
         #expect(sink.progress.received == atSuspend)
         #expect(!sink.progress.completed)
         transfer.resume()

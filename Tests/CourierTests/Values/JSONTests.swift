@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CourierTestSupport
 @_spi(Transport) @testable import Courier
 
 extension Values {
@@ -282,7 +283,8 @@ extension Values {
                 for _ in 0..<iterations { sink &+= (try JSONSerialization.jsonObject(with: data) as? NSDictionary)?.count ?? 0 }
             }
             let perParse = { (duration: Duration) in duration / iterations }
-            print("JSON parse of \(data.count) bytes: Courier \(perParse(courier)), JSONSerialization \(perParse(foundation)) per document (\(sink))")
+            TestEnvironment.note(
+                "JSON parse of \(data.count) bytes: Courier \(perParse(courier)), JSONSerialization \(perParse(foundation)) per document (\(sink))")
         }
 
         /// A deterministic document mixing strings, escapes, numbers and nesting.

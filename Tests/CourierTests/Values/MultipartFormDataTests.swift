@@ -279,15 +279,13 @@ extension Values {
                     try reader.seek(toOffset: UInt64(length) - 13)  // four zero bytes, CRLF, "--B--", CRLF
                     #expect(text(try reader.readToEnd() ?? Data()) == "\0\0\0\0\r\n--B--\r\n")
                     if let peakBefore, let peakAfter {
-                        print("multipart 256 MiB stream: peak RSS grew by \((peakAfter - peakBefore) >> 20) MiB")
+                        TestEnvironment.note("multipart 256 MiB stream: peak RSS grew by \((peakAfter - peakBefore) >> 20) MiB")
                         // The process's peak counts what every test running alongside touches: the gate
                         // keeps out the other big ones, not a WebSocket interop echo of 16 MiB messages
                         // (a CI run measured +139 MiB that way), nor ThreadSanitizer's shadow memory. The
                         // bound is checked with the test alone (`COURIER_RESOURCE_TESTS=1`, as `.ci/run` does).
                         if ResourceMeasurement.isolated {
                             #expect(peakAfter - peakBefore < 96 << 20)
-                        } else {
-                            print("SKIPPED the peak RSS bound: run this test alone with COURIER_RESOURCE_TESTS=1 (.ci/run does)")
                         }
                     }
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CourierTestSupport
 @_spi(Transport) @testable import Courier
 
 extension Values {
@@ -91,7 +92,7 @@ extension Values {
             let data = Data(repeating: 0x5A, count: 4 << 20)
             let elapsed = ContinuousClock().measure { _ = SHA256.hash(data) }
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            print("SHA-256 over 4 MiB: \(Int(Double(data.count) / seconds / 1e6)) MB/s in this build")
+            TestEnvironment.note("SHA-256 over 4 MiB: \(Int(Double(data.count) / seconds / 1e6)) MB/s in this build")
         }
 
         static func pattern(_ length: Int) -> Data {

@@ -12,7 +12,7 @@ import Testing
 ///
 /// The curl transport only: the URLSession transport refuses WebSockets (see
 /// `theURLSessionTransportRefusesWithAClearError`).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.hangLimit(.seconds(300)))
 struct WebSocketConformanceTests {
     /// What the client does once it has opened the connection, before reading.
     enum ClientAction: Sendable {
@@ -67,7 +67,7 @@ struct WebSocketConformanceTests {
             if let limit = testCase.maximumMessageSize { configuration.maximumMessageSize = limit }
             let socket = session.webSocket(server.url("/ws"), configuration: configuration)
             // Bounded: a client that waits for what never comes fails the case (as `.cancelled`)
-            // instead of hanging the suite.
+            // instead of hanging the suite; a minute is far beyond any case on a loaded machine.
             let reading = Task { () -> ([WebSocketMessage], Outcome) in
                 var received: [WebSocketMessage] = []
                 do {
@@ -87,7 +87,7 @@ struct WebSocketConformanceTests {
                 }
             }
             let deadline = Task {
-                try await Task.sleep(for: .seconds(10))
+                try await Task.sleep(for: .seconds(60))
                 reading.cancel()
             }
             let (received, outcome) = await reading.value
@@ -96,8 +96,8 @@ struct WebSocketConformanceTests {
             #expect(outcome == testCase.outcome, "\(testCase)")
             #expect(socket.state == .closed || outcome != .finishes(.normalClosure), "\(testCase)")
 
-            let recording = try await server.takeWebSocket(timeout: .seconds(10))
-            try await recording.waitUntilFinished(timeout: .seconds(10))
+            let recording = try await server.takeWebSocket(timeout: .seconds(60))
+            try await recording.waitUntilFinished(timeout: .seconds(60))
             #expect(recording.clientClose?.code == testCase.clientClose, "\(testCase): server saw \(recording)")
             #expect(recording.messages == testCase.serverReceived, "\(testCase)")
             if let pongs = testCase.pongs { #expect(recording.pongs == pongs, "\(testCase)") }

@@ -12,7 +12,7 @@ import Testing
 /// and resume as the consumer takes messages, with nothing lost; `send` suspends while the server
 /// does not read; a taken message is released at once; messages the server sends before
 /// answering `close()` still arrive.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.hangLimit(.seconds(300)))
 struct WebSocketFlowTests {
     static func session(_ server: TestServer) throws -> Session {
         try #require(TransportUnderTest.available.contains(.curl), "libcurl is needed")

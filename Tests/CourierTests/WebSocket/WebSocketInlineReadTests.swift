@@ -1,12 +1,13 @@
 import CourierTestServer
 import Foundation
 import Testing
+import CourierTestSupport
 @_spi(Transport) @testable import Courier
 
 /// The consumer's inline wait (a ``FastPaths`` speed trick): how long it waits, as a table of
 /// events, and that a consumer which took a message inline and then stops asking does not keep the
 /// socket unread: pings are still answered and a close is still seen.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.hangLimit(.seconds(300)))
 struct WebSocketInlineReadTests {
     // MARK: - The wait's window, without I/O
 
@@ -114,7 +115,7 @@ struct WebSocketInlineReadTests {
             let (socket, recording) = try await Self.idleAfterAnInlineRead(server, gate: gate, then: .ping(Data("late".utf8)))
             // The consumer asks for nothing more; the server pings.
             gate.open()
-            #expect(await eventually(timeout: .seconds(30)) { recording.pongs.contains(Data("late".utf8)) }, "the ping was answered")
+            #expect(await eventually(timeout: .seconds(60)) { recording.pongs.contains(Data("late".utf8)) }, "the ping was answered")
             #expect(socket.core.withLock { $0.inlineReading } == .off, "the lease ended on its own")
             try await socket.close()
             #expect(recording.violations.isEmpty, "\(recording.violations)")
@@ -129,7 +130,7 @@ struct WebSocketInlineReadTests {
             // The close handshake completes without the consumer asking for another message.
             let ending = try await recording.waitUntilFinished()
             #expect(recording.clientClose?.code == 4000, "\(ending)")
-            #expect(await eventually(timeout: .seconds(30)) { socket.closeStatus != nil })
+            #expect(await eventually(timeout: .seconds(60)) { socket.closeStatus != nil })
             #expect(socket.closeStatus?.code == WebSocketCloseCode(rawValue: 4000))
         }
     }

@@ -83,6 +83,11 @@ import CourierLocking
             #expect(String(decoding: response.body, as: UTF8.self) == "token expired")
             #expect(socket.state == .closed)
             #expect(socket.closeStatus == nil, "it never opened")
+            // One line, whatever the head held: the underlying error summarises the answer.
+            let text = error.map { "\($0)" } ?? ""
+            #expect(!text.contains("\n"), "\(text)")
+            #expect(text.contains("status 401, 2 header fields, 13 bytes of body"), "\(text)")
+            #expect(error?.url?.scheme == "ws")
         }
     }
 
@@ -116,6 +121,9 @@ import CourierLocking
         let error = await #expect(throws: CourierError.self) { try await socket.connect() }
         #expect(error?.kind == .cannotConnect)
         #expect(socket.state == .closed)
+        // The error names the URL the caller gave, not the http:// one the connection was opened to.
+        #expect(error?.url == URL(string: "ws://127.0.0.1:\(port)/live"))
+        #expect(error.map { "\($0)" }?.contains("http://") == false, "\(error.map { "\($0)" } ?? "")")
     }
 
     @Test func cancellingTheTaskWhileTheHandshakeIsAnsweredEndsItPromptly() async throws {

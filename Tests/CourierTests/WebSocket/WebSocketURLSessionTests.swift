@@ -6,6 +6,7 @@ import FoundationNetworking
 @_spi(Transport) @testable import Courier
 import CourierTestServer
 import CourierLocking
+import CourierTestSupport
 
 /// The URLSession backend (`URLSessionWebSocketTask` behind ``WebSocketMessageEngine``) against
 /// CourierTestServer.
@@ -157,7 +158,7 @@ import CourierLocking
         #expect(socket.usesMessageEngine)
         let inner = makeSession(.curl, server: server).webSocket(server.url(path), protocols: protocols)
         let engine = LoopbackEngine(inner: inner, observer: socket)
-        socket.open(engine: engine, timeout: .seconds(30))
+        socket.open(engine: engine, timeout: .seconds(60))
         return (socket, engine)
     }
 
@@ -212,7 +213,11 @@ import CourierLocking
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func loopbackAsksForMessagesOnlyWhileTheInboxHasRoom() async throws {
+    /// A hang limit, not a time limit: on a loaded machine (a load of 9–12) the test once ran past
+    /// a minute; if it ever hangs, the report says where the socket, the engine and the reader stood.
+    /// The socket's timers (opening, keep-alive pings) run on a manual clock that never moves, so
+    /// however long the machine takes, no ping or timeout joins the 20 messages.
+    @Test(.hangLimit(.seconds(300))) func loopbackAsksForMessagesOnlyWhileTheInboxHasRoom() async throws {
         try await withServer { server in
             let size = 64 << 10
             server.route("/ws") { _ in
@@ -220,29 +225,52 @@ import CourierLocking
             }
             var configuration = WebSocketConfiguration()
             configuration.receiveBufferSize = 4 * size
-            let (socket, engine) = try Self.loopbackSocket(server, "/ws", configuration: configuration)
+            let (socket, engine) = try Self.loopbackSocket(server, "/ws", configuration: configuration, clock: ManualClock())
+            let count = Locked(0)
+            WorkInProgress.describe("outer socket") {
+                socket.core.withLock { core in
+                    "\(socket.state), reading paused \(core.readingPaused), inbox \(core.inboxBytes) bytes in \(core.inbox.count - core.inboxHead) messages, "
+                        + "a reader waiting \(core.messageWaiter != nil)"
+                }
+            }
+            WorkInProgress.describe("loopback engine") { "\(engine.receiveRequests) receive requests, inner socket \(engine.inner.state)" }
+            WorkInProgress.describe("reader") { "\(count.withLock { $0 }) of 20 messages read" }
+            WorkInProgress.describe("server") { "\(server.activeConnectionCount) connections open, \(server.bytesSent()) bytes sent" }
             try await socket.connect()
             #expect(await eventually { socket.core.withLock { $0.readingPaused } })
             #expect(engine.receiveRequests == 4, "4 × 64 KiB fill the 256 KiB inbox; no fifth request: \(engine.receiveRequests)")
-            var count = 0
             for try await message in socket.messages {
                 #expect(message.data.count == size)
-                count += 1
+                count.withLock { $0 += 1 }
             }
-            #expect(count == 20)
+            let read = count.withLock { $0 }
+            #expect(read == 20)
             #expect(socket.closeStatus?.code == .normalClosure)
             _ = try await server.takeWebSocket().waitUntilFinished()
         }
     }
 
+    /// The keep-alive runs on a manual clock: the ping is due when the test moves the time to 20 s,
+    /// its pong is given up at 50 s, however slow the machine (on the real clock, with 20 ms and
+    /// 200 ms, a machine stalled for the server's 30 s would have ended the socket another way).
     @Test func loopbackKeepAliveFailsAConnectionWhosePongsStop() async throws {
         try await withServer { server in
             server.route("/ws") { _ in .webSocket(WebSocketScript([.delay(.seconds(30))], answersPings: false)) }
-            var configuration = WebSocketConfiguration()
-            configuration.pingInterval = .milliseconds(20)
-            configuration.pingTimeout = .milliseconds(200)
-            let (socket, _) = try Self.loopbackSocket(server, "/ws", configuration: configuration)
-            let error = await #expect(throws: CourierError.self) { for try await _ in socket.messages {} }
+            let clock = ManualClock()
+            let (socket, _) = try Self.loopbackSocket(server, "/ws", clock: clock)
+            let reader = Task { () -> CourierError? in
+                do {
+                    for try await _ in socket.messages {}
+                    return nil
+                } catch {
+                    return error as? CourierError ?? CourierError(wrapping: error)
+                }
+            }
+            #expect(await clock.waitForSleep(until: .seconds(20)), "the keep-alive ping is due: \(clock.deadlines)")
+            clock.advance(to: .seconds(20))
+            #expect(await clock.waitForSleep(until: .seconds(50)), "its pong is awaited for 30 s: \(clock.deadlines)")
+            clock.advance(to: .seconds(50))
+            let error = await reader.value
             #expect(error?.kind == .timedOut)
             #expect(socket.closeStatus?.code == .abnormalClosure)
             _ = try await server.takeWebSocket().waitUntilFinished()

@@ -8,6 +8,13 @@ import CourierLocking
 /// (URL, validator, expected length, bytes durably written) and a lock file, all named after a
 /// hash of the method and URL. The lock keeps two sessions or processes from writing the same
 /// partial: the second fails at once with a `.resumeFailed` error that says so.
+///
+/// The directory and its files are input too: the store uses a directory only if it is one that
+/// this process's user owns (creating it `0700` when absent; anything else fails a download with
+/// `.fileSystem`), and uses a file in it only if it is a regular file of that user with one link.
+/// A link, a FIFO, a device or another user's file under one of the store's names is never
+/// opened, followed or written through: it is removed and the download starts afresh; a directory
+/// under one of them is never removed, and fails the download with `.fileSystem`.
 public final class DownloadStore: Sendable {
     /// Where partial files and journals live.
     public let directory: URL
@@ -63,14 +70,14 @@ public final class DownloadStore: Sendable {
         }
     }
 
-    /// Every partial download on disk, newest first.
+    /// Every partial download on disk, newest first (none when the directory is not one the store
+    /// may use: see ``DownloadStore``).
     public func partialDownloads() -> [PartialDownload] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".journal") }.compactMap { name -> PartialDownload? in
+        return names().filter { $0.hasSuffix(".journal") }.compactMap { name -> PartialDownload? in
             let journalURL = directory.appendingPathComponent(name)
             guard let journal = DownloadJournal.load(from: journalURL), let url = URL(string: journal.url) else { return nil }
             let partURL = journalURL.deletingPathExtension().appendingPathExtension("part")
-            let size = (try? FileManager.default.attributesOfItem(atPath: partURL.path)[.size] as? NSNumber)?.int64Value ?? 0
+            let size = Self.keptStatus(partURL)?.size ?? 0
             return PartialDownload(
                 url: url, bytesOnDisk: size, expectedLength: journal.expectedLength,
                 validator: journal.validator, lastUpdated: journal.updatedAt)
@@ -80,7 +87,7 @@ public final class DownloadStore: Sendable {
     /// Removes the partial download of `url`; returns `false` if a download is using it right now.
     @discardableResult
     public func discard(_ url: any URLConvertible, method: HTTPMethod = .get) -> Bool {
-        guard let url = try? url.asURL() else { return false }
+        guard let url = try? url.asURL(), KeptFiles.directoryState(directory) == .usable else { return false }
         let paths = Paths(directory: directory, key: Self.key(url: url, method: method))
         guard let lock = try? FileLock(url: paths.lock) else { return false }
         defer { lock.releaseRemovingFile() }
@@ -93,28 +100,20 @@ public final class DownloadStore: Sendable {
     public func prune(olderThan age: TimeInterval) -> Int {
         let cutoff = Date().addingTimeInterval(-age)
         var removed = 0
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        let names = names()
         for name in names where name.hasSuffix(".journal") || name.hasSuffix(".part") || name.hasSuffix(".journal.tmp") {
             let key = String(name.prefix { $0 != "." })
             let paths = Paths(directory: directory, key: key)
-            let updated =
-                DownloadJournal.load(from: paths.journal)?.updatedAt
-                ?? ((try? FileManager.default.attributesOfItem(atPath: paths.part.path)[.modificationDate]) as? Date)
-                ?? .distantPast
+            // Anything but the store's own files (a link, a FIFO...) counts as old: it goes.
+            let updated = DownloadJournal.load(from: paths.journal)?.updatedAt ?? Self.keptStatus(paths.part)?.modified ?? .distantPast
             guard updated < cutoff, let lock = try? FileLock(url: paths.lock) else { continue }
-            let temporary = DownloadJournal.temporaryURL(for: paths.journal)
-            if FileManager.default.fileExists(atPath: paths.journal.path) || FileManager.default.fileExists(atPath: paths.part.path)
-                || FileManager.default.fileExists(atPath: temporary.path)
-            {
-                paths.removeData()
-                removed += 1
-            }
+            if paths.removeData() > 0 { removed += 1 }
             lock.releaseRemovingFile()
         }
         // Lock files whose data is gone (left by a killed process, or by an older Courier).
         for name in names where name.hasSuffix(".lock") {
             let paths = Paths(directory: directory, key: String(name.prefix { $0 != "." }))
-            if !FileManager.default.fileExists(atPath: paths.journal.path), !FileManager.default.fileExists(atPath: paths.part.path) {
+            if KeptFiles.kind(atPath: paths.journal.path) == .absent, KeptFiles.kind(atPath: paths.part.path) == .absent {
                 _ = FileLock.isFree(paths.lock)
             }
         }
@@ -122,6 +121,19 @@ public final class DownloadStore: Sendable {
     }
 
     // MARK: - Internals
+
+    /// The names in the directory; none when it is absent or not one the store may use.
+    private func names() -> [String] {
+        guard KeptFiles.directoryState(directory) == .usable else { return [] }
+        return (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    }
+
+    /// The size and modification time of the file at `url` if it is a kept file (``KeptFiles``),
+    /// without following a link; `nil` for anything else.
+    static func keptStatus(_ url: URL) -> (size: Int64, modified: Date)? {
+        guard let status = KeptFiles.status(atPath: url.path), status.isKept else { return nil }
+        return (status.size, status.modified)
+    }
 
     func makeSink(destination: DownloadDestination, temporaryDirectory: URL, integrity: DownloadIntegrity? = nil) -> StoreBodySink {
         StoreBodySink(store: self, destination: destination, temporaryDirectory: temporaryDirectory, integrity: integrity)
@@ -145,8 +157,9 @@ public final class DownloadStore: Sendable {
 
         var partURL: URL { paths.part }
 
+        /// The size of the partial file, if it is a kept file (a link or a FIFO holds nothing).
         var partSize: Int64 {
-            (try? FileManager.default.attributesOfItem(atPath: paths.part.path)[.size] as? NSNumber)?.int64Value ?? 0
+            DownloadStore.keptStatus(paths.part)?.size ?? 0
         }
 
         func saveJournal() throws {
@@ -154,7 +167,7 @@ public final class DownloadStore: Sendable {
         }
 
         func removeJournal() {
-            try? FileManager.default.removeItem(at: paths.journal)
+            KeptFiles.removeName(paths.journal.path)
         }
 
         /// Forgets the partial: the next bytes start a new one.
@@ -164,13 +177,12 @@ public final class DownloadStore: Sendable {
         }
     }
 
-    /// Opens (and locks) the entry for `url`; a corrupt or mismatching journal means a clean start.
+    /// Opens (and locks) the entry for `url`; a corrupt or mismatching journal, or a partial file
+    /// that is not a kept file (``KeptFiles``: a link, a FIFO, another user's...), means a clean
+    /// start. A directory that is not the store's own, or a directory under one of the entry's
+    /// names, is a `.fileSystem` error.
     func open(url: URL, method: HTTPMethod) throws -> Entry {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw CourierError(.fileSystem, "Could not create the download store at \(directory.path).", underlyingError: error, url: url)
-        }
+        try KeptFiles.prepareDirectory(directory, for: "the download store")
         let paths = Paths(directory: directory, key: Self.key(url: url, method: method))
         guard let lock = try FileLock(url: paths.lock) else {
             throw CourierError(
@@ -178,12 +190,17 @@ public final class DownloadStore: Sendable {
                 "Another download of \(url.absoluteString) is using its partial file (in another session or process); try again when it has finished.",
                 url: url)
         }
+        try paths.checkNoDirectory(url: url)
         var journal = DownloadJournal.load(from: paths.journal)
         if journal == nil || journal?.url != url.absoluteString || journal?.method != method.rawValue
-            || !FileManager.default.fileExists(atPath: paths.part.path)
+            || KeptFiles.kind(atPath: paths.part.path) != .kept
         {
             journal = nil
             paths.removeData()
+        } else {
+            // Under the lock nobody writes the journal: a temporary file beside it is what a killed
+            // writer (or someone else) left.
+            KeptFiles.removeName(DownloadJournal.temporaryURL(for: paths.journal).path)
         }
         return Entry(url: url, method: method, paths: paths, lock: lock, journal: journal)
     }
@@ -217,10 +234,21 @@ public final class DownloadStore: Sendable {
             lock = directory.appendingPathComponent("\(key).lock")
         }
 
-        func removeData() {
-            try? FileManager.default.removeItem(at: part)
-            try? FileManager.default.removeItem(at: journal)
-            try? FileManager.default.removeItem(at: DownloadJournal.temporaryURL(for: journal))
+        /// Removes the partial file, the journal and its temporary file (their names: a link
+        /// goes, its target stays; a directory stays); returns how many names it removed.
+        @discardableResult
+        func removeData() -> Int {
+            [part, journal, DownloadJournal.temporaryURL(for: journal)].filter { KeptFiles.removeName($0.path) }.count
+        }
+
+        /// Fails with `.fileSystem` when a directory has one of the entry's data names: the store
+        /// never removes a directory, so it could neither write the partial nor its journal.
+        func checkNoDirectory(url: URL) throws(CourierError) {
+            for file in [part, journal, DownloadJournal.temporaryURL(for: journal)] where KeptFiles.kind(atPath: file.path) == .directory {
+                throw CourierError(
+                    .fileSystem, "A directory is where the download store keeps a file (\(file.path)); Courier never removes a directory: remove it.",
+                    underlyingError: POSIXError(.EISDIR), url: url)
+            }
         }
     }
 

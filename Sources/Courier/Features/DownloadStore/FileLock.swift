@@ -12,20 +12,20 @@ import Darwin
 /// finished or discarded download leaves nothing behind. Removing a lock file is safe because
 /// taking the lock checks, once it is held, that the file locked is still the one at the path:
 /// a process that opened the file before it was removed, and locked it after, starts again.
+///
+/// The lock file is a kept file (``KeptFiles``): a link, a FIFO or another user's file under its
+/// name is removed and replaced, never opened; a directory there is a `.fileSystem` error.
 final class FileLock {
     private var descriptor: Int32
     private let path: String
 
     /// Takes the lock without waiting; `nil` if someone else holds it.
-    init?(url: URL) throws {
+    init?(url: URL) throws(CourierError) {
         path = url.path
         descriptor = -1
         // A few attempts: each failed check means another process removed the file in between.
         for _ in 0..<16 {
-            let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            guard opened >= 0 else {
-                throw CourierError(.fileSystem, "Could not open the lock file \(url.path): \(String(cString: strerror(errno))).", url: url)
-            }
+            let (opened, _) = try KeptFiles.openOrCreate(url, access: O_RDWR, what: "the download's lock file")
             guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
                 _ = close(opened)
                 // deinit still runs for a failed class initializer: `descriptor` is -1, a no-op.
@@ -66,11 +66,12 @@ final class FileLock {
         return true
     }
 
-    /// Whether `descriptor` is the file at `path` (not one removed, or replaced, since it was opened).
+    /// Whether `descriptor` is the file at `path` (not one removed, or replaced, since it was
+    /// opened), and still a kept file: one link, the name itself, not a link to it.
     private static func isStillAtPath(_ descriptor: Int32, _ path: String) -> Bool {
         var opened = stat()
         var current = stat()
-        guard fstat(descriptor, &opened) == 0, stat(path, &current) == 0 else { return false }
+        guard fstat(descriptor, &opened) == 0, KeptFiles.isKept(opened), lstat(path, &current) == 0 else { return false }
         return opened.st_ino == current.st_ino && opened.st_dev == current.st_dev
     }
 }

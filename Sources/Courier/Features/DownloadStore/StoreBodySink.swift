@@ -82,12 +82,15 @@ final class StoreBodySink: ResponseBodySink {
             guard let range = head.contentRange, range.start == requestedOffset,
                 recordedTotal == nil || range.total == nil || range.total == recordedTotal,
                 range.total.map({ range.end < $0 }) ?? true, recordedTotal.map({ range.end < $0 }) ?? true,
-                !head.contradicts(entry.journal)
+                !head.contradicts(entry.journal),
+                // The partial still holds the bytes the request asked to continue (it is a kept
+                // file, and no one cut it since).
+                entry.partSize >= requestedOffset
             else {
                 try entry.reset()
                 return .restart
             }
-            let writer = try FileWriter(url: entry.partURL, truncatingTo: requestedOffset)
+            let writer = try FileWriter(url: entry.partURL, truncatingTo: requestedOffset, what: "the download's partial file")
             if entry.journal?.expectedLength == nil, let total = range.total { entry.journal?.expectedLength = total }
             target = .partial(writer)
             partialLimit = range.end + 1
@@ -110,7 +113,7 @@ final class StoreBodySink: ResponseBodySink {
                 expectedLength: expected >= 0 ? expected : nil, durableLength: 0,
                 bootID: BootIdentity.current, createdAt: Date(), updatedAt: Date())
             try entry.saveJournal()
-            let writer = try FileWriter(url: entry.partURL, truncatingTo: 0)
+            let writer = try FileWriter(url: entry.partURL, truncatingTo: 0, what: "the download's partial file")
             target = .partial(writer)
             partialLimit = expected >= 0 ? expected : nil
             lastCheckpoint = (0, .now)

@@ -10,19 +10,24 @@ private let systemClose = Darwin.close
 #endif
 
 /// An open file written with plain POSIX calls: no buffering, so memory never holds more than
-/// the chunk being written.
+/// the chunk being written. The file is one Courier keeps (a download's temporary or partial
+/// file): opened as ``KeptFiles`` says, never through a link, never a FIFO or another user's file.
 final class FileWriter {
     let url: URL
     private var descriptor: Int32
     /// Bytes in the file (its size when opened, plus everything written since).
     private(set) var length: Int64
 
-    /// Opens `url` for writing, creating it; `truncatingTo` cuts it to that length first.
-    init(url: URL, truncatingTo length: Int64?) throws {
+    /// Opens `url` for writing, creating it (``KeptFiles/openOrCreate(_:access:what:)``: whatever
+    /// else has the name is replaced, a directory fails); `truncatingTo` cuts it to that length
+    /// first. A file shorter than that length is never lengthened: that fails with `.fileSystem`
+    /// (the bytes it should hold are gone). `what` names the file in errors.
+    init(url: URL, truncatingTo length: Int64?, what: String) throws {
         self.url = url
-        descriptor = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw CourierError(.fileSystem, "Could not open \(url.path) for writing: \(String(cString: strerror(errno))).", url: url)
+        descriptor = try KeptFiles.openOrCreate(url, access: O_WRONLY, what: what).descriptor
+        if let length, lseek(descriptor, 0, SEEK_END) < off_t(length) {
+            _ = systemClose(descriptor)
+            throw CourierError(.fileSystem, "\(url.path) holds fewer than the \(length) bytes to keep: it changed on disk.", url: url)
         }
         // Truncate only when the size is wrong: on ext4, truncating a file to zero (even a new, empty
         // one) makes the kernel flush all of its data synchronously at close() ("auto_da_alloc"),
@@ -92,8 +97,14 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
             .fileSystem, "The destination's parent \(directory.path) is a file, not a directory.",
             underlyingError: POSIXError(.ENOTDIR), url: destination)
     }
+    // The destination's own name counts, not what a link there points to: a link (dangling or
+    // not), a FIFO or a device is a file that is there. `.removePreviousFile` removes the name
+    // (never a link's target), and the move is a rename: nothing at the destination is ever
+    // opened or written through, so a FIFO there cannot hang a download.
     var destinationIsDirectory: ObjCBool = false
-    if manager.fileExists(atPath: destination.path, isDirectory: &destinationIsDirectory) {
+    if (KeptFiles.kind(atPath: destination.path) ?? .absent) != .absent {
+        // Following a link here: a link to a directory is not replaced either.
+        _ = manager.fileExists(atPath: destination.path, isDirectory: &destinationIsDirectory)
         // `.removePreviousFile` replaces a file, never a directory (whose name a server chose).
         guard !destinationIsDirectory.boolValue else {
             throw CourierError(
@@ -131,15 +142,21 @@ public struct DownloadIntegrity: Sendable, Hashable {
         self.sha256 = sha256
     }
 
-    /// Throws `.resumeFailed` naming what did not match.
+    /// Throws `.resumeFailed` naming what did not match (the file is a kept file, ``KeptFiles``:
+    /// anything else under its name is `.fileSystem`).
     func verify(_ url: URL) throws {
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? -1
+        guard expectedLength != nil || sha256 != nil else { return }
+        guard let (descriptor, info) = KeptFiles.openExisting(url.path, access: O_RDONLY) else {
+            throw CourierError(.fileSystem, "Could not read \(url.path) to check it: it is not the file Courier wrote.", url: url)
+        }
+        defer { _ = systemClose(descriptor) }
+        let size = Int64(info.st_size)
         if let expectedLength, size != expectedLength {
             throw CourierError(
                 .resumeFailed, "The download has \(size) bytes but \(expectedLength) were expected; the file was not delivered.", url: url)
         }
         if let sha256 {
-            let actual = try Self.sha256(of: url)
+            let actual = try Self.sha256(of: descriptor, url: url)
             guard actual.caseInsensitiveCompare(sha256) == .orderedSame else {
                 throw CourierError(
                     .resumeFailed, "The download's SHA-256 is \(actual), not \(sha256.lowercased()); the file was not delivered.", url: url)
@@ -147,11 +164,8 @@ public struct DownloadIntegrity: Sendable, Hashable {
         }
     }
 
-    static func sha256(of url: URL) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else {
-            throw CourierError(.fileSystem, "Could not read \(url.path) to check its SHA-256.", url: url)
-        }
-        defer { try? handle.close() }
+    static func sha256(of descriptor: Int32, url: URL) throws -> String {
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
         var hasher = SHA256()
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
             hasher.update(chunk)

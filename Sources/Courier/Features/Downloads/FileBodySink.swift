@@ -31,9 +31,9 @@ final class FileBodySink: ResponseBodySink {
 
     private func openTemporaryFile() throws {
         writer?.close()
-        let url = temporaryURL ?? TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "download")
+        let url = try temporaryURL ?? TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "download")
         temporaryURL = url
-        writer = try FileWriter(url: url, truncatingTo: 0)
+        writer = try FileWriter(url: url, truncatingTo: 0, what: "the download's temporary file")
     }
 
     func append(_ data: Data, from transfer: any TransportTransfer) throws {

@@ -2,7 +2,7 @@ import CourierLocking
 import Foundation
 
 /// Whether a ``DiskResponseStore`` may use its directory: a directory owned by this process's
-/// user (``CacheFileIO/directoryState(_:)``), created private (0700) when absent. Anything else
+/// user (``KeptFiles/directoryState(_:)``), created private (0700) when absent. Anything else
 /// at the path (a file, another user's directory) makes the disk tier do nothing: every read is
 /// a miss and nothing is written, removed or scanned there.
 ///
@@ -32,7 +32,7 @@ final class CacheDirectoryGuard: Sendable {
     /// Creates the directory if it is absent (an app may remove it at any time) and checks it again.
     func recreate() -> Bool {
         if check() == .absent {
-            CacheFileIO.createDirectory(url)
+            KeptFiles.createPrivateDirectory(url)
             return check() == .usable
         }
         return usable.withLock { $0 }
@@ -43,8 +43,8 @@ final class CacheDirectoryGuard: Sendable {
         usable.withLock { $0 = false }
     }
 
-    private func check() -> CacheFileIO.DirectoryState {
-        let state = CacheFileIO.directoryState(url)
+    private func check() -> KeptFiles.DirectoryState {
+        let state = KeptFiles.directoryState(url)
         usable.withLock { $0 = state == .usable }
         return state
     }

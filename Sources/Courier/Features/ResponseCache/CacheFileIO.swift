@@ -9,16 +9,13 @@ import Darwin
 /// The few POSIX file operations the disk store needs and Foundation does not offer: exclusive
 /// creation, advisory locks that die with their process, positional reads and explicit mtimes.
 ///
-/// The directory is input too: whoever else can write it may have put a symbolic link, a FIFO, a
-/// device, a directory or another user's file where a store file should be. So every open here
-/// refuses to follow a final symbolic link (`O_NOFOLLOW`), never blocks (`O_NONBLOCK`, cleared
-/// once the file is accepted, so that a FIFO cannot hang the caller), and accepts only what
-/// ``isStoreFile(_:)`` accepts: a regular file owned by this process's user, with one link (a hard
-/// link to a file elsewhere would let a write reach it). Anything else is refused as if absent.
-/// Paths are opened relative to the directory path rather than to a held directory descriptor:
-/// an app or another process may remove and recreate the directory at any time, and a held
-/// descriptor would then write into a directory nobody can see; the directory's own type and
-/// owner are checked by ``directoryState(_:)``.
+/// The directory is input too: every open here goes through ``KeptFiles`` (no final symbolic
+/// link followed, no blocking on a FIFO, only a regular file owned by this process's user with
+/// one link accepted; anything else is refused as if absent). Paths are opened relative to the
+/// directory path rather than to a held directory descriptor: an app or another process may
+/// remove and recreate the directory at any time, and a held descriptor would then write into a
+/// directory nobody can see; the directory's own type and owner are checked by
+/// ``KeptFiles/directoryState(_:)``.
 ///
 /// Every function reports failure with `nil` / `false` and never throws: the disk tier is best
 /// effort, and a failure only means a miss or an entry not stored.
@@ -28,8 +25,7 @@ enum CacheFileIO {
     /// never removes a temporary file while its writer lives, and the lock is released by the
     /// kernel when a killed writer's descriptors close.
     static func createLocked(_ url: URL) -> Int32? {
-        let descriptor = open(url.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { return nil }
+        guard let (descriptor, _) = KeptFiles.createExclusive(url.path) else { return nil }
         guard flock(descriptor, LOCK_EX) == 0 else {
             close(descriptor)
             unlink(url.path)
@@ -47,24 +43,13 @@ enum CacheFileIO {
     /// Opens `url` (read-only, or for reading and writing) if it is a store file, with its status
     /// from the same `fstat`.
     static func openStoreFile(_ url: URL, writable: Bool) -> (descriptor: Int32, status: Status)? {
-        let descriptor = open(url.path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, isStoreFile(info),
-            // Reads and writes of a regular file do not block anyway; the flag is cleared so the
-            // descriptor behaves as any other from here on.
-            fcntl(descriptor, F_SETFL, 0) == 0
-        else {
-            close(descriptor)
-            return nil
-        }
-        return (descriptor, Status(info))
+        KeptFiles.openExisting(url.path, access: writable ? O_RDWR : O_RDONLY).map { ($0.descriptor, Status($0.info)) }
     }
 
-    /// Whether `info` describes a file the store may read or write: a regular file owned by this
-    /// process's effective user, with exactly one link.
+    /// Whether `info` describes a file the store may read or write (``KeptFiles/isKept(_:)``): a
+    /// regular file owned by this process's effective user, with exactly one link.
     static func isStoreFile(_ info: stat) -> Bool {
-        (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid() && info.st_nlink == 1
+        KeptFiles.isKept(info)
     }
 
     /// Writes all of `data` at the descriptor's current position.
@@ -102,29 +87,16 @@ enum CacheFileIO {
         return Int64(info.st_size)
     }
 
-    /// Size, modification time, identity and kind of the file at `url` (not following a final symlink).
-    struct Status {
-        var size: Int64
-        var modified: Date
-        var device: UInt64
-        var inode: UInt64
-        /// Whether it is a file the store may use (``isStoreFile(_:)``): else a link, a FIFO, a
-        /// directory, a device or socket, another user's file, or a file with other links.
-        var isStoreFile: Bool
-        /// Whether it is a directory (which the store can neither use nor unlink).
-        var isDirectory: Bool
-    }
+    /// Size, modification time, identity and kind of a file.
+    typealias Status = KeptFiles.Status
 
+    /// The status of the file at `url` (not following a final symlink).
     static func status(_ url: URL) -> Status? {
-        var info = stat()
-        guard lstat(url.path, &info) == 0 else { return nil }
-        return Status(info)
+        KeptFiles.status(atPath: url.path)
     }
 
     static func status(of descriptor: Int32) -> Status? {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        return Status(info)
+        KeptFiles.status(of: descriptor)
     }
 
     /// Sets the file's access and modification times to `date` (the store's recency mark).
@@ -208,42 +180,6 @@ enum CacheFileIO {
     /// Closes the descriptor.
     static func close(_ descriptor: Int32) {
         _ = closeDescriptor(descriptor)
-    }
-
-    /// Creates the directory and its parents if needed, private to this process's user (0700).
-    static func createDirectory(_ url: URL) {
-        try? FileManager.default.createDirectory(
-            at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
-
-    /// What the directory at `url` is: absent (the store creates it when it first writes), or
-    /// present and usable (a directory owned by this process's user, as reached through the path
-    /// the app gave, links included), or present and not usable (a file, another user's
-    /// directory): then the store leaves it alone.
-    enum DirectoryState: Equatable {
-        case absent, usable, unusable
-    }
-
-    static func directoryState(_ url: URL) -> DirectoryState {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return errno == ENOENT ? .absent : .unusable }
-        return (info.st_mode & S_IFMT) == S_IFDIR && info.st_uid == geteuid() ? .usable : .unusable
-    }
-}
-
-extension CacheFileIO.Status {
-    init(_ info: stat) {
-        size = Int64(info.st_size)
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
-        modified = Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000)
-        device = UInt64(truncatingIfNeeded: info.st_dev)
-        inode = UInt64(truncatingIfNeeded: info.st_ino)
-        isStoreFile = CacheFileIO.isStoreFile(info)
-        isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
     }
 }
 

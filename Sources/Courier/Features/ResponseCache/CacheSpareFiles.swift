@@ -38,7 +38,7 @@ final class CacheSpareFiles: Sendable {
     /// by name, and what a link pointed to is never opened, let alone written.
     func keep(_ url: URL) {
         guard let (descriptor, length) = CacheFileIO.reclaim(url) else {
-            if let status = CacheFileIO.status(url), !status.isStoreFile {
+            if let status = CacheFileIO.status(url), !status.isKept {
                 if !status.isDirectory { CacheFileIO.remove(url) }
             } else {
                 // Locked by another process's scan (which removes it), or gone: nothing to keep.

@@ -175,7 +175,7 @@ struct DiskResponseStore: Sendable {
         }
         // Swapped only with a store file: a directory (which a swap would move) or a link or FIFO
         // there is replaced by a rename, or the write fails.
-        if FastPaths.enabled, CacheFileIO.status(destination)?.isStoreFile == true, CacheFileIO.exchange(temporary, destination) {
+        if FastPaths.enabled, CacheFileIO.status(destination)?.isKept == true, CacheFileIO.exchange(temporary, destination) {
             // The new head is in place (its lock goes with this descriptor, as after a rename);
             // the old one is under the temporary name now.
             CacheFileIO.close(descriptor)
@@ -378,7 +378,7 @@ struct DiskResponseStore: Sendable {
             guard isHead || digest != nil || CacheEntryFormat.isTemporaryFileName(name), let status = CacheFileIO.status(url(name)) else {
                 continue
             }
-            guard status.isStoreFile else {
+            guard status.isKept else {
                 // A directory cannot be unlinked, and is no file of the store's: left alone.
                 if !status.isDirectory { listing.foreign.append(name) }
                 continue

@@ -33,7 +33,7 @@ final class PreparedUpload {
                 body = .data(try form.encode())
                 temporaryFile = nil
             } else {
-                let url = TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "multipart")
+                let url = try TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "multipart")
                 do {
                     try form.writeEncodedData(to: url)
                 } catch {

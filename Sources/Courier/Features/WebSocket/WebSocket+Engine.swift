@@ -98,9 +98,10 @@ extension WebSocket {
         }
     }
 
-    /// Ends the connection before it could open (the request could not be prepared).
+    /// Ends the connection before it could open (the request could not be prepared). The error
+    /// names the socket's `ws(s)://` URL, not the `http(s)://` one the handshake is sent to.
     func failToOpen(_ error: CourierError) {
-        withCore { core in apply(.failed(error.with(url: url), nil), &core) }
+        withCore { core in apply(.failed(error.replacingURL(with: url), nil), &core) }
     }
 
     private func connected(_ result: Result<any RawConnection, CourierError>) {
@@ -108,7 +109,8 @@ extension WebSocket {
             core.attempt = nil
             switch result {
             case .failure(let error):
-                apply(.failed(error, nil), &core)
+                // The connection was opened to the http(s) URL; the socket's caller knows the ws(s) one.
+                apply(.failed(error.replacingURL(with: url), nil), &core)
             case .success(let connection):
                 guard core.phase == .connecting else {
                     connection.close()

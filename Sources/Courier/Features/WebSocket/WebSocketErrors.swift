@@ -11,8 +11,15 @@ public struct WebSocketHandshakeResponse: Sendable {
 }
 
 /// What ``CourierError/webSocketHandshakeResponse`` reads out of an error.
-struct WebSocketHandshakeRejection: Error, Sendable {
+struct WebSocketHandshakeRejection: Error, Sendable, CustomStringConvertible {
     let response: WebSocketHandshakeResponse
+
+    /// One line, as an error's underlying error is printed (the head itself is in ``response``).
+    var description: String {
+        let fields = response.headers.count
+        return "the server's answer: status \(response.statusCode), \(fields) header field\(fields == 1 ? "" : "s"), "
+            + "\(response.body.count) bytes of body"
+    }
 }
 
 /// What ``CourierError/webSocketCloseStatus`` reads out of an error.

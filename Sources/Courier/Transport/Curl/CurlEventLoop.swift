@@ -32,7 +32,9 @@ final class CurlEventLoop: @unchecked Sendable {
     /// shutdown may outlive its transport, and the bundle file goes with its last owner.
     private let trustStore: CurlTrustStore?
     private let passLock = CurlPassLock()
-    private let clock = CurlActivityClock()
+    private let clock: CurlActivityClock
+    /// What to call once the timeouts due after a test's clock moved have fired (see ``TransportClockObserver``).
+    private var clockChecks: [@Sendable () -> Void] = []
     private var exchanges: [ObjectIdentifier: CurlExchange] = [:]
     private var commands: [CurlCommand] = []
     /// Idle easy handles, as many as the connections libcurl keeps: a new handle costs a fresh receive
@@ -95,10 +97,15 @@ final class CurlEventLoop: @unchecked Sendable {
         self.defaults = defaults
         self.trustStore = trustStore
         mailbox = CurlMailbox(reactor: reactor)
+        clock = CurlActivityClock(source: defaults.clock)
+        defaults.clock.observeAdvances(self)
     }
 
     /// Releases the multi handle of a loop whose thread never started.
     func discard() {
+        mailbox.takeCommands(into: &commands)
+        for case .clockAdvanced(let done) in commands { done() }
+        commands.removeAll()
         mailbox.close()
         ccurl_multi_cleanup(multi)
         ccurl_reactor_destroy(reactor)
@@ -120,6 +127,7 @@ final class CurlEventLoop: @unchecked Sendable {
             // a cancel that raced a transfer's end still wins (see `apply`).
             finishPass()
             batch?.flush()
+            reportClockChecks()
             releaseFinished()
             if mailbox.prepareToWait(idle: exchanges.isEmpty) {
                 let milliseconds = ccurl_reactor_prepare_wait(reactor, waitTimeout())
@@ -132,6 +140,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
         }
         closed = true
+        reportClockChecks()
         releaseFinished()
         mailbox.close()
         pool.removeAll()
@@ -155,6 +164,7 @@ final class CurlEventLoop: @unchecked Sendable {
             runCommands()
             if !stopping {
                 finishPass()
+                reportClockChecks()
                 awaitQuickResponse()
             }
             releaseFinished()
@@ -253,6 +263,9 @@ final class CurlEventLoop: @unchecked Sendable {
         case .shutdown:
             stopping = true
             for exchange in Array(exchanges.values) { apply(.shutdown, to: exchange) }
+        case .clockAdvanced(let done):
+            // The pass's `finishPass()` reads the new time and fires what is due; `done` follows.
+            clockChecks.append(done)
         }
     }
 
@@ -492,13 +505,27 @@ final class CurlEventLoop: @unchecked Sendable {
         for (exchange, timeout) in expired { apply(.timedOut(timeout), to: exchange) }
     }
 
+    /// Tells the tests' clock that the timeouts due at its new time have fired (and their ends were delivered).
+    private func reportClockChecks() {
+        guard !clockChecks.isEmpty else { return }
+        for done in clockChecks { done() }
+        clockChecks.removeAll()
+    }
+
     /// Milliseconds until the nearest Courier timeout, rounded up so the loop wakes after it, not just before.
     private func waitTimeout() -> Int32 {
         guard let next = nextTimeoutCheck else { return Self.maximumPollMilliseconds }
-        let remaining = next - .now
+        let remaining = next - clock.source.now
         guard remaining > .zero else { return 0 }
         let (seconds, attoseconds) = remaining.components
         let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int32(clamping: min(milliseconds, Int64(Self.maximumPollMilliseconds)))
+    }
+}
+
+extension CurlEventLoop: TransportClockObserver {
+    /// A test's clock moved: a pass fires the timeouts now due and then calls `done`.
+    func clockAdvanced(done: @escaping @Sendable () -> Void) {
+        if !mailbox.send(.clockAdvanced(done: done)) { done() }
     }
 }

@@ -7,12 +7,19 @@ import Foundation
 /// never earlier than the bytes it stands for (an idle timeout cannot fire early, however long a
 /// pass took), and no callback reads the clock. Confined to the loop's passes.
 final class CurlActivityClock {
+    /// Where the time is read.
+    let source: TransportClock
     /// The time of the latest `tick()`.
-    private(set) var now: ContinuousClock.Instant = .now
+    private(set) var now: ContinuousClock.Instant
     private var active: [CurlExchange] = []
 
+    init(source: TransportClock) {
+        self.source = source
+        now = source.now
+    }
+
     /// Reads the clock.
-    func tick() { now = .now }
+    func tick() { now = source.now }
 
     /// Remembers that `exchange` moved bytes; called once per exchange between two stamps.
     func noteActivity(of exchange: CurlExchange) { active.append(exchange) }

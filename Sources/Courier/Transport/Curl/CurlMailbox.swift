@@ -15,6 +15,8 @@ enum CurlCommand: Sendable {
     case cancel(CurlTransferHandle)
     /// Finish every transfer and stop the loop.
     case shutdown
+    /// A test's ``ManualTransportClock`` moved: fire the timeouts now due, then call `done`.
+    case clockAdvanced(done: @Sendable () -> Void)
 }
 
 /// The lock-protected queue through which other threads talk to the event loop, and the only

@@ -19,6 +19,8 @@ struct CurlHandleDefaults: Sendable {
     var alternativeServices: CurlAlternativeServices?
     /// Connect timeout, rate limits and the debug handler of Courier's tools.
     var tuning = TransportTuning()
+    /// The time Courier's timeouts run on.
+    var clock = TransportClock.system
 }
 
 /// Turns a ``TransportRequest`` into easy-handle options: URL, method, headers in order, body

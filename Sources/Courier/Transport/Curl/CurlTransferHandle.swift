@@ -33,13 +33,16 @@ final class CurlTransferHandle: TransportTransfer {
     /// its origin speaks.
     let mayMultiplex: Bool
 
-    init(request: TransportRequest, sink: any TransportEventSink, mailbox: CurlMailbox, origin: String, mayMultiplex: Bool = false) {
+    init(
+        request: TransportRequest, sink: any TransportEventSink, mailbox: CurlMailbox, origin: String, mayMultiplex: Bool = false,
+        submitted: ContinuousClock.Instant = .now
+    ) {
         self.request = request
         self.sink = sink
         self.mailbox = mailbox
         self.origin = origin
         self.mayMultiplex = mayMultiplex
-        self.submitted = .now
+        self.submitted = submitted
     }
 
     /// Pauses sending and receiving; the connection stays open.

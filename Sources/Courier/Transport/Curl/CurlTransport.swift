@@ -74,7 +74,7 @@ import CourierLocking
             receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
             responseWaitLimit: responseWaitLimit, proxies: proxies,
             alternativeServices: configuration.usesHTTP3WhenAdvertised && library.speaksHTTP3 ? CurlAlternativeServices() : nil,
-            tuning: configuration.tuning)
+            tuning: configuration.tuning, clock: configuration.clock)
         plan = CurlLoopPlan(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             processors: ProcessInfo.processInfo.activeProcessorCount)
@@ -143,7 +143,7 @@ import CourierLocking
         guard let (loop, alone) = choice else { return invalidated(request, sink: sink) }
         let handle = CurlTransferHandle(
             request: request, sink: sink, mailbox: loop.mailbox, origin: origin,
-            mayMultiplex: multiplexes)
+            mayMultiplex: multiplexes, submitted: defaults.clock.now)
         // Only the transport's one transfer is sent from this thread: under concurrent load the
         // callers' threads are the busy ones, and the loops send in batches on threads of their own.
         switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone && FastPaths.enabled) {

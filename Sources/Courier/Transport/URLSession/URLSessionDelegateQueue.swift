@@ -33,6 +33,8 @@ import FoundationNetworking
 /// (``URLSessionTransport`` makes those calls on its Foundation queue), and Courier's own
 /// operations (``schedule(_:)``) never wait. As a last resort a wait gives up when the queue
 /// finished nothing for ``stallLimit``, and none waits again until the queue moves.
+// Unchecked because OperationQueue is not Sendable; its own state is immutable `let`s, and the
+// mutable state lives in HandOverGate, whose NSCondition guards it.
 final class URLSessionDelegateQueue: OperationQueue, @unchecked Sendable {
     /// How many operations may wait before a hand-over from FoundationNetworking waits: 8 MiB of
     /// body at most.

@@ -30,12 +30,13 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     /// The machine and the bookkeeping for metrics and the idle timeout.
     private struct State {
         var machine: Machine
-        /// The last time the current task sent or received anything, or the transfer was resumed.
-        var lastActivity = ContinuousClock.now
+        /// The last time the current task sent or received anything, or the transfer was resumed
+        /// (on the transport's ``TransportClock``, as are the other instants the timeouts use).
+        var lastActivity: ContinuousClock.Instant
         var bytesSent: Int64 = 0
         var timeToFirstByte: Duration?
         /// Where the minimum transfer rate's current window started, and the bytes moved by then.
-        var rateWindow = (start: ContinuousClock.now, bytes: Int64(0))
+        var rateWindow: (start: ContinuousClock.Instant, bytes: Int64)
         /// `cancel()` was called: body bytes still queued on the delegate queue are dropped.
         var cancelRequested = false
         /// The status of the current response, once its head arrived.
@@ -61,7 +62,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         self.sink = sink
         self.transport = transport
         let machine = Machine(pausesByRestarting: request.method == .get || request.method == .head)
-        self.state = Locked(State(machine: machine))
+        let now = transport.clock.now
+        self.state = Locked(State(machine: machine, lastActivity: now, rateWindow: (now, 0)))
     }
 
     // MARK: - Public verbs (any thread)
@@ -90,8 +92,8 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         // length instead, made off the delegate queue; a file that changed fails the transfer.
         if case .file(let url, let length) = request.body {
             DispatchQueue.global().async { [self] in
-                let copy = TemporaryFiles.makeURL(in: TemporaryFiles.defaultDirectory, prefix: "upload")
                 do throws(CourierError) {
+                    let copy = try TemporaryFiles.makeURL(in: TemporaryFiles.defaultDirectory, prefix: "upload")
                     try UploadFile.copy(url, length: length, to: copy)
                     bodyCopy.withLock { $0 = copy }
                     transport.delegateQueue.schedule { [self] in
@@ -229,16 +231,18 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     // MARK: - Feeding events, performing actions (delegate queue)
 
     /// Feeds `event` to the machine and performs its actions. When `task` is the current task, its
-    /// activity restarts the idle clock and `note` records it for the metrics first.
+    /// activity restarts the idle clock and `note` records it for the metrics first (with the
+    /// system's time, whatever clock the timeouts run on).
     private func handle(
         _ event: Machine.Event, from task: URLSessionTask? = nil, resetsIdleClock: Bool = false,
         note: (inout State, ContinuousClock.Instant) -> Void = { _, _ in }
     ) {
         let actions = state.withLock { state -> [Machine.Action] in
             let now = ContinuousClock.now
-            if resetsIdleClock { state.lastActivity = now }
+            let timeoutNow = transport.clock.isManual ? transport.clock.now : now
+            if resetsIdleClock { state.lastActivity = timeoutNow }
             if let task, state.machine.isCurrent(task) {
-                state.lastActivity = now
+                state.lastActivity = timeoutNow
                 note(&state, now)
             }
             return state.machine.handle(event)
@@ -320,18 +324,25 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
 
     // MARK: - Timeouts
 
-    /// Schedules the first timeout check; each check schedules the next one until the transfer ends.
+    /// Schedules the first timeout check; each check schedules the next one until the transfer
+    /// ends. On a test's ``ManualTransportClock``, whose time moves only when the test moves it,
+    /// the checks run when it does instead.
     private func armTimer() {
         guard request.idleTimeout != nil || request.deadline != nil || request.minimumTransferRate != nil else { return }
+        if transport.clock.isManual {
+            transport.clock.observeAdvances(self)
+            return
+        }
         scheduleCheck(after: state.withLock { nextCheck(from: $0.lastActivity, rateWindowStart: $0.rateWindow.start) })
     }
 
     private func nextCheck(from lastActivity: ContinuousClock.Instant, rateWindowStart: ContinuousClock.Instant) -> Duration {
-        var next: ContinuousClock.Instant = .now + .seconds(3600)
+        let now = transport.clock.now
+        var next: ContinuousClock.Instant = now + .seconds(3600)
         if let idle = request.idleTimeout { next = min(next, lastActivity + idle) }
         if let deadline = request.deadline { next = min(next, deadline) }
         if let rate = request.minimumTransferRate { next = min(next, rateWindowStart + rate.window) }
-        return max(.milliseconds(1), next - .now)
+        return max(.milliseconds(1), next - now)
     }
 
     // A chain of one-shot checks rather than a timer object: nothing to cancel, and a check that
@@ -344,9 +355,10 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         }
     }
 
-    /// Fails the transfer when a timeout expired, otherwise schedules the next check.
+    /// Fails the transfer when a timeout expired, otherwise schedules the next check (on the
+    /// system clock; a manual clock's advances run the checks themselves).
     private func checkTimeouts() {
-        let now = ContinuousClock.now
+        let now = transport.clock.now
         let verdict = state.withLock { state -> (expired: Machine.Timeout?, next: Duration?) in
             if state.machine.isFinished { return (nil, nil) }
             if let deadline = request.deadline, now >= deadline { return (.deadline, nil) }
@@ -370,8 +382,18 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         }
         if let expired = verdict.expired {
             handle(.timedOut(expired))
-        } else if let next = verdict.next {
+        } else if let next = verdict.next, !transport.clock.isManual {
             scheduleCheck(after: next)
+        }
+    }
+}
+
+extension URLSessionTransfer: TransportClockObserver {
+    /// A test's clock moved: checks the timeouts on the delegate queue, then calls `done`.
+    func clockAdvanced(done: @escaping @Sendable () -> Void) {
+        transport.delegateQueue.addOperation { [self] in
+            checkTimeouts()
+            done()
         }
     }
 }

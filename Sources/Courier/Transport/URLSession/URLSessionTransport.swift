@@ -22,6 +22,8 @@ import CourierLocking
     let foundationQueue = DispatchQueue(label: "courier.urlsession.foundation")
     /// Set by ``shutdown()``; guards task creation against the invalidated session.
     let isShutDown = Locked(false)
+    /// The time the transfers' timeouts run on.
+    let clock: TransportClock
 
     /// Creates the transport with its own URLSession, configured for Courier's needs.
     public init(configuration: TransportConfiguration, sessionConfiguration: URLSessionConfiguration) {
@@ -35,6 +37,7 @@ import CourierLocking
         // Courier enforces both timeouts itself; URLSession fails sub-second values at once on Linux.
         settings.timeoutIntervalForRequest = 7 * 24 * 3600
         settings.timeoutIntervalForResource = 7 * 24 * 3600
+        clock = configuration.clock
         let queue = URLSessionDelegateQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "courier.urlsession.delegate"
