@@ -244,6 +244,12 @@ final class CurlEventLoop: @unchecked Sendable {
                 apply(.cancel, to: exchange)
                 return
             }
+            // Its deadline passed before the loop got here: the request must not reach the server
+            // (libcurl may connect and send within the pass that adds it, before timeouts are checked).
+            if let timeout = exchange.expiredTimeout(at: clock.now) {
+                apply(.timedOut(timeout), to: exchange)
+                return
+            }
             apply(.start(suspended: handle.suspendRequested.load(ordering: .sequentiallyConsistent)), to: exchange)
             schedule(exchange.timeoutInstant)
         case .updatePause(let handle):
@@ -363,10 +369,16 @@ final class CurlEventLoop: @unchecked Sendable {
                 exchange.prepareForRetry()
                 if ccurl_multi_add_handle(multi, easy) == 0 { continue }
             }
+            if exchange.mayRetryOnStaleConnection(result: result) {
+                // The connection it reused was dead before anything came back: once more, on another.
+                ccurl_multi_remove_handle(multi, easy)
+                exchange.prepareForStaleConnectionRetry()
+                if ccurl_multi_add_handle(multi, easy) == 0 { continue }
+            }
             if exchange.mayFallBackFromAlternative(result: result) {
                 // Its HTTP/3 alternative could not be reached: over TCP, as without one.
                 ccurl_multi_remove_handle(multi, easy)
-                if exchange.fallBackFromAlternative(), ccurl_multi_add_handle(multi, easy) == 0 { continue }
+                if exchange.fallBackFromAlternative(tuning: defaults.tuning), ccurl_multi_add_handle(multi, easy) == 0 { continue }
             }
             apply(.curlDone(result), to: exchange)
         }

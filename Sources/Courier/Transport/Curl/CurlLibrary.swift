@@ -69,6 +69,17 @@ struct CurlLibrary: Sendable {
     /// ``reusesCleartextHTTP2`` of the libcurl in use (`true` when none is loaded).
     static let reusesCleartextHTTP2: Bool = (try? load())?.reusesCleartextHTTP2 ?? true
 
+    /// Whether a request for HTTP/1.1 never goes out on an HTTP/2 connection to the same host:
+    /// before 7.77.0 libcurl reused one for it (curl issue 6862).
+    var keepsHTTP1_1OffHTTP2: Bool { versionNumber >= 0x074D00 }
+
+    /// ``keepsHTTP1_1OffHTTP2`` of the libcurl in use (`true` when none is loaded).
+    static let keepsHTTP1_1OffHTTP2: Bool = (try? load())?.keepsHTTP1_1OffHTTP2 ?? true
+
+    /// Whether the multi handle's socket callback can refuse a socket (return -1) and so end the
+    /// transfers at once: before 7.81.0 libcurl ignored what it returned (curl issue 8083).
+    var honoursSocketCallbackRefusal: Bool { versionNumber >= 0x075100 }
+
     /// Whether CURLOPT_BUFFERSIZE is refused (CURLE_BAD_FUNCTION_ARGUMENT) on a handle that still
     /// holds its receive buffer, as a reused handle whose last transfer was cut short does: from
     /// 7.73.0 until 8.7.0, which moved the buffer to the multi handle (before 7.73.0 libcurl

@@ -113,6 +113,9 @@ enum CurlRequestBuilder {
             plan.httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
         case .http1_1:
             plan.httpVersion = Int(CCURL_HTTP_VERSION_1_1)
+            // libcurl before 7.77.0 may send it on an HTTP/2 connection it has open to the same
+            // host (curl issue 6862): a connection of its own there.
+            plan.isolatesConnection = secure && !CurlLibrary.keepsHTTP1_1OffHTTP2
         case .http2:
             guard secure else {
                 throw CourierError(
@@ -265,10 +268,12 @@ enum CurlRequestBuilder {
 
     /// Puts a transfer that went to its alternative back on TCP, as its plan would have sent it
     /// without one.
-    static func removeAlternative(_ plan: Plan, from easy: CurlEasyHandle) throws(CourierError) {
+    static func removeAlternative(_ plan: Plan, from easy: CurlEasyHandle, tuning: TransportTuning) throws(CourierError) {
         try easy.set(.connectTo, pointer: nil)
         try easy.set(.connectTimeoutMilliseconds, 0)
         try easy.set(.httpVersion, plan.tcpHTTPVersion)
+        // The tools' own connect timeout, which the alternative's replaced.
+        try applyTuning(tuning, to: easy)
     }
 
     /// The connect timeout and rate limits of Courier's tools; nothing when they set none (a reused
