@@ -14,6 +14,10 @@
 #     and 18443 serves the same paths with h2 offered by ALPN
 #   tinyproxy on 18460 (when installed): an HTTP proxy that opens CONNECT tunnels to 18458 and 18459 only
 #     (WebSockets through a proxy; a tunnel to any other port is refused with 403)
+#   .ci/h3-server.py (when hypercorn and aioquic are installed): hypercorn with aioquic serving httpbin and
+#     /files/NAME (the fixtures below) over TLS, one process: 18470 HTTP/3 on UDP and HTTP/2 on TCP;
+#     18472 TCP advertising HTTP/3 on UDP 18471 (served); 18473 TCP advertising HTTP/3 on UDP 18474
+#     (nothing listens there); 18475 HTTP/3 and HTTP/2 requiring a client certificate from the client CA
 # Needs nginx, curl, openssl and python3 with httpbin, gunicorn, cryptography, sse-starlette,
 # uvicorn, websockets and aiohttp (.ci/run installs them).
 set -euo pipefail
@@ -49,6 +53,7 @@ old_mtls=$(stop_pidfile "$root/mtls-server.pid")
 old_sse=$(stop_pidfile "$root/sse-server.pid")
 old_ws=$(stop_pidfile "$root/ws-server.pid")
 old_proxy=$(stop_pidfile "$root/tinyproxy.pid")
+old_h3=$(stop_pidfile "$root/h3-server.pid")
 
 # Fixtures: random bytes (Range, ETag, Last-Modified), compressible text, a 4 MiB file nginx serves slowly.
 [ -f "$root/www/random-1m.bin" ] || head -c 1048576 /dev/urandom > "$root/www/random-1m.bin"
@@ -141,6 +146,27 @@ else
   echo "start-servers.sh: tinyproxy is not installed; the tests through a proxy will be skipped" >&2
 fi
 
+# The HTTP/3 servers (optional outside CI, which installs hypercorn and aioquic): they listen before
+# they detach, and write their pid file.
+wait_gone "$old_h3" 50 "$root/h3-server.pid"
+h3_env=
+if python3 -c "import hypercorn, aioquic" 2>/dev/null; then
+  python3 "$here/h3-server.py" --serve tcp=18470,quic=18470 --serve tcp=18472,quic=18471 --serve tcp=18473,alt=18474 \
+    --serve tcp=18475,quic=18475,mtls=1 --client-ca "$root/tls/client-ca.crt" --cert "$root/tls/server.crt" \
+    --key "$root/tls/server.key" --www "$root/www" --daemon --pid-file "$root/h3-server.pid" \
+    --log-file "$root/logs/h3-server.log" </dev/null >>"$root/logs/h3-server.log" 2>&1 \
+    || { echo "h3-server.py did not start" >&2; tail -n 20 "$root/logs/h3-server.log" >&2; exit 1; }
+  for _ in $(seq 1 100); do curl -sf --cacert "$root/tls/ca.crt" https://127.0.0.1:18470/get >/dev/null && break; sleep 0.1; done
+  curl -sf --cacert "$root/tls/ca.crt" https://127.0.0.1:18470/get >/dev/null \
+    || { echo "h3-server.py does not answer" >&2; tail -n 20 "$root/logs/h3-server.log" >&2; exit 1; }
+  h3_env="export COURIER_H3_URL=https://127.0.0.1:18470
+export COURIER_H3_ALTSVC_URL=https://127.0.0.1:18472
+export COURIER_H3_DEAD_ALTSVC_URL=https://127.0.0.1:18473
+export COURIER_H3_MTLS_URL=https://127.0.0.1:18475"
+else
+  echo "start-servers.sh: hypercorn and aioquic are not installed; the HTTP/3 tests will be skipped" >&2
+fi
+
 tls=$root/tls
 for _ in $(seq 1 50); do
   curl -sf http://127.0.0.1:18181/get >/dev/null && curl -sf http://127.0.0.1:18180/small.json >/dev/null && break
@@ -210,4 +236,5 @@ export COURIER_TEST_ROGUE_CLIENT_KEY=$tls/rogue-client.key
 export COURIER_TEST_SERVER_PIN='$(cat "$tls/server.pin")'
 export COURIER_TEST_WRONG_PIN='$(cat "$tls/wrong.pin")'
 $proxy_env
+$h3_env
 ENV

@@ -1,10 +1,11 @@
 // Loads libcurl at run time and forwards typed, non-variadic calls to it. See ccurl.h.
 
 #if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE // pthread_setname_np
+#define _GNU_SOURCE // pthread_setname_np, dladdr, RTLD_DEEPBIND, RTLD_DEFAULT
 #endif
 
 #include "ccurl.h"
+#include "ccurl_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -12,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #if defined(__APPLE__)
 #define CCURL_LIBRARY_NAME "libcurl.4.dylib"
 #else
 #define CCURL_LIBRARY_NAME "libcurl.so.4"
 #endif
+// The environment variable that names the libcurl file to load instead.
+#define CCURL_LIBRARY_VARIABLE "COURIER_LIBCURL"
 
 // CURLMSG_DONE (7.9.6) and the CURLMsg layout: { CURLMSG msg; CURL *easy; union { void *; CURLcode } }.
 #define CCURLMSG_DONE 1
@@ -92,37 +96,70 @@ static struct {
     int (*share_cleanup)(void *);
 } api;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static int load_status = -1;            // written once inside pthread_once, read-only afterwards
-static char load_error[512] = "libcurl was not loaded";
+// Loading is serialised by this mutex. `api` and `library_info` are written under it once, by the
+// load that succeeds, and only read afterwards: every caller has seen ccurl_load() or
+// ccurl_load_file() succeed (under the mutex) before it calls a wrapper.
+static pthread_mutex_t load_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int load_status = CCURL_LOAD_UNAVAILABLE;
+static int default_attempted = 0;         // ccurl_load() tried once; its failure stands
+static char default_error[512] = "libcurl was not loaded";
+static void *loaded_handle = NULL;
+static char loaded_path[4096];
 static ccurl_library_info library_info;
 
-// Resolves one symbol into `slot`; records the first failure.
-static int resolve(void *library, const char *name, void **slot) {
+// Resolves one symbol into `slot`; on failure writes the reason.
+static int resolve(void *library, const char *file, const char *name, void **slot, char *err, size_t errlen) {
     *slot = dlsym(library, name);
     if (*slot == NULL) {
-        snprintf(load_error, sizeof load_error, "%s has no symbol %s (libcurl too old or not libcurl)",
-                 CCURL_LIBRARY_NAME, name);
+        snprintf(err, errlen, "%s has no symbol %s (libcurl too old, or not libcurl)", file, name);
         return -1;
     }
     return 0;
 }
 
-#define RESOLVE(field, name) if (resolve(library, name, (void **)&api.field) != 0) goto fail
+// Whether a sanitizer runtime is in the process: they refuse RTLD_DEEPBIND (and abort).
+static int sanitizer_present(void) {
+    static const char *const runtimes[] = { "__tsan_init", "__asan_init", "__msan_init", "__hwasan_init" };
+    for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
+        if (dlsym(RTLD_DEFAULT, runtimes[i]) != NULL) return 1;
+    }
+    return 0;
+}
 
-static void load_library(void) {
-    void *library = dlopen(CCURL_LIBRARY_NAME, RTLD_NOW | RTLD_LOCAL);
+// dlopen flags for `file`. The default libcurl is the one FoundationNetworking already loaded.
+// A chosen one is a second libcurl in the process: RTLD_DEEPBIND makes its own calls (libcurl's
+// exported functions, OpenSSL, nghttp2) bind to itself and the libraries beside it before
+// anything the process loaded first, where they would otherwise go to the system's libcurl and
+// OpenSSL that carry the same symbol names and versions.
+static int open_flags(int chosen) {
+    int flags = RTLD_NOW | RTLD_LOCAL;
+#ifdef RTLD_DEEPBIND
+    if (chosen && !sanitizer_present()) flags |= RTLD_DEEPBIND;
+#else
+    (void)chosen;
+#endif
+    return flags;
+}
+
+#define RESOLVE(field, name) \
+    if (resolve(library, file, name, (void **)&table.field, err, errlen) != 0) goto fail
+
+// Loads `file` and fills `api` and `library_info`; called with load_mutex held and nothing loaded.
+// Returns 0, or -1 with the reason in `err`.
+static int load_library(const char *file, int chosen, char *err, size_t errlen) {
+    void *library = dlopen(file, open_flags(chosen));
     if (library == NULL) {
         const char *reason = dlerror();
-        snprintf(load_error, sizeof load_error, "cannot load %s: %s", CCURL_LIBRARY_NAME,
-                 reason != NULL ? reason : "unknown dlopen error");
-        return;
+        snprintf(err, errlen, "cannot load %s: %s", file, reason != NULL ? reason : "unknown dlopen error");
+        return -1;
     }
+    __typeof__(api) table;
+    memset(&table, 0, sizeof table);
     RESOLVE(version_info, "curl_version_info");
     // libcurl answers with its own struct whatever age is asked; `age` says which fields it has.
-    ccurl_version_data *version = api.version_info(CCURLVERSION_ELEVENTH);
+    ccurl_version_data *version = table.version_info(CCURLVERSION_ELEVENTH);
     if (version == NULL || version->version_num < CCURL_MINIMUM_VERSION) {
-        snprintf(load_error, sizeof load_error, "libcurl %s is too old: Courier needs 7.68.0 or later",
+        snprintf(err, errlen, "%s is libcurl %s, too old: Courier needs 7.68.0 or later", file,
                  version != NULL && version->version != NULL ? version->version : "(unknown)");
         goto fail;
     }
@@ -152,40 +189,114 @@ static void load_library(void) {
     RESOLVE(share_setopt, "curl_share_setopt");
     RESOLVE(share_cleanup, "curl_share_cleanup");
 
-    int code = api.global_init(CCURL_GLOBAL_ALL);
+    int code = table.global_init(CCURL_GLOBAL_ALL);
     if (code != CCURLE_OK) {
-        snprintf(load_error, sizeof load_error, "curl_global_init failed with code %d", code);
-        goto fail;
+        // The library stays mapped from here on: dlclose of a libcurl that ran its global
+        // initialisation (threads, OpenSSL state) is not worth the risk.
+        snprintf(err, errlen, "curl_global_init of %s failed with code %d", file, code);
+        return -1;
     }
+    Dl_info where;
+    if (dladdr((void *)table.version_info, &where) != 0 && where.dli_fname != NULL) {
+        snprintf(loaded_path, sizeof loaded_path, "%s", where.dli_fname);
+    } else {
+        snprintf(loaded_path, sizeof loaded_path, "%s", file);
+    }
+    api = table;
+    loaded_handle = library;
     library_info.version = version->version;
     library_info.version_num = version->version_num;
     library_info.features = version->features;
     library_info.ssl_version = version->ssl_version;
     library_info.cainfo = version->age >= CCURLVERSION_SEVENTH ? version->cainfo : NULL;
-    library_info.version_text = api.version();
+    library_info.version_text = table.version();
     library_info.host = version->host;
     library_info.protocols = version->protocols;
     library_info.feature_names = version->age >= CCURLVERSION_ELEVENTH ? version->feature_names : NULL;
-    load_error[0] = '\0';
-    load_status = 0;
-    return;
+    library_info.path = loaded_path;
+    library_info.chosen = chosen;
+    load_status = CCURL_LOAD_OK;
+    return 0;
 
 fail:
-    // The library stays mapped (dlclose of a half-used libcurl is not worth the risk), but no
-    // wrapper will call into it: they all check load_status through the NULL-ed table.
-    memset(&api, 0, sizeof api);
+    // Nothing of it ran: unmapped again, so that another file can be tried.
+    dlclose(library);
+    return -1;
+}
+
+static void copy_error(char *err, size_t errlen, const char *text) {
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "%s", text);
 }
 
 int ccurl_load(char *err, size_t errlen) {
-    pthread_once(&load_once, load_library);
-    if (load_status != 0 && err != NULL && errlen > 0) {
-        snprintf(err, errlen, "%s", load_error);
+    pthread_mutex_lock(&load_mutex);
+    if (load_status != CCURL_LOAD_OK && !default_attempted) {
+        default_attempted = 1;
+        const char *chosen = getenv(CCURL_LIBRARY_VARIABLE);
+        char reason[512];
+        if (chosen != NULL && chosen[0] != '\0') {
+            if (load_library(chosen, 1, reason, sizeof reason) != 0) {
+                snprintf(default_error, sizeof default_error, "%s=%s: %s", CCURL_LIBRARY_VARIABLE, chosen, reason);
+                load_status = CCURL_LOAD_CHOSEN_UNUSABLE;
+            }
+        } else if (load_library(CCURL_LIBRARY_NAME, 0, reason, sizeof reason) != 0) {
+            snprintf(default_error, sizeof default_error, "%s", reason);
+            load_status = CCURL_LOAD_UNAVAILABLE;
+        }
     }
-    return load_status;
+    int status = load_status;
+    if (status != CCURL_LOAD_OK) copy_error(err, errlen, default_error);
+    pthread_mutex_unlock(&load_mutex);
+    return status;
+}
+
+// Whether `file` names the library already loaded: the same object to the dynamic linker, or the
+// same file on disk.
+static int names_loaded_library(const char *file) {
+    void *handle = dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+    if (handle != NULL) {
+        dlclose(handle); // drops the reference RTLD_NOLOAD took
+        if (handle == loaded_handle) return 1;
+    }
+    struct stat wanted, loaded;
+    return stat(file, &wanted) == 0 && stat(loaded_path, &loaded) == 0
+        && wanted.st_dev == loaded.st_dev && wanted.st_ino == loaded.st_ino;
+}
+
+int ccurl_load_file(const char *file, char *err, size_t errlen) {
+    if (file == NULL || file[0] == '\0') {
+        copy_error(err, errlen, "no libcurl file was named");
+        return CCURL_LOAD_CHOSEN_UNUSABLE;
+    }
+    pthread_mutex_lock(&load_mutex);
+    int status;
+    if (load_status == CCURL_LOAD_OK) {
+        status = names_loaded_library(file) ? CCURL_LOAD_OK : CCURL_LOAD_OTHER_LOADED;
+        if (status != CCURL_LOAD_OK && err != NULL && errlen > 0) {
+            snprintf(err, errlen, "libcurl %s from %s is loaded already, and a process loads one libcurl",
+                     library_info.version, loaded_path);
+        }
+    } else {
+        char reason[512];
+        status = load_library(file, 1, reason, sizeof reason) == 0 ? CCURL_LOAD_OK : CCURL_LOAD_CHOSEN_UNUSABLE;
+        if (status != CCURL_LOAD_OK) copy_error(err, errlen, reason);
+    }
+    pthread_mutex_unlock(&load_mutex);
+    return status;
 }
 
 ccurl_library_info ccurl_library(void) {
-    return library_info;
+    pthread_mutex_lock(&load_mutex);
+    ccurl_library_info info = library_info;
+    pthread_mutex_unlock(&load_mutex);
+    return info;
+}
+
+void *ccurl_library_handle(void) {
+    pthread_mutex_lock(&load_mutex);
+    void *handle = loaded_handle;
+    pthread_mutex_unlock(&load_mutex);
+    return handle;
 }
 
 // MARK: - Easy
@@ -226,6 +337,11 @@ int ccurl_easy_setopt_func_close(ccurl_easy *handle, int option, ccurl_close_cal
 }
 int ccurl_easy_setopt_func_debug(ccurl_easy *handle, int option, ccurl_debug_callback callback) {
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
+
+int ccurl_easy_setopt_ssl_ctx_function(ccurl_easy *handle, int (*callback)(void *, void *, void *)) {
+    // CURLOPT_SSL_CTX_FUNCTION (7.10.6).
+    return api.easy_setopt ? api.easy_setopt(handle, 20108, callback) : CCURLE_FAILED_INIT;
 }
 
 int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value) {
@@ -374,142 +490,6 @@ int ccurl_share_destroy(ccurl_share *share) {
 
 int ccurl_easy_setopt_share(ccurl_easy *handle, ccurl_share *share) {
     return api.easy_setopt ? api.easy_setopt(handle, CCURLOPT_SHARE, share != NULL ? share->handle : NULL) : CCURLE_FAILED_INIT;
-}
-
-// MARK: - TLS details
-
-// CURLINFO_TLS_SSL_PTR (7.48.0) and CURLSSLBACKEND_OPENSSL (7.34.0).
-#define CCURLINFO_TLS_SSL_PTR 0x40002D
-#define CCURLSSLBACKEND_OPENSSL 1
-
-typedef struct ccurl_tls_session_info {
-    int backend;
-    void *internals;
-} ccurl_tls_session_info;
-
-static struct {
-    const char *(*get_version)(const void *ssl);
-    const void *(*get_current_cipher)(const void *ssl);
-    const char *(*cipher_get_name)(const void *cipher);
-    void *(*store_new)(void);
-    void (*store_free)(void *store);
-    int (*store_up_ref)(void *store);
-    int (*store_load_locations)(void *store, const char *file, const char *directory);
-    int (*store_set_flags)(void *store, unsigned long flags);
-    void (*ctx_set_cert_store)(void *ctx, void *store);
-} openssl;
-static pthread_once_t openssl_once = PTHREAD_ONCE_INIT;
-
-// libssl is already in the process (libcurl loaded it); RTLD_NOLOAD finds it without loading
-// anything. The one libcurl was built against comes first ("OpenSSL/3…" → libssl.so.3), so that a
-// process holding two OpenSSL versions never mixes their objects. dlsym on libssl's handle also
-// finds libcrypto's symbols (X509_STORE_*): libcrypto is one of its dependencies.
-static void *openssl_library(void) {
-    const char *preferred = NULL;
-    if (library_info.ssl_version != NULL && strncmp(library_info.ssl_version, "OpenSSL/", 8) == 0) {
-        preferred = strncmp(library_info.ssl_version + 8, "1.1", 3) == 0 ? "libssl.so.1.1" : "libssl.so.3";
-    } else {
-        return NULL; // another TLS backend: there is no OpenSSL object to talk to
-    }
-    const char *names[] = { preferred, "libssl.3.dylib", "libssl.so" };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        void *library = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
-        if (library != NULL) return library;
-    }
-    return NULL;
-}
-
-static void load_openssl(void) {
-    void *library = openssl_library();
-    if (library == NULL) return;
-    openssl.get_version = (const char *(*)(const void *))dlsym(library, "SSL_get_version");
-    openssl.get_current_cipher = (const void *(*)(const void *))dlsym(library, "SSL_get_current_cipher");
-    openssl.cipher_get_name = (const char *(*)(const void *))dlsym(library, "SSL_CIPHER_get_name");
-    openssl.store_new = (void *(*)(void))dlsym(library, "X509_STORE_new");
-    openssl.store_free = (void (*)(void *))dlsym(library, "X509_STORE_free");
-    openssl.store_up_ref = (int (*)(void *))dlsym(library, "X509_STORE_up_ref");
-    openssl.store_load_locations = (int (*)(void *, const char *, const char *))dlsym(library, "X509_STORE_load_locations");
-    openssl.store_set_flags = (int (*)(void *, unsigned long))dlsym(library, "X509_STORE_set_flags");
-    openssl.ctx_set_cert_store = (void (*)(void *, void *))dlsym(library, "SSL_CTX_set_cert_store");
-    if (!openssl.get_version || !openssl.get_current_cipher || !openssl.cipher_get_name) {
-        openssl.get_version = NULL;
-    }
-    if (!openssl.store_new || !openssl.store_free || !openssl.store_up_ref || !openssl.store_load_locations
-        || !openssl.store_set_flags || !openssl.ctx_set_cert_store) {
-        openssl.store_new = NULL;
-    }
-}
-
-int ccurl_tls_details(ccurl_easy *handle, const char **version, const char **cipher) {
-    if (!api.easy_getinfo) return -1;
-    ccurl_tls_session_info *info = NULL;
-    if (api.easy_getinfo(handle, CCURLINFO_TLS_SSL_PTR, &info) != CCURLE_OK || info == NULL
-        || info->backend != CCURLSSLBACKEND_OPENSSL || info->internals == NULL) return -1;
-    pthread_once(&openssl_once, load_openssl);
-    if (!openssl.get_version) return -1;
-    const void *cipher_object = openssl.get_current_cipher(info->internals);
-    *version = openssl.get_version(info->internals);
-    *cipher = cipher_object != NULL ? openssl.cipher_get_name(cipher_object) : NULL;
-    return *version != NULL ? 0 : -1;
-}
-
-// MARK: - Shared trust store
-
-// CURLOPT_SSL_CTX_FUNCTION and CURLOPT_SSL_CTX_DATA (7.10.6); X509_V_FLAG_TRUSTED_FIRST and
-// X509_V_FLAG_PARTIAL_CHAIN (OpenSSL 1.1.0), the flags libcurl sets on a store it fills itself.
-#define CCURLOPT_SSL_CTX_FUNCTION 20108
-#define CCURLOPT_SSL_CTX_DATA 10109
-#define CCX509_V_FLAG_TRUSTED_FIRST 0x8000UL
-#define CCX509_V_FLAG_PARTIAL_CHAIN 0x80000UL
-
-struct ccurl_trust_store {
-    void *store; // X509_STORE *, one reference owned here
-};
-
-ccurl_trust_store *ccurl_trust_store_create(const char *const *files, int file_count,
-                                            const char *directory) {
-    if (load_status != 0) return NULL;
-    pthread_once(&openssl_once, load_openssl);
-    if (!openssl.store_new) return NULL;
-    void *store = openssl.store_new();
-    if (store == NULL) return NULL;
-    for (int i = 0; i < file_count; i++) {
-        if (openssl.store_load_locations(store, files[i], NULL) != 1) goto fail;
-    }
-    if (directory != NULL && openssl.store_load_locations(store, NULL, directory) != 1) goto fail;
-    // Set once here, so that libcurl setting them again on the shared store changes nothing.
-    openssl.store_set_flags(store, CCX509_V_FLAG_TRUSTED_FIRST | CCX509_V_FLAG_PARTIAL_CHAIN);
-    struct ccurl_trust_store *trust = calloc(1, sizeof *trust);
-    if (trust == NULL) goto fail;
-    trust->store = store;
-    return trust;
-fail:
-    openssl.store_free(store);
-    return NULL;
-}
-
-void ccurl_trust_store_release(ccurl_trust_store *trust) {
-    if (trust == NULL) return;
-    openssl.store_free(trust->store);
-    free(trust);
-}
-
-// Runs for each new TLS connection, before its handshake: the connection's SSL_CTX takes a
-// reference to the shared store in place of the empty one libcurl made for it.
-static int use_trust_store(void *easy, void *ssl_ctx, void *userptr) {
-    (void)easy;
-    struct ccurl_trust_store *trust = userptr;
-    if (trust == NULL || ssl_ctx == NULL) return CCURLE_OK;
-    if (openssl.store_up_ref(trust->store) != 1) return 27; // CURLE_OUT_OF_MEMORY
-    openssl.ctx_set_cert_store(ssl_ctx, trust->store);
-    return CCURLE_OK;
-}
-
-int ccurl_easy_use_trust_store(ccurl_easy *handle, ccurl_trust_store *trust) {
-    if (!api.easy_setopt) return CCURLE_FAILED_INIT;
-    int code = api.easy_setopt(handle, CCURLOPT_SSL_CTX_DATA, (void *)trust);
-    if (code != CCURLE_OK) return code;
-    return api.easy_setopt(handle, CCURLOPT_SSL_CTX_FUNCTION, trust != NULL ? use_trust_store : NULL);
 }
 
 // MARK: - Threads

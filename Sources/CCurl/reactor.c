@@ -147,11 +147,14 @@ static int refuse(ccurl_reactor *reactor, ccurl_easy *easy) {
 }
 
 // Whether the socket callback must refuse `socket` outright: a negative descriptor, or the one a
-// test asked to refuse.
-static int refuses_this_socket(ccurl_reactor *reactor, int socket) {
+// test asked to refuse. That is a transfer's socket (its easy handle carries CURLOPT_PRIVATE):
+// libcurl 8.x also registers sockets of its own, such as the multi handle's wakeup pair.
+static int refuses_this_socket(ccurl_reactor *reactor, ccurl_easy *easy, int socket) {
     if (socket < 0) return 1;
-    return atomic_load_explicit(&reactor->refuse_next, memory_order_relaxed)
-        && atomic_exchange_explicit(&reactor->refuse_next, 0, memory_order_relaxed);
+    if (!atomic_load_explicit(&reactor->refuse_next, memory_order_relaxed)) return 0;
+    void *transfer = NULL;
+    if (easy == NULL || ccurl_easy_getinfo_ptr(easy, CCURLINFO_PRIVATE, &transfer) != CCURLE_OK || transfer == NULL) return 0;
+    return atomic_exchange_explicit(&reactor->refuse_next, 0, memory_order_relaxed);
 }
 
 void ccurl_reactor_refuse_next_socket(ccurl_reactor *reactor) {
@@ -249,7 +252,7 @@ static int is_bad_descriptor(int failure) {
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
     (void)socketp;
     ccurl_reactor *reactor = userp;
-    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, socket)) return refuse(reactor, easy);
+    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, easy, socket)) return refuse(reactor, easy);
     if (socket < 0) return 0;
     uint8_t state = watch_state(reactor, socket);
     if (what == CCURL_POLL_REMOVE) {
@@ -454,7 +457,7 @@ static size_t find(ccurl_reactor *reactor, int socket) {
 static int on_socket(ccurl_easy *easy, int socket, int what, void *userp, void *socketp) {
     (void)socketp;
     ccurl_reactor *reactor = userp;
-    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, socket)) return refuse(reactor, easy);
+    if (what != CCURL_POLL_REMOVE && refuses_this_socket(reactor, easy, socket)) return refuse(reactor, easy);
     if (socket < 0) return 0;
     size_t index = find(reactor, socket);
     if (what == CCURL_POLL_REMOVE) {

@@ -95,6 +95,8 @@ import Testing
         #expect(try parse(["--http2"]).httpVersion == .http2)
         #expect(try parse(["--http2-prior-knowledge"], url: "http://h/").httpVersion == .http2PriorKnowledge)
         #expect(try parse(["--http2", "--http2"]).httpVersion == .http2, "the same flag twice is one choice")
+        #expect(try parse(["--http3"]).httpVersion == .http3)
+        #expect(try parse(["--http3-only"]).httpVersion == .http3)
     }
 
     @Test(arguments: [
@@ -122,7 +124,8 @@ import Testing
         (["--http2", "--http2-prior-knowledge"], "--http2 and --http2-prior-knowledge cannot be used together"),
         (["--insecure=yes"], "takes no value"),
         (["--tlsv1.1"], "unknown option '--tlsv1.1'"),
-        (["--http3"], "unknown option '--http3' (did you mean '--http2'?)"),
+        (["--http3-only", "--http2"], "--http2 and --http3-only cannot be used together"),
+        (["--http3.1"], "unknown option '--http3.1'"),
     ])
     func usageErrors(arguments: [String], message: String) {
         do {
@@ -140,6 +143,16 @@ import Testing
         } catch {
             #expect(error.message.contains("--http2 needs an https:// URL"), "\(error.message)")
             #expect(error.message.contains("--http2-prior-knowledge"), "\(error.message)")
+        }
+    }
+
+    @Test(arguments: ["--http3", "--http3-only"])
+    func http3OverCleartextIsAUsageError(flag: String) {
+        do {
+            _ = try parse([flag], url: "http://h/")
+            Issue.record("\(flag) with an http:// URL was accepted")
+        } catch {
+            #expect(error.message.contains("\(flag) needs an https:// URL"), "\(error.message)")
         }
     }
 

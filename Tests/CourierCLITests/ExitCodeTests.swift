@@ -194,6 +194,19 @@ import Testing
         #expect(result.stderr.isEmpty)
     }
 
+    @Test func versionNamesTheLibcurlFileAndAChosenOneThatCannotLoad() async throws {
+        let plain = try await runCLI(["--version"])
+        #expect(plain.status == 0, "\(plain)")
+        let line = try #require(plain.stdoutText.split(separator: "\n").first { $0.hasPrefix("libcurl: ") }, "\(plain.stdoutText)")
+        if !line.contains("not available") { #expect(line.contains(" from /"), "\(line)") }
+
+        let missing = "/nonexistent/courier-test/libcurl.so.4"
+        let chosen = try await runCLI(["--version"], environment: ["COURIER_LIBCURL": missing])
+        #expect(chosen.status == 0, "\(chosen)")
+        #expect(chosen.stdoutText.contains("libcurl: not available: "), "\(chosen.stdoutText)")
+        #expect(chosen.stdoutText.contains("COURIER_LIBCURL=\(missing)"), "\(chosen.stdoutText)")
+    }
+
     @Test func helpAndTheGuideDocumentEveryExitCode() async throws {
         let result = try await runCLI(["--help"])
         let guide = try String(

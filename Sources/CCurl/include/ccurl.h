@@ -8,8 +8,8 @@
 // curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic in C; Swift cannot call
 // variadic functions, so every argument kind has its own non-variadic wrapper here.
 //
-// Every function other than ccurl_load() and ccurl_library_info() requires a successful
-// ccurl_load() first; before that they return an error code or NULL and do nothing.
+// Every function other than ccurl_load(), ccurl_load_file() and ccurl_library() requires a
+// successful load first; before that they return an error code or NULL and do nothing.
 
 #ifndef CCURL_H
 #define CCURL_H
@@ -115,11 +115,14 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLINFO_TEXT 0                      // 7.9.6: libcurl's own description of what it does
 #define CCURLINFO_HEADER_IN 1                 // 7.9.6: a response header line as received
 #define CCURLINFO_HEADER_OUT 2                // 7.9.6: the request head as sent
+#define CCURLOPT_CONNECT_TO 10243             // 7.49.0
 
 // CURL_HTTP_VERSION_* values for CCURLOPT_HTTP_VERSION.
 #define CCURL_HTTP_VERSION_NONE 0             // 7.9.1: libcurl's default (HTTP/2 over TLS by ALPN since 7.62.0)
 #define CCURL_HTTP_VERSION_2TLS 4             // 7.47.0: HTTP/2 over TLS by ALPN, HTTP/1.1 in the clear
 #define CCURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE 5 // 7.49.0
+#define CCURL_HTTP_VERSION_3ONLY 31           // 7.88.0: HTTP/3 without fallback (CURL_HTTP_VERSION_3,
+                                              // 30, meant that before 7.88.0 and falls back to TCP since)
 
 // CURL_SSLVERSION_* values for CCURLOPT_SSLVERSION (the minimum; the maximum stays the default).
 #define CCURL_SSLVERSION_DEFAULT 0            // 7.1
@@ -231,6 +234,9 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLE_HTTP2_STREAM 92                  // 7.49.0
 #define CCURLE_SSL_CLIENTCERT 98                // 7.77.0
 #define CCURLE_AGAIN 81                         // 7.18.2: curl_easy_send/recv would block
+#define CCURLE_HTTP3 95                         // 7.68.0
+#define CCURLE_QUIC_CONNECT_ERROR 96            // 7.69.0
+#define CCURLE_TOO_LARGE 100                    // 8.6.0: a value or buffer over libcurl's limit
 
 // MARK: - Version features (curl_version_info_data.features)
 
@@ -238,6 +244,8 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURL_VERSION_ASYNCHDNS (1 << 7)        // 7.10.7
 #define CCURL_VERSION_LIBZ (1 << 3)             // 7.10
 #define CCURL_VERSION_HTTP2 (1 << 16)           // 7.33.0
+#define CCURL_VERSION_ALTSVC (1 << 24)          // 7.64.1
+#define CCURL_VERSION_HTTP3 (1 << 25)           // 7.66.0
 #define CCURL_VERSION_BROTLI (1 << 23)          // 7.57.0
 #define CCURL_VERSION_ZSTD (1 << 26)            // 7.72.0
 
@@ -246,7 +254,7 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 
 // MARK: - Loading
 
-/// What the loaded libcurl reports about itself; strings are owned by libcurl and live forever.
+/// What the loaded libcurl reports about itself; strings are owned by libcurl (or ccurl) and live forever.
 typedef struct ccurl_library_info {
     /// e.g. "7.88.1".
     const char *version;
@@ -258,6 +266,10 @@ typedef struct ccurl_library_info {
     const char *ssl_version;
     /// The CA bundle libcurl was built to use (7.70.0+), or NULL.
     const char *cainfo;
+    /// The file the dynamic linker loaded, e.g. "/lib/x86_64-linux-gnu/libcurl.so.4".
+    const char *path;
+    /// 1 when the file was chosen (COURIER_LIBCURL or ccurl_load_file()), 0 for the system's libcurl.so.4.
+    int chosen;
     /// curl_version(): "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 ...", as `curl -V` prints it.
     const char *version_text;
     /// The platform libcurl was built for, e.g. "x86_64-pc-linux-gnu".
@@ -268,11 +280,29 @@ typedef struct ccurl_library_info {
     const char *const *feature_names;
 } ccurl_library_info;
 
-/// Loads libcurl.so.4 once (thread-safe, idempotent). Returns 0 on success; otherwise -1 and a
-/// NUL-terminated reason in `err` (up to `errlen` bytes, `err` may be NULL).
+/// ccurl_load() and ccurl_load_file() results.
+#define CCURL_LOAD_OK 0
+/// The system's libcurl.so.4 is missing, too old or unusable.
+#define CCURL_LOAD_UNAVAILABLE (-1)
+/// The chosen file (COURIER_LIBCURL, or the one named) is missing, too old or not libcurl.
+#define CCURL_LOAD_CHOSEN_UNUSABLE (-2)
+/// Another libcurl than the one named is loaded already: a process loads one.
+#define CCURL_LOAD_OTHER_LOADED (-3)
+
+/// Loads libcurl once per process (thread-safe, idempotent): the file the environment variable
+/// COURIER_LIBCURL names when it is set and not empty, else the system's libcurl.so.4. Returns
+/// CCURL_LOAD_OK, or a CCURL_LOAD_ code and a NUL-terminated reason in `err` (up to `errlen`
+/// bytes; `err` may be NULL). The first attempt's failure stands for later calls, unless
+/// ccurl_load_file() loads a libcurl meanwhile.
 int ccurl_load(char *err, size_t errlen);
 
-/// The loaded library's version and features; all zero/NULL before a successful ccurl_load().
+/// Loads the libcurl at `path` (a path, or a name the dynamic linker searches for) unless one is
+/// loaded: CCURL_LOAD_OK when it loads, or when the loaded one is that file;
+/// CCURL_LOAD_OTHER_LOADED when another is loaded; CCURL_LOAD_CHOSEN_UNUSABLE when it cannot be
+/// loaded (nothing is loaded then, and another file may be tried). The reason goes to `err`.
+int ccurl_load_file(const char *path, char *err, size_t errlen);
+
+/// The loaded library's version and features; all zero/NULL before a successful load.
 ccurl_library_info ccurl_library(void);
 
 // MARK: - Easy interface
@@ -358,6 +388,12 @@ int ccurl_easy_setopt_share(ccurl_easy *handle, ccurl_share *share);
 
 // MARK: - TLS details
 
+/// The libssl file the loaded libcurl calls (read from libcurl's own relocations, not guessed from
+/// a name: a process may hold two OpenSSLs), e.g. "/lib/x86_64-linux-gnu/libssl.so.3"; NULL when
+/// libcurl's TLS backend is not OpenSSL or the binding cannot be read. The two functions below and
+/// the shared trust store use only that OpenSSL (and the libcrypto libcurl calls).
+const char *ccurl_openssl_path(void);
+
 /// The negotiated TLS protocol version ("TLSv1.3") and cipher suite of the connection `handle` is
 /// using right now, read from OpenSSL through CURLINFO_TLS_SSL_PTR (7.48.0). The strings are
 /// OpenSSL's static ones. Returns 0 and fills both, or -1 (not TLS, not OpenSSL, no connection).
@@ -370,9 +406,9 @@ int ccurl_tls_details(ccurl_easy *handle, const char **version, const char **cip
 typedef struct ccurl_trust_store ccurl_trust_store;
 
 /// Parses `files` (PEM bundles, each read whole, once) and adds `directory` (an OpenSSL hashed
-/// directory, read lazily: one certificate per issuer looked up, kept afterwards) to a new store.
-/// NULL when libcurl's TLS backend is not OpenSSL, OpenSSL's functions cannot be found, or a file
-/// or the directory cannot be loaded.
+/// directory, read lazily: one certificate per issuer looked up, kept afterwards) to a new store of
+/// the OpenSSL libcurl calls (ccurl_openssl_path()). NULL when libcurl's TLS backend is not
+/// OpenSSL, that OpenSSL cannot be told apart for certain, or a file or the directory cannot be loaded.
 ccurl_trust_store *ccurl_trust_store_create(const char *const *files, int file_count,
                                             const char *directory);
 /// Drops this reference; connections that took the store keep their own.

@@ -75,6 +75,16 @@ public struct SessionConfiguration: Sendable {
     /// stream limit, beyond which more connections open); ``maximumConnectionsPerHost`` then
     /// bounds connections, not requests in flight.
     public var httpVersion: HTTPVersion = .automatic
+    /// Whether an origin that advertises HTTP/3 in an `Alt-Svc` response header (RFC 7838) gets
+    /// the session's later ``HTTPVersion/automatic`` requests over HTTP/3 (QUIC, to the advertised
+    /// port). Off by default.
+    ///
+    /// The session keeps what origins advertised in memory, for the advertisement's `ma` (24 hours
+    /// at most) and at most 256 origins. A request whose QUIC connection cannot be made goes over
+    /// TCP again, and that origin's advertisement is ignored for 5 minutes. It needs the curl
+    /// transport with a libcurl built with HTTP/3 (``Libcurl/supportsHTTP3``); on one without,
+    /// requests go as ``HTTPVersion/automatic`` says. The URLSession transport refuses it.
+    public var usesHTTP3WhenAdvertised = false
     /// Maximum redirects followed before failing with `.tooManyRedirects`; 0 follows none.
     public var maximumRedirects: Int = 16
     /// Whether and how redirects are followed (a request's own policy wins).
@@ -168,13 +178,17 @@ public struct SessionConfiguration: Sendable {
             usesURLSession = true
             #endif
         }
-        if usesURLSession { try URLSessionTransport.checkSupport(of: transportConfiguration.tls, httpVersion: httpVersion) }
+        if usesURLSession {
+            try URLSessionTransport.checkSupport(
+                of: transportConfiguration.tls, httpVersion: httpVersion, followsAltSvc: usesHTTP3WhenAdvertised)
+        }
     }
 
     var transportConfiguration: TransportConfiguration {
         var configuration = TransportConfiguration(maximumConnectionsPerHost: maximumConnectionsPerHost)
         configuration.tls = tls
         configuration.tls.trustRoots = tls.trustRoots.adding(additionalTrustedCertificates)
+        configuration.usesHTTP3WhenAdvertised = usesHTTP3WhenAdvertised
         configuration.clock = transportClock
         configuration.tuning = transportTuning
         return configuration

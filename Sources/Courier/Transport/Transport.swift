@@ -58,6 +58,10 @@ import Foundation
     /// The time the transport's timeouts run on (a test's ``ManualTransportClock``, or the system's).
     package var clock: TransportClock = .system
 
+    /// Whether origins that advertise HTTP/3 with `Alt-Svc` get later automatic requests over it
+    /// (``SessionConfiguration/usesHTTP3WhenAdvertised``).
+    public var usesHTTP3WhenAdvertised = false
+
     /// Creates a configuration.
     public init(maximumConnectionsPerHost: Int = 8, additionalTrustedCertificates: [URL] = []) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost

@@ -29,12 +29,16 @@ enum TransportFactory {
             #if canImport(FoundationNetworking)
             do {
                 return (try makeCurl(configuration), nil)
+            } catch let error as CourierError where error.kind == .invalidConfiguration {
+                // A chosen libcurl that cannot be used (COURIER_LIBCURL, Libcurl.load(from:)) is
+                // a mistake to report, not a machine without libcurl to work around.
+                return (FailingTransport(error: error), SessionNotice(kind: .invalidConfiguration, message: error.message))
             } catch {
                 // The fallback must not quietly drop TLS settings URLSession cannot honour.
                 do {
                     try URLSessionTransport.checkSupport(
                         of: configuration.transportConfiguration.tls,
-                        httpVersion: configuration.httpVersion)
+                        httpVersion: configuration.httpVersion, followsAltSvc: configuration.usesHTTP3WhenAdvertised)
                 } catch let unsupported {
                     let failure = CourierError(
                         .invalidConfiguration,

@@ -4,7 +4,7 @@ import Foundation
 /// How `courier` secures and speaks to the server: the TLS and HTTP-version options, spelled as
 /// curl spells them (`--cacert`, `--capath`, `-E/--cert`, `--cert-type`, `--key`, `--pass`,
 /// `--pinnedpubkey`, `-k/--insecure`, `--tlsv1.2`, `--tlsv1.3`, `--http1.1`, `--http2`,
-/// `--http2-prior-knowledge`).
+/// `--http2-prior-knowledge`, `--http3`, `--http3-only`).
 ///
 /// ``make(from:url:)`` is pure, like ``FetchOptions/make(from:environment:)``; ``checkFiles()``
 /// is the one step that looks at the disk, run just before the request.
@@ -41,7 +41,8 @@ struct ConnectionOptions: Equatable, Sendable {
     var insecure = false
     /// `--tlsv1.2` or `--tlsv1.3` (the last one given); nil for the library's default (TLS 1.2).
     var minimumTLSVersion: TLSConfiguration.Version?
-    /// `--http1.1`, `--http2` or `--http2-prior-knowledge`; ``HTTPVersion/automatic`` otherwise.
+    /// `--http1.1`, `--http2`, `--http2-prior-knowledge`, `--http3` or `--http3-only`;
+    /// ``HTTPVersion/automatic`` otherwise.
     var httpVersion: HTTPVersion = .automatic
 
     /// The line `-k/--insecure` prints to standard error every time it is used.
@@ -50,6 +51,7 @@ struct ConnectionOptions: Equatable, Sendable {
     /// The HTTP-version flags, which exclude each other, and what each asks for.
     static let httpVersionFlags: [(id: String, version: HTTPVersion)] = [
         ("http1.1", .http1_1), ("http2", .http2), ("http2-prior-knowledge", .http2PriorKnowledge),
+        ("http3", .http3), ("http3-only", .http3),
     ]
 
     /// The options, in the order `--help` lists them.
@@ -85,6 +87,12 @@ struct ConnectionOptions: Equatable, Sendable {
         OptionSpec(
             "http2-prior-knowledge", long: "http2-prior-knowledge",
             help: "use HTTP/2 from the first byte, without negotiation (cleartext h2c servers)"),
+        OptionSpec(
+            "http3", long: "http3",
+            help: "use HTTP/3 over QUIC (https:// only; unlike curl, no fallback to TCP: as --http3-only)"),
+        OptionSpec(
+            "http3-only", long: "http3-only",
+            help: "use HTTP/3 over QUIC and nothing else (https://; needs a libcurl built with HTTP/3)"),
     ]
 
     /// Checks and types the connection options of `parsed` for a request to `url`.
@@ -168,7 +176,8 @@ struct ConnectionOptions: Equatable, Sendable {
         return pins
     }
 
-    /// The HTTP version of `--http1.1`, `--http2` or `--http2-prior-knowledge`, of which one may be given.
+    /// The HTTP version of `--http1.1`, `--http2`, `--http2-prior-knowledge`, `--http3` or
+    /// `--http3-only`, of which one may be given.
     static func httpVersion(from parsed: ParsedArguments, url: URL) throws(UsageError) -> HTTPVersion {
         let given = httpVersionFlags.filter { parsed.has($0.id) }
         if given.count > 1 {
@@ -179,6 +188,9 @@ struct ConnectionOptions: Equatable, Sendable {
             throw UsageError(
                 "--http2 needs an https:// URL (HTTP/2 is negotiated in the TLS handshake); "
                     + "use --http2-prior-knowledge for a cleartext HTTP/2 server")
+        }
+        if choice.version == .http3, url.scheme?.lowercased() != "https" {
+            throw UsageError("--\(choice.id) needs an https:// URL (HTTP/3 runs over QUIC, which is always TLS)")
         }
         return choice.version
     }

@@ -73,7 +73,7 @@ struct WebSocketOptions: Equatable, Sendable {
             "http1.1",
         ] + ConnectionOptions.options.map(\.id)
     )
-    .subtracting(["http2", "http2-prior-knowledge"])
+    .subtracting(["http2", "http2-prior-knowledge", "http3", "http3-only"])
 
     /// Why some request options mean nothing for a WebSocket, for the usage error.
     private static let notApplicableReasons: [String: String] = {
@@ -84,7 +84,7 @@ struct WebSocketOptions: Equatable, Sendable {
         for id in ["output", "remote-name", "continue", "store", "remote-name-all", "output-dir"] {
             reasons[id] = ": messages are written to standard output (redirect it)"
         }
-        for id in ["http2", "http2-prior-knowledge"] { reasons[id] = ": its handshake is HTTP/1.1" }
+        for id in ["http2", "http2-prior-knowledge", "http3", "http3-only"] { reasons[id] = ": its handshake is HTTP/1.1" }
         return reasons
     }()
 

@@ -12,7 +12,7 @@ enum VersionText {
                 courier \(Courier.version) (\(library.host)) \(library.versionText)
                 Protocols: http https ws wss
                 Features: \(library.features.joined(separator: " "))
-                libcurl: \(library.version), TLS: \(library.tlsBackend ?? "none"), decodes: \(library.contentCodings.joined(separator: " ")); protocols: \(library.protocols.joined(separator: " "))
+                libcurl: \(library.version) from \(library.file)\(library.isChosen ? " (chosen: COURIER_LIBCURL)" : ""), TLS: \(library.tlsBackend ?? "none"), decodes: \(library.contentCodings.joined(separator: " ")); protocols: \(library.protocols.joined(separator: " "))\(library.openSSLFile.map { "\nOpenSSL: \($0)" } ?? "")
                 Transports: curl (the default), urlsession (--transport urlsession)
                 """
         case .failure(let error):

@@ -33,6 +33,17 @@ enum InteropServer {
     /// Server-Sent Events from sse-starlette under uvicorn (`.ci/sse-server.py`): `/events?n=N`, `/drop?n=N&after=K`, POST `/chat`.
     static let sse = url("COURIER_SSE_URL")
 
+    /// hypercorn with aioquic (`.ci/h3-server.py`) serving httpbin and `/files/NAME` (the fixtures
+    /// of `www`) over HTTP/3 on UDP and over HTTP/2 and HTTP/1.1 on TCP, both on this port, with
+    /// `Alt-Svc: h3=":PORT"`. Test CA.
+    static let http3 = url("COURIER_H3_URL")
+    /// The same over TCP only, advertising HTTP/3 on another (UDP) port: `Alt-Svc: h3=":OTHER"`.
+    static let http3AltSvc = url("COURIER_H3_ALTSVC_URL")
+    /// The same over TCP only, advertising HTTP/3 on a UDP port where nothing listens.
+    static let http3DeadAltSvc = url("COURIER_H3_DEAD_ALTSVC_URL")
+    /// hypercorn with aioquic requiring a client certificate from the client CA in every handshake, QUIC and TCP.
+    static let http3MutualTLS = url("COURIER_H3_MTLS_URL")
+
     /// The test CA (PEM) that signed the servers' certificates (all but the self-signed one).
     static let testCA = file("COURIER_TEST_CA_FILE")
     /// A hashed CA directory (`openssl rehash`) holding only the test CA.

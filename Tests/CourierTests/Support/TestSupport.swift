@@ -16,12 +16,17 @@ enum TransportUnderTest: String, CaseIterable, CustomTestStringConvertible, Send
     case curl
     case urlSession
 
-    /// The transports that can run here: URLSession always, curl when libcurl loads.
+    /// The transports that can run here: URLSession always, curl when libcurl loads; only those
+    /// `COURIER_TEST_TRANSPORTS` names (comma-separated) when it is set, as CI's pass on a second
+    /// libcurl sets it to `curl`.
     static let available: [TransportUnderTest] = {
         var configuration = SessionConfiguration()
         configuration.transport = .curl
         let curlLoads = Session(configuration: configuration).transportName == "curl"
-        return curlLoads ? [.curl, .urlSession] : [.urlSession]
+        let all: [TransportUnderTest] = curlLoads ? [.curl, .urlSession] : [.urlSession]
+        guard let names = ProcessInfo.processInfo.environment["COURIER_TEST_TRANSPORTS"], !names.isEmpty else { return all }
+        let chosen = Set(names.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        return all.filter { chosen.contains($0.rawValue) }
     }()
 
     var testDescription: String { rawValue }

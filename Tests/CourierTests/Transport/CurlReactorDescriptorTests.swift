@@ -124,9 +124,15 @@ struct CurlReactorDescriptorTests {
     @Test("the event loop fails the transfer whose socket the reactor refused, and goes on with the next one")
     func loopFailsTheRefusedTransfer() async throws {
         let server = try TestServer()
-        defer { expectClean(server.shutdown()) }
         // The refused transfer never reaches the server: only the next request takes a response.
-        server.enqueue([MockResponse.ok("second")])
+        // libcurl before 7.81.0 ignores the refusal (curl issue 8083) and may send the request
+        // before the loop fails the transfer: there it may take a response of its own.
+        let honoursRefusal = CurlLibrary.inUse?.honoursSocketCallbackRefusal ?? true
+        defer {
+            let report = server.shutdown()
+            if honoursRefusal { expectClean(report) }
+        }
+        server.enqueue(honoursRefusal ? [MockResponse.ok("second")] : [MockResponse.ok("first"), MockResponse.ok("second")])
         let transport = try CurlTestSupport.transport(maximumConnectionsPerHost: 1)
         defer { transport.shutdown() }
 

@@ -169,6 +169,7 @@ struct CURLCommand {
         case .http1_1: options.append("--http1.1")
         case .http2: options.append("--http2")
         case .http2PriorKnowledge: options.append("--http2-prior-knowledge")
+        case .http3: options.append("--http3-only")
         }
         guard url?.scheme?.lowercased() == "https" else { return options }
         if tls.certificateVerification == .disabledForDevelopmentOnly { options.append("--insecure") }

@@ -17,12 +17,13 @@ struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
         switch code {
         case CCURLE_COULDNT_RESOLVE_HOST, CCURLE_COULDNT_RESOLVE_PROXY:
             .cannotFindHost
-        case CCURLE_COULDNT_CONNECT:
+        case CCURLE_COULDNT_CONNECT, CCURLE_QUIC_CONNECT_ERROR:
             .cannotConnect
         case CCURLE_OPERATION_TIMEDOUT:
             .timedOut
         // CURLE_PARTIAL_FILE is also "transfer closed with N bytes remaining to read".
-        case CCURLE_PARTIAL_FILE, CCURLE_RECV_ERROR, CCURLE_SEND_ERROR, CCURLE_GOT_NOTHING, CCURLE_HTTP2_STREAM:
+        case CCURLE_PARTIAL_FILE, CCURLE_RECV_ERROR, CCURLE_SEND_ERROR, CCURLE_GOT_NOTHING, CCURLE_HTTP2_STREAM,
+            CCURLE_HTTP3:
             .connectionLost
         case CCURLE_SSL_CONNECT_ERROR, CCURLE_PEER_FAILED_VERIFICATION, CCURLE_SSL_CERTPROBLEM, CCURLE_SSL_CIPHER,
             CCURLE_USE_SSL_FAILED, CCURLE_SSL_ENGINE_NOTFOUND, CCURLE_SSL_ENGINE_SETFAILED, CCURLE_SSL_ENGINE_INITFAILED,
@@ -51,6 +52,16 @@ extension CourierError {
         // read is that the likely cause (a real shortage elsewhere keeps its own kind).
         if code == CCURLE_OUT_OF_MEMORY, readingHead {
             self.init(.responseTooLarge, Self.transportHeaderLineLimitMessage, underlyingError: error, url: url)
+            return
+        }
+        // libcurl 8.6.0 and later report both head limits (a line over 100 KiB, more than 5,000
+        // header lines or 300 KiB) as CURLE_TOO_LARGE.
+        if code == CCURLE_TOO_LARGE, readingHead {
+            self.init(
+                .responseTooLarge,
+                "The response head is larger than the transport accepts (a header line over 100 KiB, "
+                    + "more than 5,000 lines or 300 KiB in total; libcurl: \(message)).",
+                underlyingError: error, url: url)
             return
         }
         // libcurl reports a proxy's refusal of CONNECT as a receive error on a connection that never opened.

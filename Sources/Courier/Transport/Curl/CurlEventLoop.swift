@@ -244,6 +244,12 @@ final class CurlEventLoop: @unchecked Sendable {
                 apply(.cancel, to: exchange)
                 return
             }
+            // Its deadline passed before the loop got here: the request must not reach the server
+            // (libcurl may connect and send within the pass that adds it, before timeouts are checked).
+            if let timeout = exchange.expiredTimeout(at: clock.now) {
+                apply(.timedOut(timeout), to: exchange)
+                return
+            }
             apply(.start(suspended: handle.suspendRequested.load(ordering: .sequentiallyConsistent)), to: exchange)
             schedule(exchange.timeoutInstant)
         case .updatePause(let handle):
@@ -306,8 +312,14 @@ final class CurlEventLoop: @unchecked Sendable {
     private func attach(_ exchange: CurlExchange) {
         let request = exchange.handle.request
         do throws(CourierError) {
-            var plan = try CurlRequestBuilder.plan(for: request)
+            let altSvc = defaults.alternativeServices.flatMap { cache in
+                CurlAlternativeServices.Origin(request.url).map { (cache: cache, origin: $0) }
+            }
+            let alternative = request.httpVersion == .automatic ? altSvc.flatMap { $0.cache.alternative(for: $0.origin) } : nil
+            var plan = try CurlRequestBuilder.plan(for: request, alternative: alternative)
             if !exchange.handle.mayMultiplex { plan.waitsToMultiplex = false }
+            if request.httpVersion == .automatic { exchange.altSvc = altSvc }
+            exchange.plan = plan
             if plan.sendsBody {
                 let body = try CurlBodySource(request.body, url: request.url)
                 let handle = exchange.handle
@@ -319,6 +331,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             exchange.easy = easy
             exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
+            exchange.connectToList = try CurlRequestBuilder.applyAlternative(plan, for: request.url, to: easy)
             try exchange.installCallbacks(on: easy, debugHandler: defaults.tuning.debugHandler)
             // The reactor keeps reused connections in its wait set between transfers; it must see them closed.
             var refusedOption: UnsafePointer<CChar>?
@@ -355,6 +368,17 @@ final class CurlEventLoop: @unchecked Sendable {
                 ccurl_multi_remove_handle(multi, easy)
                 exchange.prepareForRetry()
                 if ccurl_multi_add_handle(multi, easy) == 0 { continue }
+            }
+            if exchange.mayRetryOnStaleConnection(result: result) {
+                // The connection it reused was dead before anything came back: once more, on another.
+                ccurl_multi_remove_handle(multi, easy)
+                exchange.prepareForStaleConnectionRetry()
+                if ccurl_multi_add_handle(multi, easy) == 0 { continue }
+            }
+            if exchange.mayFallBackFromAlternative(result: result) {
+                // Its HTTP/3 alternative could not be reached: over TCP, as without one.
+                ccurl_multi_remove_handle(multi, easy)
+                if exchange.fallBackFromAlternative(tuning: defaults.tuning), ccurl_multi_add_handle(multi, easy) == 0 { continue }
             }
             apply(.curlDone(result), to: exchange)
         }
@@ -462,6 +486,8 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             ccurl_slist_free_all(exchange.headerList)
             exchange.headerList = nil
+            ccurl_slist_free_all(exchange.connectToList)
+            exchange.connectToList = nil
             exchange.body?.close()
         }
         finished.removeAll(keepingCapacity: true)

@@ -48,6 +48,13 @@ final class CurlExchange {
     var easy: CurlEasyHandle?
     /// The header list set with CURLOPT_HTTPHEADER, freed when the transfer ends.
     var headerList: OpaquePointer?
+    /// The list set with CURLOPT_CONNECT_TO (an HTTP/3 alternative), freed when the transfer ends.
+    var connectToList: OpaquePointer?
+    /// How the transfer was set up.
+    var plan: CurlRequestBuilder.Plan?
+    /// Where the origin's `Alt-Svc` advertisements go, when the transport follows them and the
+    /// request lets it choose the HTTP version.
+    var altSvc: (cache: CurlAlternativeServices, origin: CurlAlternativeServices.Origin)?
     /// The request body, when one is sent.
     var body: CurlBodySource?
     /// When the exchange started, for ``TransferMetrics/start``.
@@ -77,6 +84,8 @@ final class CurlExchange {
     /// The coded bytes at the front of the next chunks that were decoded already: libcurl hands a
     /// refused chunk over again from its first byte, and part of it may have been used before the refusal.
     private var redeliveredPrefix = 0
+    /// The bytes of response heads read so far (interim heads included), held to ``maximumHeadBytes``.
+    private var headBytes = 0
     /// Where decoded bytes are made before they are copied into the chunk delivered.
     private var decodeBuffer: [UInt8] = []
     /// Why the body failed to decode, or decoded past the request's decompression ratio, once it
@@ -226,12 +235,37 @@ final class CurlExchange {
         debugHandler?(CurlDebugEvent(kind: kind, text: String(decoding: bytes, as: UTF8.self), url: handle.request.url))
     }
 
+    /// The most bytes of response heads a transfer reads: recent libcurls' own limit (300 KiB),
+    /// held on every version, as older ones (7.74 among them) read an endless head for ever.
+    static let maximumHeadBytes = 300 << 10
+
     /// CURLOPT_HEADERFUNCTION: feeds the parser and delivers the final head.
     private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
         guard state.isRunning else { return line.count }
         markActivity()
+        if !parser.isComplete {
+            headBytes += line.count
+            if headBytes > Self.maximumHeadBytes {
+                failure = CourierError(
+                    .responseTooLarge,
+                    CourierError.transportHeadLimitMessage("Courier stopped reading it after \(Self.maximumHeadBytes >> 10) KiB"),
+                    responseCode: responseStatus, url: handle.request.url)
+                return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
+            }
+        }
+        if parser.isComplete, !CurlResponseParser.isTrailerField(line) {
+            // Older libcurls (7.74 among them) take any line after a chunked body as a trailer (a
+            // chunk size written `0x10` reads as the last chunk, its data as trailers); newer ones refuse it.
+            failure = CourierError(
+                .invalidResponse, "The response's chunked body ended with a line that is not a trailer field.",
+                responseCode: responseStatus, url: handle.request.url)
+            return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
+        }
         if var head = parser.consume(line, url: handle.request.url) {
             responseStatus = head.statusCode
+            if let altSvc, let field = head.headers.value(for: "Alt-Svc") {
+                altSvc.cache.learn(AltSvcHeader(parsing: field), for: altSvc.origin)
+            }
             if handle.request.automaticDecompression, let coding = head.headers.value(for: "Content-Encoding") {
                 do throws(CurlContentDecoding.Failure) {
                     decoding = try CurlContentDecoding.make(contentEncoding: coding)
@@ -281,6 +315,62 @@ final class CurlExchange {
         return true
     }
 
+    /// Whether the exchange ran again after a reused connection turned out dead.
+    private(set) var retriedOnStaleConnection = false
+
+    /// Whether a transfer that ended with `result` failed only because the connection it reused
+    /// was dead (a server closes an idle connection while libcurl picks it: libcurl 8 reports a
+    /// broken pipe, or a framing error over HTTP/2), and may run once more on another connection:
+    /// nothing came back, and the request has no body and an idempotent method.
+    func mayRetryOnStaleConnection(result: Int32) -> Bool {
+        guard result == CCURLE_SEND_ERROR || result == CCURLE_RECV_ERROR || result == CCURLE_HTTP2,
+            !retriedOnStaleConnection, plan?.alternative == nil, body == nil, !parser.hasStarted, deliveredCount == 0, state.isRunning,
+            !handle.cancelRequested.load(ordering: .relaxed),
+            [HTTPMethod.get, .head, .options, .put, .delete, .trace].contains(handle.request.method),
+            let easy
+        else { return false }
+        var connects = 0
+        ccurl_easy_getinfo_long(easy.pointer, CCURLINFO_NUM_CONNECTS, &connects)
+        return connects == 0
+    }
+
+    /// Readies the exchange to run once more after its reused connection was dead.
+    func prepareForStaleConnectionRetry() {
+        retriedOnStaleConnection = true
+        prepareForRetry()
+    }
+
+    /// Whether a transfer to its HTTP/3 alternative that ended with `result` may go over TCP
+    /// instead: the QUIC connection never completed its handshake (so nothing was sent), or
+    /// nothing came back for a request that can be sent twice (no body, an idempotent method).
+    func mayFallBackFromAlternative(result: Int32) -> Bool {
+        guard result != CCURLE_OK, plan?.alternative != nil, let easy, !parser.hasStarted, deliveredCount == 0,
+            state.isRunning, !handle.cancelRequested.load(ordering: .relaxed), (body?.offset ?? 0) == 0
+        else { return false }
+        var handshake: Int64 = 0
+        ccurl_easy_getinfo_off(easy.pointer, CCURLINFO_APPCONNECT_TIME_T, &handshake)
+        let idempotent = body == nil && [HTTPMethod.get, .head, .options, .put, .delete, .trace].contains(handle.request.method)
+        return handshake == 0 || idempotent
+    }
+
+    /// Readies a transfer whose alternative failed to go over TCP: the alternative is left alone
+    /// for a while, and the easy handle is set up as without it. Returns `false` when libcurl
+    /// refused that (the transfer then ends with its own error).
+    func fallBackFromAlternative(tuning: TransportTuning) -> Bool {
+        guard var plan, let easy else { return false }
+        if let altSvc { altSvc.cache.alternativeFailed(for: altSvc.origin) }
+        do throws(CourierError) {
+            try CurlRequestBuilder.removeAlternative(plan, from: easy, tuning: tuning)
+        } catch {
+            return false
+        }
+        plan.alternative = nil
+        plan.httpVersion = plan.tcpHTTPVersion
+        self.plan = plan
+        prepareForRetry()
+        return true
+    }
+
     /// Readies the exchange to run again from the start (nothing of it was delivered).
     func prepareForRetry() {
         unprocessedRetries += 1
@@ -291,6 +381,7 @@ final class CurlExchange {
         decodingRefusal = nil
         decodingFailure = nil
         redeliveredPrefix = 0
+        headBytes = 0
         responseStatus = nil
         easy?.clearErrorDetail()
     }

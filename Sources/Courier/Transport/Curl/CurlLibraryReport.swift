@@ -19,17 +19,27 @@ package struct CurlLibraryReport: Sendable, Equatable {
     /// The `Accept-Encoding` the curl transport sends when it adds its own: every coding Courier
     /// decodes on this machine, in libcurl's order (`"deflate, gzip, br, zstd"`); nil for none.
     package let acceptEncoding: String?
+    /// The file the dynamic linker loaded, e.g. `"/lib/x86_64-linux-gnu/libcurl.so.4"`.
+    package var file = ""
+    /// Whether that file was chosen (`COURIER_LIBCURL`, ``Libcurl/load(from:)``) rather than the
+    /// system's `libcurl.so.4`.
+    package var isChosen = false
+    /// The libssl file this libcurl calls, when its TLS library is OpenSSL and that can be told.
+    package var openSSLFile: String?
 
     /// The report of the libcurl this process loads, or why none can be loaded.
     package static func loaded() -> Result<CurlLibraryReport, CourierError> {
         do {
             let library = try CurlLibrary.load()
-            return .success(
-                CurlLibraryReport(
-                    versionText: library.versionText, version: library.version, host: library.host,
-                    tlsBackend: library.sslVersion, protocols: library.protocols,
-                    features: library.featureNames.sorted { $0.lowercased() < $1.lowercased() },
-                    contentCodings: library.contentCodings, acceptEncoding: CurlContentCoding.advertised))
+            var report = CurlLibraryReport(
+                versionText: library.versionText, version: library.version, host: library.host,
+                tlsBackend: library.sslVersion, protocols: library.protocols,
+                features: library.featureNames.sorted { $0.lowercased() < $1.lowercased() },
+                contentCodings: library.contentCodings, acceptEncoding: CurlContentCoding.advertised)
+            report.file = library.path
+            report.isChosen = library.isChosen
+            report.openSSLFile = library.openSSLPath
+            return .success(report)
         } catch {
             return .failure(error)
         }

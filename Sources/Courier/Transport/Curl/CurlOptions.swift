@@ -105,6 +105,8 @@ struct CurlOption: Sendable {
     static let connectOnly = CurlOption(name: "CURLOPT_CONNECT_ONLY", number: CCURLOPT_CONNECT_ONLY)
     /// Tunnel through an HTTP proxy with CONNECT.
     static let httpProxyTunnel = CurlOption(name: "CURLOPT_HTTPPROXYTUNNEL", number: CCURLOPT_HTTPPROXYTUNNEL)
+    /// `CURLOPT_CONNECT_TO`: connect to another host and port than the URL's.
+    static let connectTo = CurlOption(name: "CURLOPT_CONNECT_TO", number: CCURLOPT_CONNECT_TO)
     /// The longest the connect may take, in milliseconds.
     static let connectTimeoutMilliseconds = CurlOption(name: "CURLOPT_CONNECTTIMEOUT_MS", number: CCURLOPT_CONNECTTIMEOUT_MS)
     /// `CURLOPT_MAX_RECV_SPEED_LARGE`: the most bytes per second read.

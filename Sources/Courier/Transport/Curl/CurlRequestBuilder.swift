@@ -15,6 +15,8 @@ struct CurlHandleDefaults: Sendable {
     var responseWaitLimit = CurlResponseWait.defaultLimit
     /// CURLOPT_PROXY and CURLOPT_NOPROXY, from the environment.
     var proxies = CurlProxyEnvironment(environment: [:])
+    /// The origins that advertised HTTP/3, when the transport follows `Alt-Svc` (and libcurl speaks HTTP/3).
+    var alternativeServices: CurlAlternativeServices?
     /// Connect timeout, rate limits and the debug handler of Courier's tools.
     var tuning = TransportTuning()
     /// The time Courier's timeouts run on.
@@ -54,6 +56,14 @@ enum CurlRequestBuilder {
         var waitsToMultiplex = false
         /// CURLOPT_FRESH_CONNECT and CURLOPT_FORBID_REUSE: a connection of its own, closed afterwards.
         var isolatesConnection = false
+        /// The HTTP/3 alternative service the request goes to (over QUIC, CURLOPT_CONNECT_TO), if any.
+        var alternative: AltSvcAlternative?
+        /// CURLOPT_HTTP_VERSION when the request goes over TCP after its alternative failed.
+        var tcpHTTPVersion = Int(CCURL_HTTP_VERSION_2TLS)
+
+        /// The longest a QUIC connection to an alternative may take before the request goes over
+        /// TCP instead: a black-holed UDP port must not cost the whole idle timeout.
+        static let alternativeConnectLimit = Duration.seconds(10)
 
         /// Whether a request body is sent.
         var sendsBody: Bool {
@@ -68,8 +78,10 @@ enum CurlRequestBuilder {
         }
     }
 
-    /// Works out the plan; throws `.invalidRequest` for a header libcurl cannot send as given.
-    static func plan(for request: TransportRequest) throws(CourierError) -> Plan {
+    /// Works out the plan, over HTTP/3 to `alternative` when one is given and the request lets the
+    /// transport choose its version; throws `.invalidRequest` for a header libcurl cannot send as
+    /// given, and `.httpVersionUnavailable` for a version the URL or libcurl cannot have.
+    static func plan(for request: TransportRequest, alternative: AltSvcAlternative? = nil) throws(CourierError) -> Plan {
         let name = request.method.rawValue
         let method: Plan.Method
         switch request.method {
@@ -101,6 +113,9 @@ enum CurlRequestBuilder {
             plan.httpVersion = Int(CCURL_HTTP_VERSION_2TLS)
         case .http1_1:
             plan.httpVersion = Int(CCURL_HTTP_VERSION_1_1)
+            // libcurl before 7.77.0 may send it on an HTTP/2 connection it has open to the same
+            // host (curl issue 6862): a connection of its own there.
+            plan.isolatesConnection = secure && !CurlLibrary.keepsHTTP1_1OffHTTP2
         case .http2:
             guard secure else {
                 throw CourierError(
@@ -114,6 +129,25 @@ enum CurlRequestBuilder {
             // libcurl before 8.0.0 breaks the framing of a second request on a cleartext HTTP/2
             // connection (curl issue 10634): each request gets a connection of its own there.
             plan.isolatesConnection = !secure && !CurlLibrary.reusesCleartextHTTP2
+        case .http3:
+            guard secure else {
+                throw CourierError(.httpVersionUnavailable, "HTTP/3 runs over TLS only: use https.", url: request.url)
+            }
+            guard let library = CurlLibrary.inUse, library.speaksHTTP3 else {
+                let loaded = CurlLibrary.inUse.map { "libcurl \($0.version) from \($0.path)" } ?? "The libcurl in use"
+                throw CourierError(
+                    .httpVersionUnavailable,
+                    "\(loaded) was built without HTTP/3: choose one built with it (COURIER_LIBCURL, Libcurl.load(from:)).",
+                    url: request.url)
+            }
+            plan.httpVersion = library.http3OnlyVersion
+        }
+        plan.tcpHTTPVersion = plan.httpVersion
+        if let alternative, request.httpVersion == .automatic, secure, plan.httpVersion == Int(CCURL_HTTP_VERSION_2TLS),
+            let library = CurlLibrary.inUse, library.speaksHTTP3
+        {
+            plan.alternative = alternative
+            plan.httpVersion = library.http3OnlyVersion
         }
         plan.waitsToMultiplex =
             plan.httpVersion != Int(CCURL_HTTP_VERSION_1_1) && (secure || request.httpVersion == .http2PriorKnowledge)
@@ -150,10 +184,11 @@ enum CurlRequestBuilder {
         try easy.set(.followLocation, 0)
         try easy.set(.suppressConnectHeaders, 1)
         let sized = ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
-        // libcurl refuses a new size while the handle still has a receive buffer (a reused handle
-        // whose last transfer was cut short keeps it) and goes on with that buffer, which this
-        // loop sized already: only a fresh handle's refusal is a failure.
-        if !(easy.hasServedTransfer && sized == CCURLE_BAD_FUNCTION_ARGUMENT) { try easy.check(.bufferSize, sized) }
+        // libcurl 7.73 to 8.6 refuses a new size while the handle still has a receive buffer (a
+        // reused handle whose last transfer was cut short keeps it) and goes on with that buffer,
+        // which this loop sized already: there, only a fresh handle's refusal is a failure.
+        let tolerated = easy.hasServedTransfer && sized == CCURLE_BAD_FUNCTION_ARGUMENT && CurlLibrary.refusesBufferSizeOnReusedHandles
+        if !tolerated { try easy.check(.bufferSize, sized) }
         try easy.set(.errorBuffer, pointer: easy.errorBuffer)
         try easy.set(.proxy, string: defaults.proxies.proxy(for: urlString))
         try easy.set(.noProxy, string: defaults.proxies.noProxy ?? "")
@@ -161,6 +196,11 @@ enum CurlRequestBuilder {
         let secure = request.url.scheme?.lowercased() == "https"
         if secure { try defaults.tls.apply(to: easy, for: request.url) }
         try easy.set(.httpVersion, plan.httpVersion)
+        if plan.alternative != nil {
+            let limit = min(Plan.alternativeConnectLimit, request.idleTimeout.map { $0 / 2 } ?? Plan.alternativeConnectLimit)
+            try easy.set(
+                .connectTimeoutMilliseconds, max(1, Int(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000)))
+        }
         try easy.set(.pipeWait, plan.waitsToMultiplex ? 1 : 0)
         if plan.isolatesConnection != easy.isolatesConnection {
             try easy.set(.freshConnect, plan.isolatesConnection ? 1 : 0)
@@ -186,8 +226,10 @@ enum CurlRequestBuilder {
             try easy.set(.customRequest, string: method)
         }
 
-        // libcurl never decodes (over HTTP/2 it would even without CURLOPT_ACCEPT_ENCODING): a
-        // transfer paused while libcurl decodes keeps a whole read's decoded output, however large.
+        // libcurl never decodes (over HTTP/2 it would even without CURLOPT_ACCEPT_ENCODING), on
+        // every version: a transfer paused while libcurl decodes keeps a whole read's decoded output,
+        // however large (8.13.0's pause writer holds coded bytes, but what one read decoded to before
+        // the pause is still buffered, up to about 75 MB: curl issue 16280).
         try easy.set(.httpContentDecoding, 0)
 
         var list: OpaquePointer?
@@ -203,6 +245,35 @@ enum CurlRequestBuilder {
             throw error
         }
         return list
+    }
+
+    /// CURLOPT_CONNECT_TO for a plan with an alternative: the connection goes to the alternative's
+    /// host and port (TLS still verifies the URL's host). Returns the list, which must outlive the
+    /// transfer and be freed with `ccurl_slist_free_all` afterwards; `nil` without an alternative.
+    static func applyAlternative(_ plan: Plan, for url: URL, to easy: CurlEasyHandle) throws(CourierError) -> OpaquePointer? {
+        guard let alternative = plan.alternative, let host = url.host(percentEncoded: true) else { return nil }
+        let origin = host.contains(":") ? "[\(host)]" : host
+        let line = "\(origin):\(url.port ?? 443):\(alternative.host ?? ""):\(alternative.port)"
+        guard let list = ccurl_slist_append(nil, line) else {
+            throw CourierError(.transportFailed, "libcurl could not allocate the connect-to list.", url: url)
+        }
+        do {
+            try easy.set(.connectTo, pointer: UnsafeRawPointer(list))
+        } catch {
+            ccurl_slist_free_all(list)
+            throw error
+        }
+        return list
+    }
+
+    /// Puts a transfer that went to its alternative back on TCP, as its plan would have sent it
+    /// without one.
+    static func removeAlternative(_ plan: Plan, from easy: CurlEasyHandle, tuning: TransportTuning) throws(CourierError) {
+        try easy.set(.connectTo, pointer: nil)
+        try easy.set(.connectTimeoutMilliseconds, 0)
+        try easy.set(.httpVersion, plan.tcpHTTPVersion)
+        // The tools' own connect timeout, which the alternative's replaced.
+        try applyTuning(tuning, to: easy)
     }
 
     /// The connect timeout and rate limits of Courier's tools; nothing when they set none (a reused

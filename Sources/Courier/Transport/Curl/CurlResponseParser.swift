@@ -43,6 +43,18 @@ struct CurlResponseParser {
         return nil
     }
 
+    /// Whether a line libcurl hands over after the final head (a chunked body's trailer section)
+    /// is a field (`Name: value`), the blank line that ends the section, or a status line.
+    static func isTrailerField(_ line: UnsafeRawBufferPointer) -> Bool {
+        var end = line.count
+        while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        guard end > 0 else { return true }
+        let content = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if isStatusLine(content) { return true }
+        guard let colon = content.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        return colon > 0
+    }
+
     /// Whether `line` starts with `HTTP/`.
     private static func isStatusLine(_ line: UnsafeRawBufferPointer) -> Bool {
         line.count >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T") && line[2] == UInt8(ascii: "T")

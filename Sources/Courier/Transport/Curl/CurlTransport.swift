@@ -72,7 +72,9 @@ import CourierLocking
         trustStore = store
         defaults = CurlHandleDefaults(
             receiveBufferSize: receiveBufferSize, tls: tls, share: CurlShare(),
-            responseWaitLimit: responseWaitLimit, proxies: proxies, tuning: configuration.tuning, clock: configuration.clock)
+            responseWaitLimit: responseWaitLimit, proxies: proxies,
+            alternativeServices: configuration.usesHTTP3WhenAdvertised && library.speaksHTTP3 ? CurlAlternativeServices() : nil,
+            tuning: configuration.tuning, clock: configuration.clock)
         plan = CurlLoopPlan(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             processors: ProcessInfo.processInfo.activeProcessorCount)
@@ -164,6 +166,7 @@ import CourierLocking
         switch request.httpVersion {
         case .http1_1: return false
         case .http2PriorKnowledge: return true
+        case .http3: return request.url.scheme?.lowercased() == "https"
         case .automatic, .http2: return request.url.scheme?.lowercased() == "https"
         }
     }

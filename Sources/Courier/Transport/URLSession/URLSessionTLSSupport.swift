@@ -7,12 +7,20 @@ extension URLSessionTransport {
     /// Throws `.invalidConfiguration` naming the first ``TLSConfiguration`` field this transport
     /// cannot honour: it leaves trust to the platform, so only the defaults (the system's trust
     /// store, no client certificate, no pins, TLS 1.2 or later, full verification) are accepted.
-    static func checkSupport(of tls: TLSConfiguration, httpVersion: HTTPVersion = .automatic) throws(CourierError) {
+    static func checkSupport(
+        of tls: TLSConfiguration, httpVersion: HTTPVersion = .automatic, followsAltSvc: Bool = false
+    ) throws(CourierError) {
         if httpVersion != .automatic {
             throw CourierError(
                 .invalidConfiguration,
                 "The URLSession transport cannot choose the HTTP version "
                     + "(SessionConfiguration.httpVersion is \(httpVersion)); use the curl transport.")
+        }
+        if followsAltSvc {
+            throw CourierError(
+                .invalidConfiguration,
+                "The URLSession transport cannot move to HTTP/3 (SessionConfiguration.usesHTTP3WhenAdvertised); "
+                    + "use the curl transport with a libcurl built with HTTP/3.")
         }
         func refuse(_ field: String) throws(CourierError) {
             throw CourierError(
