@@ -157,15 +157,9 @@ final class OutputFile: Sendable {
     // Guards the handle: the head printer (on the request's executor) and the body loop both write.
     private let handle: Locked<FileHandle?>
 
-    /// Opens `path`; nil when it cannot be.
+    /// Opens `path` (``OutputPath/openForWriting(_:appending:)``); nil when it cannot be.
     init?(path: String, appending: Bool) {
-        let exists = FileManager.default.fileExists(atPath: path)
-        if !exists || !appending {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else { return nil }
-            FileMode.applyDefault(to: URL(fileURLWithPath: path))
-        }
-        guard let handle = FileHandle(forWritingAtPath: path) else { return nil }
-        if appending { _ = try? handle.seekToEnd() }
+        guard let handle = OutputPath.openForWriting(path, appending: appending) else { return nil }
         self.handle = Locked(handle)
     }
 

@@ -56,10 +56,12 @@ extension FetchCommand {
         let written: ExitCode
         if let output = options.output {
             if let problem = prepareDestination(output) { return done(fileFailure(problem)) }
+            guard let handle = OutputPath.openForWriting(output, appending: false) else {
+                return done(fileFailure("cannot write \(output): \(String(cString: strerror(errno)))"))
+            }
+            defer { try? handle.close() }
             do {
-                let url = URL(fileURLWithPath: output)
-                try data.write(to: url)
-                FileMode.applyDefault(to: url)
+                try handle.write(contentsOf: data)
                 written = .success
             } catch {
                 return done(fileFailure("cannot write \(output): \(error.localizedDescription)"))

@@ -48,7 +48,9 @@ struct FetchCommand {
             return await upload(body)
         }
         if let output = options.output {
-            if options.resumeOffset != nil || (options.includeHead && !options.resumable) {
+            // A device or FIFO (`-o /dev/null`) is written through, as curl does: a download
+            // would put a new file in its place.
+            if options.resumeOffset != nil || (options.includeHead && !options.resumable) || OutputPath.isSpecial(output) {
                 return await writeStream(to: output)
             }
             return await download(to: output)

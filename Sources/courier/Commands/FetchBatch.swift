@@ -250,9 +250,13 @@ struct FetchBatch {
             console.out(text)
             return nil
         }
+        guard let handle = OutputPath.openForWriting(path, appending: false) else {
+            message("courier: (23) Cannot write the cookie jar \(path): \(String(cString: strerror(errno)))")
+            return .writeError
+        }
+        defer { try? handle.close() }
         do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            FileMode.applyDefault(to: URL(fileURLWithPath: path))
+            try handle.write(contentsOf: Data(text.utf8))
             return nil
         } catch {
             message("courier: (23) Cannot write the cookie jar \(path): \(error.localizedDescription)")

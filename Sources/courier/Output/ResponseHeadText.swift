@@ -68,11 +68,10 @@ final class HeadDump: Sendable {
             target = Locked(.standardOutput(console))
             return
         }
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+        guard let handle = OutputPath.openForWriting(path, appending: false) else {
             throw UsageError(
                 "cannot write the -D file \(path): \(FileChecks.writableDestinationProblem(path) ?? "it cannot be created")", exitCode: .writeError)
         }
-        FileMode.applyDefault(to: URL(fileURLWithPath: path))
         target = Locked(.file(handle))
     }
 

@@ -31,8 +31,10 @@ enum FileMode {
         return current
     }()
 
-    /// Gives the file at `url` the default mode.
+    /// Gives the file at `url` the default mode, if it is a regular file (a device such as
+    /// `/dev/null` keeps its own).
     static func applyDefault(to url: URL) {
+        guard !OutputPath.isSpecial(url.path) else { return }
         _ = chmod(url.path, defaultMode)
     }
 

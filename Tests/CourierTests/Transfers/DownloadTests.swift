@@ -57,6 +57,27 @@ import CourierTestServer
         }
     }
 
+    /// `.removePreviousFile` never replaces a device: run as root, a download to `/dev/null`
+    /// removed it and put a regular file in its place, breaking every later process on the machine.
+    @Test(arguments: TransportUnderTest.available)
+    func aDeviceAtTheDestinationIsNeverReplaced(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.route("/f", Resource(data: Data("new".utf8)))
+            var before = stat()
+            #expect(lstat("/dev/null", &before) == 0)
+            #expect(before.st_mode & S_IFMT == S_IFCHR)
+            let session = makeSession(transport, server: server)
+            let destination = URL(fileURLWithPath: "/dev/null")
+            let response = await session.download("f", to: .file(destination, options: .removePreviousFile)).serializingDownloadedFileURL().response
+            #expect(response.error?.kind == .fileSystem)
+            #expect(response.error?.message.contains("never replaces") == true, "\(String(describing: response.error))")
+            var after = stat()
+            #expect(lstat("/dev/null", &after) == 0)
+            #expect(after.st_mode == before.st_mode && after.st_rdev == before.st_rdev, "/dev/null was replaced")
+            #expect(session.temporaryFiles == [])
+        }
+    }
+
     @Test(
         arguments: TransportUnderTest.available,
         [

@@ -46,7 +46,9 @@ public struct DownloadOptions: OptionSet, Sendable, Hashable {
     /// Creates options from raw bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
-    /// Replace a file already at the destination (otherwise that is a `.fileSystem` error).
+    /// Replace a file already at the destination (otherwise that is a `.fileSystem` error): a
+    /// regular file, a link (never what it points to) or a FIFO is removed and the download takes
+    /// its name. A directory, a device (`/dev/null`) or a socket is never replaced: `.fileSystem`.
     public static let removePreviousFile = DownloadOptions(rawValue: 1 << 0)
     /// Create missing directories on the way (otherwise a missing directory is a `.fileSystem` error).
     public static let createIntermediateDirectories = DownloadOptions(rawValue: 1 << 1)

@@ -111,6 +111,13 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
                 .fileSystem, "A directory exists at \(destination.path); a download never replaces a directory.",
                 underlyingError: POSIXError(.EISDIR), url: destination)
         }
+        // Nor a device or socket: removing `/dev/null` (which root may) breaks the whole machine.
+        guard !isDeviceOrSocket(destination.path) else {
+            throw CourierError(
+                .fileSystem,
+                "A device or socket is at \(destination.path); a download never replaces one (stream the body to it with a stream request).",
+                underlyingError: POSIXError(.EEXIST), url: destination)
+        }
         guard options.contains(.removePreviousFile) else {
             throw CourierError(
                 .fileSystem, "A file already exists at \(destination.path) (use .removePreviousFile).",
@@ -127,6 +134,15 @@ func moveDownload(_ source: URL, to destination: URL, options: DownloadOptions) 
     } catch {
         throw CourierError(.fileSystem, "Could not move the download to \(destination.path).", underlyingError: error, url: destination)
     }
+}
+
+/// Whether the name `path` itself (not what a link there points to) is a character or block
+/// device or a socket.
+private func isDeviceOrSocket(_ path: String) -> Bool {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return false }
+    let type = info.st_mode & S_IFMT
+    return type == S_IFCHR || type == S_IFBLK || type == S_IFSOCK
 }
 
 /// What a finished download must be, checked before it is delivered.
