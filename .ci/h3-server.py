@@ -4,10 +4,13 @@ TCP port, with an Alt-Svc header on every response.
   /files/NAME   the file NAME of --www, whole (Content-Length), for byte-exact transfers
   anything else httpbin (/get, /post, /bytes/N, /gzip, /status/N, /response-headers...)
 Usage: h3-server.py --serve SPEC [--serve SPEC...] --cert C --key K --www DIR [--daemon --pid-file F --log-file L]
+                    [--keep-alive-max-requests N]
 Each SPEC is one server of the process: tcp=P[,quic=Q][,alt=A][,mtls=1]. quic=Q serves HTTP/3 on UDP
 port Q and advertises it (Alt-Svc: h3=":Q"; ma=3600); alt=A advertises UDP port A instead, where nothing
 of this process listens; mtls=1 requires a client certificate from --client-ca in every handshake, TCP
 and QUIC (aioquic asks for one only when told to: its server-side switch is set for that server).
+--keep-alive-max-requests N: requests per HTTP/1.1 or HTTP/2 connection before hypercorn closes it (its
+default, 1,000, cuts the benchmark's HTTP/2 connection with streams in flight: Benchmarks/run.py sets more).
 """
 import argparse
 import asyncio
@@ -59,6 +62,7 @@ def main():
     parser.add_argument("--daemon", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--log-file", default=os.devnull)
+    parser.add_argument("--keep-alive-max-requests", type=int)
     arguments = parser.parse_args()
 
     # Listen before detaching, so that the caller can connect as soon as this returns.
@@ -147,6 +151,8 @@ def main():
             config.accesslog = "-"
             config.errorlog = "-"
             config.wsgi_max_body_size = 64 * 1024 * 1024
+            if arguments.keep_alive_max_requests:
+                config.keep_alive_max_requests = arguments.keep_alive_max_requests
             if udp is not None:
                 config.quic_bind = [f"fd://{udp.fileno()}"]
                 config.alt_svc_headers = [f'h3=":{spec["quic"]}"; ma=3600']

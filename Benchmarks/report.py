@@ -1,5 +1,7 @@
-"""Turns run.py's results into BENCHMARKS.md (also usable alone: python3 report.py results/raw-....jsonl)."""
+"""Turns run.py's results into BENCHMARKS.md (also usable alone: python3 report.py results/raw-....jsonl;
+`python3 report.py --h3 results/raw-....jsonl` prints workload N's section only)."""
 import json
+import os
 import statistics
 import sys
 
@@ -31,7 +33,8 @@ WS_WORKLOADS = ("wssmall", "wslarge", "wspipe", "wsslow")
 SSE_LABELS = {"curl": "curl CLI `-N` (raw bytes, no parsing: the ceiling)",
               "courier-curl": "**Courier** `events()`, curl transport"}
 # The HTTPS workloads run the plain ones' code (run.py, BenchSupport): what each is, and its warm-up.
-KIND = {"h1seq": "seq", "h1conc": "conc", "h2conc32": "conc", "h2conc256": "conc", "tlscold": "cold"}
+KIND = {"h1seq": "seq", "h1conc": "conc", "h2conc32": "conc", "h2conc256": "conc", "tlscold": "cold",
+        "h3seq": "seq", "h3conc32": "conc"}
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
 # Workload M's rows: the HTTP cache on and off (issue 22).
 CACHE_WORKLOADS = ("httpcache", "httpcache1", "httpcachewarm", "httpcachewarm1")
@@ -43,7 +46,13 @@ CACHE_LABELS = {"ahc": "AsyncHTTPClient (no cache: network-only reference)",
                 "courier-curl+cache": "**Courier**, curl transport, HTTP cache on (64 MiB memory + disk)"}
 CACHE_ORDER = ["ahc", "urlsession", "urlsession+cache", "courier-curl", "courier-curl+cache"]
 WORKLOAD_ORDER = (["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume"] + list(TLS_WORKLOADS) + ["sse"]
-                  + list(WS_WORKLOADS) + list(CACHE_WORKLOADS))
+                  + list(WS_WORKLOADS) + list(CACHE_WORKLOADS) + ["h3seq", "h3conc32"])
+# Workload N's rows (issue 41): client id → (client, HTTP version); ratios are taken within a version or a client.
+H3_WORKLOADS = ("h3seq", "h3conc32")
+H3_ROWS = [("courier-curl-h3", "**Courier**, curl transport", "3"), ("courier-curl-h2", "**Courier**, curl transport", "2"),
+           ("courier-curl-h1", "**Courier**, curl transport", "1.1"), ("pycurl-h3", "pycurl (libcurl's C API)", "3"),
+           ("pycurl-h2", "pycurl (libcurl's C API)", "2"), ("pycurl-h1", "pycurl (libcurl's C API)", "1.1"),
+           ("ahc-h2", "AsyncHTTPClient", "2"), ("ahc-h1", "AsyncHTTPClient", "1.1")]
 
 
 def kind(wl):
@@ -697,6 +706,103 @@ def https_targets(results, workloads, met):
     return out
 
 
+def h3_title(wl, params):
+    p = params.get(wl, {"n": 2000 if wl == "h3seq" else 8000, "c": 1 if wl == "h3seq" else 32})
+    how = "one at a time" if p["c"] == 1 else f"{p['c']} in flight"
+    return f"N. HTTP/3, HTTP/2, HTTP/1.1 against hypercorn: {p['n']:,} GETs of a 100-byte JSON, {how}"
+
+
+def h3_table(results, wl):
+    """Workload N: one row per client and HTTP version; ÷ the same client over HTTP/2, and ÷ pycurl (the C API on
+    the same libcurl) over the same version."""
+    rows = Rows(results, wl)
+    seq = kind(wl) == "seq"
+    head = ["client", "HTTP", "median req/s", "÷ same client, HTTP/2", "÷ pycurl, same HTTP"]
+    if seq:
+        head += ["p50 µs", "p99 µs"]
+    head += ["peak RSS MiB", "CPU µs/req", "server CPU µs/req", "connections (server log, per run)",
+             "protocol (client; server log)", "runs", "load1", "errors"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for cid, label, http in H3_ROWS:
+        if cid not in rows.by:
+            continue
+        ok = rows.ok(cid)
+        v = rows.m(cid, "rps")
+        same_client_h2 = rows.m(cid.rsplit("-", 1)[0] + "-h2", "rps")
+        peer = rows.m("pycurl-h" + http[0], "rps")
+        cells = [label, http, f"**{fmt(v)}**" if cid.startswith("courier") else fmt(v),
+                 "—" if http == "2" else ratio(v, same_client_h2), "—" if cid.startswith("pycurl") else ratio(v, peer)]
+        if seq:
+            cells += [fmt(rows.m(cid, "p50_us")), fmt(rows.m(cid, "p99_us"))]
+        rss = rows.m(cid, "peak_rss_kb")
+        cells.append(fmt(rss / 1024 if rss else None, 1))
+        per = []
+        for r in ok:
+            n = r.get("n") or 0
+            total = n + warmup(cid, wl, n, r.get("c") or 1)
+            per.append(((r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)) * 1e6 / total if total else None)
+        cells.append(fmt(med(per)))
+        srv = med([r["server_cpu_ms"] * 1e3 / r["server_requests"] for r in ok
+                   if r.get("server_cpu_ms") is not None and r.get("server_requests")])
+        cells.append(fmt(srv))
+        cells.append(counts(ok, "connections"))
+        client_seen = sorted({r.get("protocol") for r in ok if r.get("protocol")})
+        server_seen = sorted({p for r in ok for p in (r.get("server_protocols") or {})})
+        cells.append(", ".join(client_seen or ["—"]) + "; " + ", ".join("HTTP/" + p for p in server_seen or ["?"]))
+        cells.append(", ".join(fmt(r.get("rps")) for r in ok))
+        cells.append(rows.loads(cid))
+        failed, errs = rows.errors(cid)
+        bad = sum(n for r in ok for status, n in (r.get("server_statuses") or {}).items() if status != "200")
+        cells.append(f"{errs}" + (f" ({failed} runs failed)" if failed else "") + (f"; {bad} non-200 in the server log" if bad else ""))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out), rows
+
+
+H3_WHAT = ("One server for every row: `.ci/h3-server.py`, hypercorn {server} in one **Python** process (WSGI, the "
+           "file read per request, an access-log line per request), HTTP/3 over QUIC on a UDP port and HTTP/1.1 and "
+           "HTTP/2 (TLS, ALPN) on the TCP port of the same number, with the benchmark's CA and certificate; "
+           "`keep_alive_max_requests` raised so that it never closes a connection during a run. It serves a few "
+           "hundred requests a second and is the bottleneck of most rows: its CPU per request (from `/proc`, "
+           "connection and warm-up included) is in the table. Ratios between protocols therefore say how each client "
+           "stack fares against this server, not what HTTP/3 costs against a fast one. Courier (curl transport, "
+           "`httpVersion` `.http3`, `.http2` or `.http1_1`, `trustRoots = .system(adding: [CA])`) runs on {libcurl} "
+           "through `COURIER_LIBCURL`; the C peer on the very same library is pycurl {pycurl} driving libcurl's C "
+           "API from `Benchmarks/bench-pycurl.py`: the same loops (one easy handle reused for the sequential "
+           "workload; a multi handle with 32 easy handles re-added as they finish, `CURLOPT_PIPEWAIT` over HTTP/2 "
+           "and HTTP/3, `CURL_HTTP_VERSION_3ONLY` for HTTP/3), and the same untimed warm-up. AsyncHTTPClient has no "
+           "HTTP/3: its HTTP/2 and HTTP/1.1 rows. \"Protocol\" is what each client's responses reported (Courier: "
+           "`TransferMetrics.httpVersion`) and what hypercorn logged; connections are the distinct client ports in "
+           "hypercorn's log (a QUIC connection keeps its UDP port). CPU µs/request: the client process's user+system "
+           "time (GNU `time`) ÷ every request it made, warm-up included (pycurl's includes starting Python).")
+
+
+def h3_section(info, results, workloads):
+    """Workload N's section of BENCHMARKS.md (also printed alone by `report.py --h3 raw.jsonl`)."""
+    libcurl = info.get("h3_libcurl") or {}
+    pycurl_line = libcurl.get("pycurl", "")
+    version = pycurl_line.split("libcurl/")[1].split()[0] if "libcurl/" in pycurl_line else "?"
+    L = ["## HTTP/3 (workload N; issue 41)", ""]
+    la, le = info.get("load_at_start", (0, 0, 0)), info.get("load_at_end", (0, 0, 0))
+    L.append(f"Run started {info.get('started', '?')}: `WORKLOADS=N ROUNDS={info.get('rounds', '?')}`, "
+             f"{info.get('runtime_s', 0) / 60:.1f} minutes; load average {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} "
+             f"(1/5/15 min) at the start, {le[0]:.2f} / {le[1]:.2f} / {le[2]:.2f} at the end, on the same 2-core VM "
+             f"(Courier {info.get('library', '?')}). **Quote the ratios, not the absolute numbers.**"
+             + (" **QUICK=1: a tenth of the requests.**" if info.get("quick") else ""))
+    L.append("")
+    L.append(H3_WHAT.format(server=info.get("h3_server", "?").replace("hypercorn ", "").replace(" aioquic ", " with aioquic "),
+                            libcurl=f"libcurl {version} (`{os.path.basename(libcurl.get('file', '?'))}` from pycurl 7.49.0's "
+                            "manylinux wheel, with nghttp2, ngtcp2/nghttp3 and its own OpenSSL)",
+                            pycurl=f"(`{pycurl_line}`)" if pycurl_line else ""))
+    L.append("")
+    for wl in H3_WORKLOADS:
+        if wl in workloads:
+            L.append(f"### {h3_title(wl, info.get('params', {}))}")
+            L.append("")
+            L.append(h3_table(results, wl)[0])
+            L.append("")
+    return L
+
+
 def render(info, results, workloads):
     total_resume = 64 << 20
     TITLES = titles(info["params"])
@@ -982,12 +1088,15 @@ def render(info, results, workloads):
                 L.append("")
                 L.append(cache_table(results, wl)[0])
                 L.append("")
+    if any(wl in workloads for wl in H3_WORKLOADS):
+        L += h3_section(info, results, workloads)
     return "\n".join(L) + "\n"
 
 
 if __name__ == "__main__":
     info, results = None, []
-    for line in open(sys.argv[1]):
+    h3_only = sys.argv[1] == "--h3"
+    for line in open(sys.argv[-1]):
         obj = json.loads(line)
         if "machine" in obj:
             info = obj["machine"]
@@ -996,4 +1105,4 @@ if __name__ == "__main__":
         else:
             results.append(obj)
     workloads = sorted({r["workload"] for r in results}, key=WORKLOAD_ORDER.index)
-    sys.stdout.write(render(info, results, workloads))
+    sys.stdout.write("\n".join(h3_section(info, results, workloads)) + "\n" if h3_only else render(info, results, workloads))

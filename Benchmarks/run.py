@@ -18,6 +18,8 @@ Knobs (environment):
                       files, half fresh, half revalidated at every reuse; the warm variant starts from a store
                       an earlier process filled, half of it fresh, half stale; HTTP cache on vs off, 8 and 1
                       in flight)
+                      N=h3seq,h3conc32 (HTTP/3 against HTTP/2 and HTTP/1.1, one hypercorn/aioquic server;
+                      not in the default list: it needs pycurl's manylinux wheel, see H3_LIBCURL)
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
@@ -28,8 +30,14 @@ Knobs (environment):
   OUT=BENCHMARKS.md   report path (relative to the repository root)
   NO_REPORT=1         do not (re)write the report; results still go to results/
   SETTLE=1            seconds to sleep (after `sync`) before each run
-  QUICK=1             a tenth of the requests in A, B, D, H, I and L, 2 passes in M (smoke test; the report says so)
+  QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M (smoke test; the report says so)
   WS_PORT=PORT+3      bench-ws-server's port (workload L)
+  H3_PORT=PORT+4      workload N's server (.ci/h3-server.py: hypercorn with aioquic, Python): HTTP/3 on this UDP
+                      port, HTTP/1.1 and HTTP/2 (TLS, ALPN) on this TCP port, the same CA as nginx's
+  H3_LIBCURL=FILE     workload N's libcurl (needs HTTP/3): Courier loads it through COURIER_LIBCURL, and the
+                      pycurl driver (bench-pycurl.py) must run on the same file; default: the libcurl in the
+                      pycurl.libs/ of the pycurl python3 imports (pip install pycurl==7.49.0: its manylinux
+                      wheel carries libcurl 8.23 with nghttp2 and ngtcp2/nghttp3, as .ci/fetch-libcurl.sh)
 """
 import datetime
 import json
@@ -71,10 +79,10 @@ RESUME_RATE = "32m"  # nginx limit_rate on /throttled/: 32 MiB/s, so the 64 MiB 
 LETTERS = {"A": ["seq"], "B": ["conc"], "C": ["dlmem", "dldisk"], "D": ["json"], "E": [],
            "F": ["dedupe"], "G": ["resume"], "H": ["h1seq", "h1conc"], "I": ["h2conc32", "h2conc256"],
            "J": ["tlscold"], "K": ["sse"], "L": ["wssmall", "wslarge", "wspipe", "wsslow"],
-           "M": ["httpcache", "httpcache1", "httpcachewarm", "httpcachewarm1"]}
+           "M": ["httpcache", "httpcache1", "httpcachewarm", "httpcachewarm1"], "N": ["h3seq", "h3conc32"]}
 ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume", "h1seq", "h1conc", "h2conc32", "h2conc256",
        "tlscold", "sse", "wssmall", "wslarge", "wspipe", "wsslow", "httpcache", "httpcache1", "httpcachewarm",
-       "httpcachewarm1"]
+       "httpcachewarm1", "h3seq", "h3conc32"]
 # The HTTPS workloads: A and B over HTTPS/HTTP/1.1 (H), B over HTTP/2 (I), 32 cold connections (J).
 # "base" picks the server (h1: `ssl` only; h2: `ssl http2`), "http" the version the clients ask for.
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
@@ -110,6 +118,10 @@ PARAMS = {
     # revalidated once (the 304 makes them fresh for an hour) and are hits after that.
     "httpcachewarm": dict(path="/cachewarm/", n=10000, c=8),
     "httpcachewarm1": dict(path="/cachewarm/", n=10000, c=1),
+    # Workload N (issue 41): the same 100-byte JSON from hypercorn (a Python server: a few hundred requests per
+    # second, hence the smaller n), each client over HTTP/3, HTTP/2 and HTTP/1.1 (the versions in H3_CLIENTS).
+    "h3seq": dict(path="/files/small.json", n=2000, c=1, base="h3"),
+    "h3conc32": dict(path="/files/small.json", n=8000, c=32, base="h3"),
 }
 CACHE_WORKLOADS = ("httpcache", "httpcache1", "httpcachewarm", "httpcachewarm1")
 WARM_CACHE_WORKLOADS = ("httpcachewarm", "httpcachewarm1")
@@ -129,6 +141,15 @@ CACHE_STORE = os.path.join(WORK, "httpcache-store")
 WS_WORKLOADS = ("wssmall", "wslarge", "wspipe", "wsslow")
 WS_PORT = int(os.environ.get("WS_PORT", str(PORT + 3)))
 BASES["ws"] = f"ws://127.0.0.1:{WS_PORT}"
+H3_WORKLOADS = ("h3seq", "h3conc32")
+H3_PORT = int(os.environ.get("H3_PORT", str(PORT + 4)))
+BASES["h3"] = f"https://127.0.0.1:{H3_PORT}"
+H3_LOG = os.path.join(WORK, "logs", "h3-server.log")
+# Workload N's clients: (id, program, HTTP version). Courier's curl transport and pycurl run on H3_LIBCURL;
+# AsyncHTTPClient has no HTTP/3.
+H3_CLIENTS = [("courier-curl-h3", "bench-courier", "3"), ("courier-curl-h2", "bench-courier", "2"),
+              ("courier-curl-h1", "bench-courier", "1.1"), ("pycurl-h3", "pycurl", "3"), ("pycurl-h2", "pycurl", "2"),
+              ("pycurl-h1", "pycurl", "1.1"), ("ahc-h2", "bench-ahc", "2"), ("ahc-h1", "bench-ahc", "1.1")]
 
 # Workload K: one text/event-stream file of SSE_EVENTS events, each `id: N` and one `data:` line holding
 # exactly SSE_DATA_BYTES of JSON, {"sequence":N,"text":"…"} (N from 1), then the blank line that
@@ -152,7 +173,8 @@ PARAMS["sse"]["bytes"] = sse_size()
 
 QUICK = os.environ.get("QUICK") == "1"
 if QUICK:
-    for _wl in ("seq", "conc", "json", "h1seq", "h1conc", "h2conc32", "h2conc256", "wssmall", "wslarge", "wspipe"):
+    for _wl in ("seq", "conc", "json", "h1seq", "h1conc", "h2conc32", "h2conc256", "wssmall", "wslarge", "wspipe",
+                "h3seq", "h3conc32"):
         PARAMS[_wl]["n"] //= 10
     for _wl in CACHE_WORKLOADS:
         PARAMS[_wl]["n"] = 2 * CACHE_FILES
@@ -506,6 +528,89 @@ class WsServer:
         self.proc = None
 
 
+def wheel_libcurl():
+    """Workload N's libcurl: (file, pycurl's version line). H3_LIBCURL, or the libcurl beside the pycurl that
+    python3 imports (the driver and Courier are to run on the same library); pycurl's must have HTTP/3 (nghttp3)."""
+    probe = ("import glob, os, pycurl; print(pycurl.version); "
+             "print(' '.join(glob.glob(os.path.join(os.path.dirname(os.path.dirname(pycurl.__file__)), "
+             "'pycurl.libs', 'libcurl-*.so.*'))))")
+    p = sh([sys.executable, "-c", probe])
+    if p.returncode != 0:
+        sys.exit("workload N needs pycurl's manylinux wheel (libcurl 8.23 with HTTP/3): "
+                 f"{sys.executable} -m pip install pycurl==7.49.0\n" + p.stderr[-400:])
+    version, files = (p.stdout.splitlines() + ["", ""])[:2]
+    chosen = os.environ.get("H3_LIBCURL") or (files.split() or [""])[0]
+    if not chosen or not os.path.isfile(chosen):
+        sys.exit(f"workload N: no libcurl file ({chosen!r}); set H3_LIBCURL or install pycurl==7.49.0's wheel")
+    if "nghttp3" not in version:
+        sys.exit(f"workload N: pycurl's libcurl has no HTTP/3: {version}")
+    return chosen, version
+
+
+class H3Server:
+    """Workload N's server: .ci/h3-server.py (hypercorn 0.18 with aioquic, Python, one process) serving WWW's
+    files under /files/ over HTTP/3 on UDP H3_PORT and HTTP/1.1 and HTTP/2 (TLS, ALPN) on TCP H3_PORT, with
+    nginx's certificate; every request logged (hypercorn's access log) with its protocol."""
+
+    def __init__(self):
+        self.proc = None
+        self.log = None
+
+    def start(self):
+        self.log = open(H3_LOG, "a")
+        script = os.path.join(ROOT, ".ci", "h3-server.py")
+        self.proc = subprocess.Popen([sys.executable, script, "--serve", f"tcp={H3_PORT},quic={H3_PORT}",
+                                      "--cert", os.path.join(TLS_DIR, "server.crt"),
+                                      "--key", os.path.join(TLS_DIR, "server.key"), "--www", WWW,
+                                      "--keep-alive-max-requests", "100000000"],
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        url = BASES["h3"] + "/files/small.json"
+        for _ in range(100):
+            got = sh(["curl", "-s", "--http2", "--cacert", CA, "-o", "/dev/null", "-w", "%{http_code} %{http_version}", url]).stdout
+            if got == "200 2" or self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        if got != "200 2":
+            self.stop()
+            sys.exit(f"h3-server.py does not answer on {url} over HTTP/2 (got {got!r}); see {H3_LOG}")
+        p = sh(pycurl_cmd("h3seq", "3", n=1))
+        if p.returncode != 0 or '"protocol": "HTTP/3"' not in p.stdout or '"errors": 0' not in p.stdout:
+            self.stop()
+            sys.exit(f"h3-server.py does not answer pycurl over HTTP/3: {p.stdout} {p.stderr[-600:]}")
+        say(f"h3-server.py (hypercorn + aioquic, pid {self.proc.pid}) on {BASES['h3']}, TCP and UDP")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self.log:
+            self.log.close()
+            self.log = None
+
+
+def h3_log_since(offset):
+    """What hypercorn logged of one workload-N run: requests by protocol ("3", "2", "1.1") and status, and
+    connections (distinct client ports: a QUIC connection keeps its UDP port)."""
+    time.sleep(0.2)
+    protocols, statuses, ports = {}, {}, set()
+    if os.path.exists(H3_LOG):
+        with open(H3_LOG) as f:
+            f.seek(offset)
+            for line in f:
+                m = re.search(r' [\d.]+:(\d+) .*"GET \S+ (\S+)" (\d{3}) ', line)
+                if m:
+                    ports.add(m.group(1))
+                    protocols[m.group(2)] = protocols.get(m.group(2), 0) + 1
+                    statuses[m.group(3)] = statuses.get(m.group(3), 0) + 1
+    return dict(server_requests=sum(statuses.values()), server_protocols=protocols, server_statuses=statuses,
+                connections=len(ports))
+
+
 def log_offset(path=LOG):
     return os.path.getsize(path) if os.path.exists(path) else 0
 
@@ -551,6 +656,8 @@ def tls_log_since(offset):
 
 
 WS_SERVER = WsServer()
+H3_SERVER = H3Server()
+H3_LIBCURL = None  # (file, pycurl's version line), found when workload N runs
 
 
 # ---------------------------------------------------------------- clients
@@ -572,6 +679,27 @@ def swift_cmd(binary, client, wl, extra=()):
         cmd[cmd.index("--store") + 1] = CACHE_STORE  # emptied before every run
         cmd += ["--urls", CACHE_ORDER]
     return cmd + list(extra)
+
+
+def pycurl_cmd(wl, http, n=None):
+    """Workload N's C peer: bench-pycurl.py (pycurl on the wheel's libcurl, the same loops as bench-courier)."""
+    p = PARAMS[wl]
+    return [sys.executable, os.path.join(HERE, "bench-pycurl.py"), wl, "--client", f"pycurl-h{http[0]}",
+            "--url", url_of(wl), "--n", str(n or p["n"]), "--c", str(p["c"]), "--cacert", CA, "--http", http]
+
+
+def h3_clients(wl):
+    """Workload N: every client of H3_CLIENTS against h3-server.py; Courier with COURIER_LIBCURL=H3_LIBCURL."""
+    cs = []
+    for cid, program, http in H3_CLIENTS:
+        if program == "pycurl":
+            cmd = pycurl_cmd(wl, http)
+        else:
+            cmd = swift_cmd(program, cid.rsplit("-", 1)[0], wl, ["--cacert", CA, "--http", http])
+            if program == "bench-courier":
+                cmd = ["env", f"COURIER_LIBCURL={H3_LIBCURL[0]}"] + cmd
+        cs.append((cid, cmd, parse_swift))
+    return only(cs)
 
 
 def parse_swift(out, wall):
@@ -693,6 +821,8 @@ def only(cs):
 def clients_for(wl):
     cs = []
     add = lambda cid, cmd, parser: cs.append((cid, cmd, parser))
+    if wl in H3_WORKLOADS:
+        return h3_clients(wl)
     if wl in WS_WORKLOADS:
         # L: websocket-kit driven from its event loop (its idiomatic, fastest use), websocket-kit from a task
         # as Courier's loop is written, and Courier's public WebSocket API (curl transport: the default).
@@ -866,6 +996,8 @@ def run_one(nginx, cid, cmd, parser, wl):
     tls_offset = log_offset(TLS_LOG)
     server_cpu = process_cpu_ms(nginx.worker)
     ws_cpu = process_cpu_ms(WS_SERVER.proc.pid) if WS_SERVER.proc else None
+    h3_offset = log_offset(H3_LOG)
+    h3_cpu = process_cpu_ms(H3_SERVER.proc.pid) if wl in H3_WORKLOADS and H3_SERVER.proc else None
     if wl in WARM_CACHE_WORKLOADS and cmd != "curl-resume":
         # The earlier process: one untimed pass 0 over the list fills the store; then wait until the
         # entries it stored with max-age=1 are stale.
@@ -916,6 +1048,11 @@ def run_one(nginx, cid, cmd, parser, wl):
         after = process_cpu_ms(WS_SERVER.proc.pid)
         if ws_cpu is not None and after is not None:
             r["server_cpu_ms"] = after - ws_cpu  # bench-ws-server over the whole run, connection and warm-up included
+    if wl in H3_WORKLOADS:
+        r.update(h3_log_since(h3_offset))
+        after = process_cpu_ms(H3_SERVER.proc.pid) if H3_SERVER.proc else None
+        if h3_cpu is not None and after is not None:
+            r["server_cpu_ms"] = after - h3_cpu  # hypercorn over the whole run, connection and warm-up included
     if wl == "sse" and r.get("rps"):
         r["mbps"] = r["rps"] * PARAMS["sse"]["bytes"] / SSE_EVENTS / 1e6  # the stream's bytes at that event rate
     expected = {"dlmem": GIB, "dldisk": GIB}.get(wl)
@@ -978,11 +1115,19 @@ def main():
     info["started"] = start_wall.strftime("%Y-%m-%d %H:%M %Z")
     nginx = Nginx()
     info["nginx"] = nginx.version()
+    if any(wl in H3_WORKLOADS for wl in workloads):
+        global H3_LIBCURL
+        H3_LIBCURL = wheel_libcurl()
+        info["h3_libcurl"] = dict(file=H3_LIBCURL[0], pycurl=H3_LIBCURL[1])
+        info["h3_server"] = sh([sys.executable, "-c", "import importlib.metadata as m; "
+                                "print(' '.join(f'{p} {m.version(p)}' for p in ('hypercorn', 'aioquic')))"]).stdout.strip()
     nginx.start()
     results = []
     try:
         if any(wl in WS_WORKLOADS for wl in workloads):
             WS_SERVER.start()
+        if any(wl in H3_WORKLOADS for wl in workloads):
+            H3_SERVER.start()
         with open(raw_path, "w") as raw:
             raw.write(json.dumps(dict(machine=info)) + "\n")
             for wl in workloads:
@@ -1014,6 +1159,7 @@ def main():
     finally:
         nginx.stop()
         WS_SERVER.stop()
+        H3_SERVER.stop()
     info["runtime_s"] = time.monotonic() - started
     info["build_s"] = build_seconds
     info["load_at_end"] = os.getloadavg()

@@ -8,10 +8,11 @@ import Glibc
 //
 // Command line (every executable):
 //   <workload> --client NAME [--url URL] [--n N] [--c C] [--out PATH] [--warmup W]
-//              [--gate-pid PID] [--store DIR] [--expect-bytes B] [--cacert PEM] [--http auto|1.1|2] [--size S]
+//              [--gate-pid PID] [--store DIR] [--expect-bytes B] [--cacert PEM] [--http auto|1.1|2|3] [--size S]
 //              [--urls FILE] [--first-pass N]
 // Workloads: seq | conc | dlmem | dldisk | json | dedupe | resume, and over HTTPS (--cacert):
 //   h1seq (as seq) | h1conc | h2conc32 | h2conc256 (as conc) | tlscold (one cold wave of c requests)
+//   h3seq (as seq) | h3conc32 (as conc): workload N, against hypercorn/aioquic, --http 3, 2 or 1.1
 //   sse: one event stream of n events read to its end (bench-courier, bench-ahc-sse)
 //   wssmall | wslarge | wspipe: n WebSocket messages of --size bytes echoed over one connection, c in
 //   flight; wsslow: n messages of --size bytes flooded by the server, read one per 10 ms (bench-courier,
@@ -35,7 +36,7 @@ public struct Arguments: Sendable {
     public var expectBytes = -1
     /// The CA certificate (PEM) of the HTTPS workloads; empty for plain HTTP.
     public var cacert = ""
-    /// The HTTP version asked for: "auto" (HTTP/2 by ALPN over TLS), "1.1" or "2".
+    /// The HTTP version asked for: "auto" (HTTP/2 by ALPN over TLS), "1.1", "2" or "3" (QUIC only).
     public var http = "auto"
     /// The message size of the WebSocket workloads (L), in bytes.
     public var size = 100
@@ -65,7 +66,7 @@ public struct Arguments: Sendable {
             case "--urls": urls = value
             case "--first-pass": firstPass = Int(value)!
             case "--http":
-                guard ["auto", "1.1", "2"].contains(value) else { fail("--http takes auto, 1.1 or 2") }
+                guard ["auto", "1.1", "2", "3"].contains(value) else { fail("--http takes auto, 1.1, 2 or 3") }
                 http = value
             default: fail("unknown option \(key)")
             }
@@ -81,11 +82,11 @@ public struct Arguments: Sendable {
     }
 
     /// What the workload does: the HTTPS workloads run the plain ones' code over TLS
-    /// (h1seq → seq; h1conc, h2conc32, h2conc256 → conc); tlscold is a cold wave alone.
+    /// (h1seq, h3seq → seq; h1conc, h2conc32, h2conc256, h3conc32 → conc); tlscold is a cold wave alone.
     public var kind: String {
         switch workload {
-        case "h1seq": "seq"
-        case "h1conc", "h2conc32", "h2conc256": "conc"
+        case "h1seq", "h3seq": "seq"
+        case "h1conc", "h2conc32", "h2conc256", "h3conc32": "conc"
         case "tlscold": "cold"
         case "httpcache1", "httpcachewarm", "httpcachewarm1": "httpcache"
         default: workload

@@ -25,6 +25,7 @@ if !args.cacert.isEmpty {
         fail("cannot read \(args.cacert): \(error)")
     }
     configuration.tlsConfiguration = tls
+    if args.http == "3" { fail("AsyncHTTPClient has no HTTP/3") }
     configuration.httpVersion = args.http == "1.1" ? .http1Only : .automatic
 }
 let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

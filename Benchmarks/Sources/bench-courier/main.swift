@@ -19,7 +19,8 @@ import FoundationNetworking
 // Workload M (`httpcache`, `httpcache1`): the HTTP cache on (`+cache`) or off (HTTPCacheWorkload.swift).
 // HTTPS workloads (--cacert): `tls.trustRoots = .system(adding: [CA])` (the system store plus the
 // benchmark's CA, the realistic set-up), or `.only([CA])` for the `+onlyca` client; `httpVersion` from
-// --http (auto → .automatic, 1.1 → .http1_1, 2 → .http2).
+// --http (auto → .automatic, 1.1 → .http1_1, 2 → .http2, 3 → .http3). Workload N (h3seq, h3conc32) runs
+// on the libcurl that COURIER_LIBCURL names (run.py sets it); the curl clients report it ("libcurl").
 
 let args = Arguments()
 let useCurl = args.client.contains("curl")
@@ -43,6 +44,7 @@ func makeConfiguration() -> SessionConfiguration {
         switch args.http {
         case "1.1": configuration.httpVersion = .http1_1
         case "2": configuration.httpVersion = .http2
+        case "3": configuration.httpVersion = .http3
         default: configuration.httpVersion = .automatic
         }
     }
@@ -448,6 +450,7 @@ if direct {
         default: fail("unknown workload \(args.workload)")
         }
         report.notes["transport"] = session.transportName
+        if useCurl, let libcurl = try? Libcurl.current() { report.notes["libcurl"] = libcurl.version }
     }
 }
 report.emit()
