@@ -79,6 +79,10 @@ extension CourierTestServerTests {
             for index in 0..<500 {
                 if index == 250 {
                     let server = try TestServer(configuration: configuration)
+                    // The thread names itself once it runs, which a loaded (or a quiet) machine may
+                    // not have let it do yet: wait for it, with a margin only a hang exceeds.
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    while ProcessResources.threadCount(named: label) != 1, ContinuousClock.now < deadline { usleep(1_000) }
                     sawServerThreads = ProcessResources.threadCount(named: label) == 1
                     expectClean(server.shutdown())
                 }
