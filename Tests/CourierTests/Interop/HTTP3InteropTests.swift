@@ -24,16 +24,18 @@ struct HTTP3InteropTests {
 
     @Test func withoutHTTP3InLibcurlAnHTTP3RequestFailsBeforeAnythingIsSent() async throws {
         guard !Self.speaksHTTP3 else { return }
-        let session = try HTTPSInterop.session(baseURL: URL(string: "https://127.0.0.1:9/")!) { $0.httpVersion = .http3 }
-        let response = await session.request("get").serializingData().response
+        // No server and no CA needed: the request is refused before anything is sent.
+        let session = makeSession(.curl) { $0.httpVersion = .http3 }
+        let response = await session.request("https://127.0.0.1:9/get").serializingData().response
         #expect(response.error?.kind == .httpVersionUnavailable, "\(String(describing: response.error))")
         #expect(response.error?.message.contains("without HTTP/3") == true, "\(String(describing: response.error?.message))")
         #expect(response.response == nil)
     }
 
     @Test func http3IsForHTTPSURLsOnly() async throws {
-        let session = try HTTPSInterop.session(baseURL: URL(string: "http://127.0.0.1:9/")!) { $0.httpVersion = .http3 }
-        let response = await session.request("get").serializingData().response
+        // No server and no CA needed: the request is refused before anything is sent.
+        let session = makeSession(.curl) { $0.httpVersion = .http3 }
+        let response = await session.request("http://127.0.0.1:9/get").serializingData().response
         #expect(response.error?.kind == .httpVersionUnavailable, "\(String(describing: response.error))")
         #expect(response.error?.message.contains("TLS only") == true, "\(String(describing: response.error?.message))")
     }
