@@ -16,7 +16,7 @@ import Testing
         // `script` runs courier in a pseudo-terminal: its /dev/tty, whose input is what the test types.
         let process = try typing.start(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"])
         let prompt = "Enter host password for user 'ada':"
-        #expect(await eventually(timeout: .seconds(30)) { process.output.stdoutText.contains(prompt) }, "\(process.snapshot())")
+        #expect(await eventually(timeout: .seconds(120)) { process.output.stdoutText.contains(prompt) }, "\(process.snapshot())")
         typing.write("s3cr:et\n")
         let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 0, "\(result)")

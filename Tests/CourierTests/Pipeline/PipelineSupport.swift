@@ -112,12 +112,12 @@ final class CountdownLatch: Sendable {
 /// Whether `condition` becomes true within `timeout` (for state that has no notification of its
 /// own): checked between yields at first, then every millisecond, so that many waiters at once do
 /// not keep the cooperative pool busy spinning (on two cores that starves the tasks they wait for).
-func eventually(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(120), _ condition: () -> Bool) async -> Bool {
     await eventually(timeout: timeout) { () async -> Bool in condition() }
 }
 
 /// ``eventually(timeout:_:)`` for a condition that must await.
-func eventually(timeout: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(120), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     var checks = 0
     while await !condition() {

@@ -72,7 +72,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Waits (in real time, up to `timeout`) until a sleep with this deadline is waiting.
-    func waitForSleep(until offset: Duration, timeout: Duration = .seconds(60)) async -> Bool {
+    func waitForSleep(until offset: Duration, timeout: Duration = .seconds(120)) async -> Bool {
         await eventually(timeout: timeout) { self.deadlines.contains(offset) }
     }
 }

@@ -258,6 +258,9 @@ import CourierTestSupport
             server.route("/ws") { _ in .webSocket(WebSocketScript([.delay(.seconds(30))], answersPings: false)) }
             let clock = ManualClock()
             let (socket, _) = try Self.loopbackSocket(server, "/ws", clock: clock)
+            // The handshake's 60 s limit is on the manual clock too: wait for the opening here, where only the
+            // test's hang limit bounds it, so a busy machine cannot make the first wait below miss the ping.
+            try await socket.connect()
             let reader = Task { () -> CourierError? in
                 do {
                     for try await _ in socket.messages {}
