@@ -18,6 +18,8 @@ import os
 import signal
 import socket
 
+from daemon import daemonize
+
 
 def files_app(www, fallback):
     """A WSGI app: /files/NAME from `www` (no subdirectories), everything else from `fallback`."""
@@ -78,20 +80,12 @@ def main():
             udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             udp.bind(("127.0.0.1", spec["quic"]))
         endpoints.append((spec, tcp, udp))
+    pid_file = arguments.pid_file and os.path.abspath(arguments.pid_file)
     if arguments.daemon:
-        if os.fork() > 0:
-            os._exit(0)
-        os.setsid()
-        if os.fork() > 0:
-            os._exit(0)
-        log = open(arguments.log_file, "a")
-        devnull = open(os.devnull)
-        os.dup2(devnull.fileno(), 0)
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-    if arguments.pid_file:
-        with open(arguments.pid_file, "w") as f:
-            f.write(str(os.getpid()))
+        daemonize(pid_file, arguments.log_file and os.path.abspath(arguments.log_file))
+    elif pid_file:
+        with open(pid_file, "w") as f:
+            f.write(f"{os.getpid()}\n")
 
     import httpbin
     import ssl

@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+from daemon import daemonize
+
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.responses import Response
@@ -100,20 +102,12 @@ def main():
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", arguments.port))
     sock.listen(128)
+    pid_file = arguments.pid_file and os.path.abspath(arguments.pid_file)
     if arguments.daemon:
-        if os.fork() > 0:
-            os._exit(0)
-        os.setsid()
-        if os.fork() > 0:
-            os._exit(0)
-        log = open(arguments.log_file, "a")
-        devnull = open(os.devnull)
-        os.dup2(devnull.fileno(), 0)
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-    if arguments.pid_file:
-        with open(arguments.pid_file, "w") as f:
-            f.write(str(os.getpid()))
+        daemonize(pid_file, arguments.log_file and os.path.abspath(arguments.log_file))
+    elif pid_file:
+        with open(pid_file, "w") as f:
+            f.write(f"{os.getpid()}\n")
     config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
     server.run(sockets=[sock])

@@ -22,6 +22,8 @@ import os
 import signal
 import socket
 
+from daemon import daemonize
+
 MAX_MESSAGE = 32 * 1024 * 1024
 HELLO = json.dumps({"hello": "courier", "n": 1})
 
@@ -116,27 +118,6 @@ async def start_aiohttp(sock, compress):
 
 
 # Process ----------------------------------------------------------------------------------------------
-
-def daemonize(pid_file, log_file):
-    """Detaches (double fork); returns in the server process only, after pid_file is written."""
-    first = os.fork()
-    if first:
-        os.waitpid(first, 0)  # the intermediate process exits once it has written the pid file
-        os._exit(0)
-    os.setsid()
-    second = os.fork()
-    if second:
-        if pid_file:
-            with open(pid_file + ".tmp", "w") as f:
-                f.write(f"{second}\n")
-            os.replace(pid_file + ".tmp", pid_file)
-        os._exit(0)
-    null = os.open(os.devnull, os.O_RDWR)
-    out = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if log_file else null
-    os.dup2(null, 0)
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    os.chdir("/")
 
 
 def listening_socket(port):

@@ -3,7 +3,8 @@ import Foundation
 /// The HTTP syntax rules a request must follow before any byte of it is sent (RFC 9110 §5.6.2,
 /// §5.5, §9.1), checked once by the engine for every transport: a method or header name that is
 /// not a token, or a header value with CR, LF or NUL, would let a caller's (or a server's, through
-/// cookies) text rewrite the request line or add headers.
+/// cookies) text rewrite the request line or add headers. Also the list syntax of field values
+/// that several readers share (quoted strings in comma- and semicolon-separated values).
 enum WireSyntax {
     /// Whether `text` is a non-empty RFC 9110 token (`tchar`: ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``).
     static func isToken(_ text: String) -> Bool {
@@ -26,6 +27,32 @@ enum WireSyntax {
     /// invalid and dangerous); HTAB, visible characters and obs-text (non-ASCII) are allowed.
     static func isFieldValue(_ value: String) -> Bool {
         !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+    }
+
+    /// Splits a field value on `separator` except inside quoted strings (RFC 9110 §5.6.4, backslash
+    /// escapes kept), so `a="x,y", b` is two parts: lists (`Accept`, `Alt-Svc`) and parameters alike.
+    static func split(_ value: Substring, outsideQuotesOn separator: Character) -> [Substring] {
+        var parts: [Substring] = []
+        var start = value.startIndex
+        var quoted = false
+        var escaped = false
+        var index = value.startIndex
+        while index < value.endIndex {
+            let character = value[index]
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == separator, !quoted {
+                parts.append(value[start..<index])
+                start = value.index(after: index)
+            }
+            index = value.index(after: index)
+        }
+        parts.append(value[start...])
+        return parts
     }
 
     /// Throws `.invalidRequest` naming the first part of the request that is not valid HTTP.

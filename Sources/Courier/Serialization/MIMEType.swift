@@ -49,7 +49,7 @@ struct MIMEType: Hashable, Sendable, CustomStringConvertible {
     /// order). Entries that are not media types are skipped, so a blank header gives `[]`.
     static func acceptableTypes(fromAcceptHeader header: String) -> [MIMEType] {
         var entries: [(type: MIMEType, quality: Double)] = []
-        for entry in splitOutsideQuotes(header, separator: ",") {
+        for entry in WireSyntax.split(Substring(header), outsideQuotesOn: ",") {
             guard let type = MIMEType(entry) else { continue }
             let quality = parameters(in: entry)["q"].flatMap { Double($0) } ?? 1
             guard quality > 0 else { continue }
@@ -64,7 +64,7 @@ struct MIMEType: Hashable, Sendable, CustomStringConvertible {
     /// The parameters of a `Content-Type`-style value, names lowercased and values unquoted.
     static func parameters(in value: some StringProtocol) -> [String: String] {
         var result: [String: String] = [:]
-        for parameter in splitOutsideQuotes(String(value), separator: ";").dropFirst() {
+        for parameter in WireSyntax.split(Substring(value), outsideQuotesOn: ";").dropFirst() {
             guard let equals = parameter.firstIndex(of: "=") else { continue }
             let name = parameter[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
             var rawValue = parameter[parameter.index(after: equals)...].trimmingCharacters(in: .whitespaces)
@@ -79,30 +79,5 @@ struct MIMEType: Hashable, Sendable, CustomStringConvertible {
     /// The `charset` parameter of a `Content-Type` value, lowercased, e.g. `utf-8`.
     static func charset(inContentType value: String) -> String? {
         parameters(in: value)["charset"].map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
-    }
-
-    /// Splits on `separator` except inside double-quoted strings, so `a="x,y", b` is two parts.
-    private static func splitOutsideQuotes(_ string: String, separator: Character) -> [Substring] {
-        var parts: [Substring] = []
-        var start = string.startIndex
-        var inQuotes = false
-        var escaped = false
-        var index = string.startIndex
-        while index < string.endIndex {
-            let character = string[index]
-            if escaped {
-                escaped = false
-            } else if inQuotes, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                inQuotes.toggle()
-            } else if character == separator, !inQuotes {
-                parts.append(string[start..<index])
-                start = string.index(after: index)
-            }
-            index = string.index(after: index)
-        }
-        parts.append(string[start...])
-        return parts
     }
 }

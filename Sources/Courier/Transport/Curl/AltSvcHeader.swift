@@ -21,38 +21,13 @@ enum AltSvcHeader: Equatable, Sendable {
             self = .clear
             return
         }
-        for element in Self.elements(of: Substring(trimmed)).prefix(Self.maximumAlternatives) {
+        for element in WireSyntax.split(Substring(trimmed), outsideQuotesOn: ",").prefix(Self.maximumAlternatives) {
             if let alternative = AltSvcAlternative(element: element) {
                 self = .http3(alternative)
                 return
             }
         }
         self = .none
-    }
-
-    /// The comma-separated elements of `value`, commas inside quoted strings kept.
-    private static func elements(of value: Substring) -> [Substring] {
-        var elements: [Substring] = []
-        var start = value.startIndex
-        var quoted = false
-        var escaped = false
-        var index = value.startIndex
-        while index < value.endIndex {
-            let character = value[index]
-            if escaped {
-                escaped = false
-            } else if quoted && character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                quoted.toggle()
-            } else if character == "," && !quoted {
-                elements.append(value[start..<index])
-                start = value.index(after: index)
-            }
-            index = value.index(after: index)
-        }
-        elements.append(value[start...])
-        return elements
     }
 }
 
