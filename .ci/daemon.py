@@ -29,3 +29,15 @@ def daemonize(pid_file, log_file):
     os.dup2(null, 0)
     os.dup2(out, 1)
     os.dup2(out, 2)
+
+
+def start(detach, pid_file, log_file):
+    """Runs the server here or detached (`detach`), its pid in `pid_file` either way; returns the
+    pid file's absolute path (or None), which the server's stop handler compares before removing it."""
+    pid_file = pid_file and os.path.abspath(pid_file)
+    if detach:
+        daemonize(pid_file, log_file and os.path.abspath(log_file))
+    elif pid_file:
+        with open(pid_file, "w") as f:
+            f.write(f"{os.getpid()}\n")
+    return pid_file

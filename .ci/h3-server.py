@@ -18,7 +18,7 @@ import os
 import signal
 import socket
 
-from daemon import daemonize
+from daemon import start
 
 
 def files_app(www, fallback):
@@ -80,12 +80,7 @@ def main():
             udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             udp.bind(("127.0.0.1", spec["quic"]))
         endpoints.append((spec, tcp, udp))
-    pid_file = arguments.pid_file and os.path.abspath(arguments.pid_file)
-    if arguments.daemon:
-        daemonize(pid_file, arguments.log_file and os.path.abspath(arguments.log_file))
-    elif pid_file:
-        with open(pid_file, "w") as f:
-            f.write(f"{os.getpid()}\n")
+    pid_file = start(arguments.daemon, arguments.pid_file, arguments.log_file)
 
     import httpbin
     import ssl

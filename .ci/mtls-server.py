@@ -21,7 +21,7 @@ import ssl
 import sys
 import time
 
-from daemon import daemonize
+from daemon import start
 
 
 def log(message):
@@ -137,13 +137,8 @@ def main():
     context.verify_mode = ssl.CERT_REQUIRED
     context.set_alpn_protocols(["http/1.1"])
 
-    pid_file = args.pid_file and os.path.abspath(args.pid_file)
     server = Server((args.host, args.port), context)  # bound and listening from here on
-    if args.daemon:
-        daemonize(pid_file, args.log_file and os.path.abspath(args.log_file))
-    elif pid_file:
-        with open(pid_file, "w") as f:
-            f.write(f"{os.getpid()}\n")
+    pid_file = start(args.daemon, args.pid_file, args.log_file)
 
     def stop(signum, frame):
         if pid_file:

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from daemon import daemonize
+from daemon import start
 
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
@@ -102,12 +102,7 @@ def main():
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", arguments.port))
     sock.listen(128)
-    pid_file = arguments.pid_file and os.path.abspath(arguments.pid_file)
-    if arguments.daemon:
-        daemonize(pid_file, arguments.log_file and os.path.abspath(arguments.log_file))
-    elif pid_file:
-        with open(pid_file, "w") as f:
-            f.write(f"{os.getpid()}\n")
+    pid_file = start(arguments.daemon, arguments.pid_file, arguments.log_file)
     config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
     server.run(sockets=[sock])

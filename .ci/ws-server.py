@@ -22,7 +22,7 @@ import os
 import signal
 import socket
 
-from daemon import daemonize
+from daemon import start
 
 MAX_MESSAGE = 32 * 1024 * 1024
 HELLO = json.dumps({"hello": "courier", "n": 1})
@@ -167,12 +167,7 @@ def main():
         "aiohttp": listening_socket(arguments.aiohttp_port),
         "aiohttp_plain": listening_socket(arguments.aiohttp_plain_port),
     }
-    pid_file = arguments.pid_file and os.path.abspath(arguments.pid_file)
-    if arguments.daemon:
-        daemonize(pid_file, arguments.log_file)
-    elif pid_file:
-        with open(pid_file, "w") as f:
-            f.write(f"{os.getpid()}\n")
+    pid_file = start(arguments.daemon, arguments.pid_file, arguments.log_file)
 
     def stop(signum, frame):
         if pid_file:
