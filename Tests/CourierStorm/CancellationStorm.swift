@@ -42,44 +42,34 @@ package enum CancellationStorm {
     /// ``answer(toPath:)``; progress callbacks run on `callbackQueue`.
     package static func run(session: Session, total: Int = 10_000, inFlight: Int = 64, callbackQueue: DispatchQueue) async -> Outcome {
         let outcome = Locked(Outcome())
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for index in 0..<total {
-                if running >= inFlight {
-                    await group.next()
-                    running -= 1
-                }
-                running += 1
-                group.addTask {
-                    let request = session.request("r\(index)")
-                    let task = request.serializingString()
-                    switch index % 5 {
-                    case 0:
-                        request.cancel()  // before it starts
-                    case 1:
-                        task.resume()
-                        request.cancel()  // right after it starts
-                    case 2:
-                        request.onDownloadProgress(queue: callbackQueue) { _ in request.cancel() }  // mid-response
-                    case 3:
-                        Task {
-                            _ = await task.result
-                            request.cancel()
-                        }  // right at completion
-                    default:
-                        break  // no cancel
-                    }
-                    let result = await task.result
-                    outcome.withLock { outcome in
-                        outcome.total += 1
-                        switch result {
-                        case .success(let value) where value == answer(toPath: "/r\(index)"): outcome.values += 1
-                        case .failure(let error) where error.isCancelled: outcome.cancelled += 1
-                        default:
-                            outcome.unexpectedCount += 1
-                            if outcome.unexpected.count < 10 { outcome.unexpected.append("r\(index): \(result)") }
-                        }
-                    }
+        await forEachConcurrently(total, atMost: inFlight) { index in
+            let request = session.request("r\(index)")
+            let task = request.serializingString()
+            switch index % 5 {
+            case 0:
+                request.cancel()  // before it starts
+            case 1:
+                task.resume()
+                request.cancel()  // right after it starts
+            case 2:
+                request.onDownloadProgress(queue: callbackQueue) { _ in request.cancel() }  // mid-response
+            case 3:
+                Task {
+                    _ = await task.result
+                    request.cancel()
+                }  // right at completion
+            default:
+                break  // no cancel
+            }
+            let result = await task.result
+            outcome.withLock { outcome in
+                outcome.total += 1
+                switch result {
+                case .success(let value) where value == answer(toPath: "/r\(index)"): outcome.values += 1
+                case .failure(let error) where error.isCancelled: outcome.cancelled += 1
+                default:
+                    outcome.unexpectedCount += 1
+                    if outcome.unexpected.count < 10 { outcome.unexpected.append("r\(index): \(result)") }
                 }
             }
         }

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 @_spi(Transport) @testable import Courier
 import CourierLocking
+import CourierStorm
 
 /// What Courier does per request keeps working per HTTP/2 stream, against nginx: backpressure,
 /// suspend, cancellation and a cancellation storm, with nginx's connection numbers proving that
@@ -120,35 +121,25 @@ struct HTTP2StreamInteropTests {
         let outcomes = Locked<[String]>([])
         let connections = Locked<Set<String>>([])
         let total = 2_000
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for index in 0..<total {
-                if running >= 64 {
-                    await group.next()
-                    running -= 1
+        await forEachConcurrently(total, atMost: 64) { index in
+            let request = session.request("connection?storm=\(index)")
+            let task = request.serializingData()
+            switch index % 4 {
+            case 0: request.cancel()
+            case 1:
+                task.resume()
+                request.cancel()
+            case 2:
+                Task {
+                    _ = await task.result; request.cancel()
                 }
-                running += 1
-                group.addTask {
-                    let request = session.request("connection?storm=\(index)")
-                    let task = request.serializingData()
-                    switch index % 4 {
-                    case 0: request.cancel()
-                    case 1:
-                        task.resume()
-                        request.cancel()
-                    case 2:
-                        Task {
-                            _ = await task.result; request.cancel()
-                        }
-                    default: break
-                    }
-                    let response = await task.response
-                    if let connection = HTTPSInterop.connection(of: response.response) { connections.withLock { _ = $0.insert(connection) } }
-                    switch response.result {
-                    case .success: outcomes.withLock { $0.append("value") }
-                    case .failure(let error): outcomes.withLock { $0.append(error.isCancelled ? "cancelled" : "unexpected \(error)") }
-                    }
-                }
+            default: break
+            }
+            let response = await task.response
+            if let connection = HTTPSInterop.connection(of: response.response) { connections.withLock { _ = $0.insert(connection) } }
+            switch response.result {
+            case .success: outcomes.withLock { $0.append("value") }
+            case .failure(let error): outcomes.withLock { $0.append(error.isCancelled ? "cancelled" : "unexpected \(error)") }
             }
         }
         let all = outcomes.withLock { $0 }
