@@ -794,13 +794,16 @@ def h3_section(info, results, workloads):
                             "manylinux wheel, with nghttp2, ngtcp2/nghttp3 and its own OpenSSL)",
                             pycurl=f"(`{pycurl_line}`)" if pycurl_line else ""))
     L.append("")
-    for wl in H3_WORKLOADS:
-        if wl in workloads:
-            L.append(f"### {h3_title(wl, info.get('params', {}))}")
-            L.append("")
-            L.append(h3_table(results, wl)[0])
-            L.append("")
+    workload_tables(L, workloads, H3_WORKLOADS, lambda wl: h3_title(wl, info.get("params", {})),
+                    lambda wl: h3_table(results, wl)[0])
     return L
+
+
+def workload_tables(L, workloads, group, title, table):
+    """Appends a `### title` and its table for each workload of `group` that ran, in the group's order."""
+    for wl in group:
+        if wl in workloads:
+            L.extend([f"### {title(wl)}", "", table(wl), ""])
 
 
 def render(info, results, workloads):
@@ -1071,23 +1074,13 @@ def render(info, results, workloads):
         L.append("")
         L.append(WS_WHAT)
         L.append("")
-        for wl in WS_WORKLOADS:
-            if wl in workloads:
-                L.append(f"### {TITLES[wl]}")
-                L.append("")
-                L.append(ws_table(results, wl)[0])
-                L.append("")
+        workload_tables(L, workloads, WS_WORKLOADS, TITLES.get, lambda wl: ws_table(results, wl)[0])
     if any(wl in workloads for wl in CACHE_WORKLOADS):
         L.append("## M. HTTP cache")
         L.append("")
         L.append(CACHE_WHAT)
         L.append("")
-        for wl in CACHE_WORKLOADS:
-            if wl in workloads:
-                L.append(f"### {TITLES[wl]}")
-                L.append("")
-                L.append(cache_table(results, wl)[0])
-                L.append("")
+        workload_tables(L, workloads, CACHE_WORKLOADS, TITLES.get, lambda wl: cache_table(results, wl)[0])
     if any(wl in workloads for wl in H3_WORKLOADS):
         L += h3_section(info, results, workloads)
     return "\n".join(L) + "\n"
