@@ -93,7 +93,12 @@ extension CourierTestServerTests {
             let threadsAfter = ProcessResources.threadCount()
             // The counting method sees the server's threads while one runs…
             #expect(sawServerThreads)
-            // …and none of them, nor any socket on the servers' ports, survives shutdown.
+            // …and none of them, nor any socket on the servers' ports, survives shutdown. `shutdown()`
+            // joins every thread, but the kernel clears a thread's id (which `pthread_join` waits for)
+            // before it removes the thread from /proc/self/task: an exited thread may still be listed
+            // for a moment, so wait for the listing, with a margin only a thread that never ends exceeds.
+            let threadsGone = ContinuousClock.now + .seconds(60)
+            while ProcessResources.threadCount(named: label) != 0, ContinuousClock.now < threadsGone { usleep(1_000) }
             #expect(ProcessResources.threadCount(named: label) == 0)
             #expect(ProcessResources.openTCPSockets(touching: ports) == 0)
             // The process's totals are this test's own only with it alone (`COURIER_RESOURCE_TESTS=1`,
