@@ -1,8 +1,12 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Courier has no package dependencies: Foundation, Dispatch, Synchronization, the standard
-// library and C targets of its own. Benchmarks/ is a separate package.
+// Courier's default products have no package dependencies: Foundation, Dispatch, Synchronization,
+// the standard library and C targets of its own. The integrations (swift-log, swift-metrics,
+// swift-distributed-tracing, swift-http-types, swift-openapi-runtime, swift-service-lifecycle) are opt-in package
+// traits: a consumer that enables none resolves, fetches and builds none of their packages
+// (.ci/check-consumer-package.sh checks it). Their tests live in Benchmarks/, a separate package
+// that enables every trait.
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
@@ -15,6 +19,32 @@ let package = Package(
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
         .executable(name: "courier", targets: ["courier"]),
+        // Each needs its trait enabled (without it the module is empty).
+        .library(name: "CourierLogging", targets: ["CourierLogging"]),
+        .library(name: "CourierMetrics", targets: ["CourierMetrics"]),
+        .library(name: "CourierTracing", targets: ["CourierTracing"]),
+        .library(name: "CourierHTTPTypes", targets: ["CourierHTTPTypes"]),
+        .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
+        .library(name: "CourierServiceLifecycle", targets: ["CourierServiceLifecycle"]),
+    ],
+    traits: [
+        .trait(name: "Logging", description: "CourierLogging: a swift-log Logger per session and per request."),
+        .trait(name: "Metrics", description: "CourierMetrics: OpenTelemetry's http.client.request.duration and active requests through swift-metrics."),
+        .trait(name: "Tracing", description: "CourierTracing: a client span per request and W3C trace context through swift-distributed-tracing."),
+        .trait(name: "HTTPTypes", description: "CourierHTTPTypes: conversions between swift-http-types' HTTPFields, HTTPRequest, HTTPResponse and Courier's types."),
+        .trait(
+            name: "OpenAPI", description: "CourierOpenAPI: a swift-openapi-runtime ClientTransport over a Courier Session, both bodies streamed.",
+            enabledTraits: ["HTTPTypes"]),
+        .trait(name: "ServiceLifecycle", description: "CourierServiceLifecycle: a swift-service-lifecycle Service that shuts a session down gracefully."),
+        .default(enabledTraits: []),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         .target(name: "CCurl"),
@@ -24,6 +54,36 @@ let package = Package(
         // accept value, masking. Package-only, not a product.
         .target(name: "CourierWebSocketWire", swiftSettings: swiftSettings),
         .target(name: "Courier", dependencies: ["CCurl", "CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
+        .target(
+            name: "CourierLogging",
+            dependencies: ["Courier", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"]))],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "CourierMetrics",
+            dependencies: ["Courier", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "CourierTracing",
+            dependencies: ["Courier", .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"]))],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "CourierHTTPTypes",
+            dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["HTTPTypes"]))],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "CourierOpenAPI",
+            dependencies: [
+                "Courier", "CourierHTTPTypes",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
+            ],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "CourierServiceLifecycle",
+            dependencies: [
+                "Courier", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+            ],
+            swiftSettings: swiftSettings),
         .target(name: "CourierTestServer", dependencies: ["CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),

@@ -14,6 +14,11 @@
 # Usage: .ci/docs.sh                  build, check, print a summary (what .ci/run does)
 #        .ci/docs.sh --graphs-only    build and extract the symbol graphs, nothing else
 #                                     (.ci/docs-preview.sh uses it)
+#        .ci/docs.sh --integrations   the same checks for the integration modules (CourierLogging,
+#                                     CourierMetrics, CourierTracing, CourierHTTPTypes, CourierOpenAPI,
+#                                     CourierServiceLifecycle), read from Benchmarks/'s build,
+#                                     the one build that enables their traits (without a trait its
+#                                     module is empty); .ci/run runs it after building Benchmarks/
 # Output: .build/docs/symbol-graphs/<Module>/ and .build/docs/<Module>.doccarchive (a static site:
 # serve the directory, or use .ci/docs-preview.sh for a live preview).
 set -euo pipefail
@@ -23,21 +28,27 @@ graphs_only=0
 [ "${1:-}" = "--graphs-only" ] && graphs_only=1
 
 modules=(Courier CourierTestServer)
+build=(swift build)
+bin=.build/debug
+if [ "${1:-}" = "--integrations" ]; then
+  modules=(CourierLogging CourierMetrics CourierTracing CourierHTTPTypes CourierOpenAPI CourierServiceLifecycle)
+  build=(swift build --package-path Benchmarks)
+  bin=Benchmarks/.build/debug
+fi
 out=.build/docs
 mkdir -p "$out"
 
 # The debug build's module files are what the symbol graphs are extracted from (an up-to-date
 # build makes this a no-op: .ci/run has built everything in the step before).
 for module in "${modules[@]}"; do
-  if ! log=$(swift build --target "$module" 2>&1); then
+  if ! log=$("${build[@]}" --target "$module" 2>&1); then
     printf '%s\n' "$log" >&2
-    echo "docs: swift build --target $module failed" >&2
+    echo "docs: ${build[*]} --target $module failed" >&2
     exit 1
   fi
   printf '%s\n' "$log" | tail -n 1 >&2
 done
 
-bin=.build/debug
 target=$(swift -print-target-info | python3 -c 'import json,sys; print(json.load(sys.stdin)["target"]["triple"])')
 for module in "${modules[@]}"; do
   rm -rf "$out/symbol-graphs/$module"
@@ -127,6 +138,6 @@ for line in summary:
 if problems:
     print(f"docs: FAILED ({len(problems)} problems)")
     sys.exit(1)
-print(f"docs: both catalogs build clean: {out}/Courier.doccarchive, {out}/CourierTestServer.doccarchive")
+print("docs: the catalogs build clean: " + ", ".join(f"{out}/{module}.doccarchive" for module in modules))
 PY
 echo "docs: $(( $(date +%s) - started )) s"

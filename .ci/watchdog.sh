@@ -27,8 +27,12 @@ report_and_kill() {
   grep -a '◇ Test .* started\.$' "$log" | grep -a -v '◇ Test case passing' | sed -E 's/^.*◇ Test (.*) started\.$/\1/' | sort -u > "$log.started"
   grep -a -E '[✔✘] Test .* (passed|failed) after ' "$log" \
     | sed -E -e 's/^.*[✔✘] Test (.*) (passed|failed) after .*$/\1/' -e 's/ with [0-9]+ test cases?$//' | sort -u > "$log.ended"
-  comm -23 "$log.started" "$log.ended"
-  for pid in $pids; do
+  comm -23 "$log.started" "$log.ended" > "$log.unfinished"
+  cat "$log.unfinished"
+  # Deepest processes first (the command's own children, such as the courier processes a test
+  # started), the command itself last, then the unfinished tests again: a reader who sees only the
+  # end of the output sees the test process's threads and what hung.
+  for pid in $(echo "$pids" | tr ' ' '\n' | tac); do
     case "$(ps -o comm= -p "$pid" 2>/dev/null)" in tee|sleep|"") continue ;; esac
     if command -v gdb >/dev/null 2>&1; then
       echo "--- stacks of $pid: $(ps -o args= -p "$pid" 2>/dev/null | cut -c1-160)"
@@ -36,6 +40,8 @@ report_and_kill() {
         | grep -E '^(Thread|#)' | head -n 4000
     fi
   done
+  echo "=== watchdog: the tests that started and did not finish (again, after the stacks):"
+  cat "$log.unfinished"
   kill -KILL $pids 2>/dev/null
 }
 
@@ -57,5 +63,5 @@ wait "$command_pid"
 status=$?
 kill "$watchdog_pid" 2>/dev/null
 wait "$watchdog_pid" 2>/dev/null
-rm -f "$log" "$log.started" "$log.ended"
+rm -f "$log" "$log.started" "$log.ended" "$log.unfinished"
 exit "$status"

@@ -12,12 +12,15 @@ import PackageDescription
 //                     bench-ahc does not load (its RSS in the other workloads stays as it was)
 //   bench-ws-server   workload L's WebSocket echo server (hummingbird-websocket 2.8, SwiftNIO), started by run.py
 //   bench-wskit       workload L's peer client: Vapor's websocket-kit 2.16 (SwiftNIO)
+//   bench-integrations  what CourierMetrics, CourierTracing and CourierLogging cost per request
 // The orchestrator is run.py (see README.md).
 let package = Package(
     name: "CourierBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Courier", path: ".."),
+        // Every integration trait on: the integrations' tests (Tests/CourierIntegrationTests) live here,
+        // beside the benchmarks' heavy dependencies, so CI builds those once.
+        .package(name: "Courier", path: "..", traits: ["Logging", "Metrics", "Tracing", "HTTPTypes", "OpenAPI", "ServiceLifecycle"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.36.0"),
@@ -28,6 +31,14 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/vapor/websocket-kit", from: "2.16.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // CourierOpenAPI's tests: a generated client over CourierTransport against a Hummingbird
+        // server generated from the same document (Tests/CourierIntegrationTests/OpenAPI).
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         .target(name: "BenchSupport", path: "Sources/BenchSupport"),
@@ -82,6 +93,51 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/bench-wskit"
+        ),
+        // What the integrations cost per request (BENCHMARKS.md, "Integrations").
+        .executableTarget(
+            name: "bench-integrations",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierTestServer", package: "Courier"),
+                .product(name: "CourierLogging", package: "Courier"),
+                .product(name: "CourierMetrics", package: "Courier"),
+                .product(name: "CourierTracing", package: "Courier"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            path: "Sources/bench-integrations"
+        ),
+        // The integrations (CourierLogging, CourierMetrics, CourierTracing, CourierHTTPTypes, CourierOpenAPI,
+        // CourierServiceLifecycle) against the real swift-log, swift-metrics, swift-distributed-tracing,
+        // swift-http-types, swift-openapi-runtime (a Hummingbird server generated from the same document)
+        // and swift-service-lifecycle, both transports, CourierTestServer.
+        .testTarget(
+            name: "CourierIntegrationTests",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierTestServer", package: "Courier"),
+                .product(name: "CourierLogging", package: "Courier"),
+                .product(name: "CourierMetrics", package: "Courier"),
+                .product(name: "CourierTracing", package: "Courier"),
+                .product(name: "CourierHTTPTypes", package: "Courier"),
+                .product(name: "CourierServiceLifecycle", package: "Courier"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "CourierOpenAPI", package: "Courier"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/CourierIntegrationTests"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -34,10 +34,13 @@ public final class Gate: Sendable, Equatable, CustomStringConvertible {
 
     /// Waits until at least `count` responses are held on the gate at the same time.
     ///
+    /// The default `timeout`, two minutes, is a margin only a hang exceeds, even on a machine
+    /// too busy to run the test for a while.
+    ///
     /// - Returns: true once that many are held, false if `timeout` passed (or the task was
     ///   cancelled) first.
     @discardableResult
-    public func waitUntilWaiting(count: Int, timeout: Duration = .seconds(30)) async -> Bool {
+    public func waitUntilWaiting(count: Int, timeout: Duration = .seconds(120)) async -> Bool {
         let slot = WaitSlot<Bool>()
         let satisfied = state.withLock { state in
             if state.waiting >= count { return true }

@@ -63,7 +63,7 @@ struct CacheKillTests {
         let midURL = server.url(midPath)
         // A held response: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
         let mid = try CLIProcess(["--timeout", "600", "-sS", "--cache", cacheDirectory.path, midURL.absoluteString])
-        #expect(await gate.waitUntilWaiting(count: 1, timeout: .seconds(60)), "the server paused mid-body")
+        #expect(await gate.waitUntilWaiting(count: 1, timeout: .seconds(120)), "the server paused mid-body")
         // Once the HTTP cache stores responses, the half received is in a temporary file by now;
         // give the client a moment to have written it (not required for the check to hold).
         let spilled = await eventually(timeout: .seconds(60)) {

@@ -130,7 +130,7 @@ import Glibc
         server.route("/held") { _ in .ok("late").waiting(for: gate) }
         // A held response: an idle timeout only a hang reaches, not the default minute a loaded machine can pass.
         let process = try CLIProcess(["--timeout", "600", server.url("/held").absoluteString])
-        #expect(await gate.waitUntilWaiting(count: 1, timeout: .seconds(60)))
+        #expect(await gate.waitUntilWaiting(count: 1, timeout: .seconds(120)))
         process.send(SIGTERM)
         let result = try await process.finish(timeout: .seconds(60))
         #expect(result.status == 130 && !result.signalled, "\(result)")

@@ -81,9 +81,7 @@ extension CourierTestServerTests {
                     let server = try TestServer(configuration: configuration)
                     // The thread names itself once it runs, which a loaded (or a quiet) machine may
                     // not have let it do yet: wait for it, with a margin only a hang exceeds.
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    while ProcessResources.threadCount(named: label) != 1, ContinuousClock.now < deadline { usleep(1_000) }
-                    sawServerThreads = ProcessResources.threadCount(named: label) == 1
+                    sawServerThreads = ProcessResources.waitForThreads(named: label, toNumber: 1)
                     expectClean(server.shutdown())
                 }
                 ports.insert(try cycle(index))
@@ -97,9 +95,7 @@ extension CourierTestServerTests {
             // joins every thread, but the kernel clears a thread's id (which `pthread_join` waits for)
             // before it removes the thread from /proc/self/task: an exited thread may still be listed
             // for a moment, so wait for the listing, with a margin only a thread that never ends exceeds.
-            let threadsGone = ContinuousClock.now + .seconds(60)
-            while ProcessResources.threadCount(named: label) != 0, ContinuousClock.now < threadsGone { usleep(1_000) }
-            #expect(ProcessResources.threadCount(named: label) == 0)
+            #expect(ProcessResources.waitForThreads(named: label, toNumber: 0))
             #expect(ProcessResources.openTCPSockets(touching: ports) == 0)
             // The process's totals are this test's own only with it alone (`COURIER_RESOURCE_TESTS=1`,
             // a step of `.ci/run`): beside it other suites open descriptors and start threads. The
@@ -132,6 +128,14 @@ enum ProcessResources {
             let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
             return name.hasPrefix(prefix)
         }.count
+    }
+
+    /// Waits until exactly `count` threads are named with `prefix`, polling /proc with a 60 s margin
+    /// only a hang exceeds; whether the count was reached.
+    static func waitForThreads(named prefix: String, toNumber count: Int) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while threadCount(named: prefix) != count, ContinuousClock.now < deadline { usleep(1_000) }
+        return threadCount(named: prefix) == count
     }
 
     /// How many of this process's open TCP sockets have a local or remote port in `ports`.

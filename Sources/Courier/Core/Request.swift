@@ -50,6 +50,14 @@ package final class RequestShell: Sendable {
     static func make(session: Session, source: RequestSource, sink: any ResponseBodySink) -> (UUID, RequestShell, RequestEngine) {
         let id = RequestIdentifiers.next()
         let shell = RequestShell()
+        if case .stream(let body)? = source.upload {
+            // Stopped on the cancelling thread, without waiting for the cancel to run: on URLSession
+            // the body is read on FoundationNetworking's queue, which every URLSession of the
+            // process shares, and a read waiting on the body's source would hold that queue (and
+            // what the cancel itself waits for) until the source yields. The cancel is queued
+            // first, so the failure the stop causes in the transport comes after it.
+            shell.shared.withHooks { $0.cancelQueued.append { body.stop() } }
+        }
         let engine = RequestEngine(id: id, session: session, source: source, shared: shell.shared, sink: sink)
         return (id, shell, engine)
     }
@@ -97,6 +105,12 @@ extension Request {
     func withIsolatedEngine<T: Sendable>(_ body: @Sendable (RequestEngine) -> T) -> T {
         internals.assumeIsolated { body($0.engine) }
     }
+}
+
+extension Request {
+    /// The monitors added to this request alone (``eventMonitors(_:)``), for Courier's
+    /// integration targets (a session-wide logger steps aside for a request's own).
+    package var ownEventMonitors: [any EventMonitor] { withIsolatedEngine { $0.requestMonitors } }
 }
 
 /// A handle on a request's machinery usable from any thread.
@@ -155,6 +169,9 @@ struct RequestHooks {
     /// Called at once on the thread that calls `cancel()`, before the cancel reaches the
     /// executor: a stream stops handing out chunks from that moment.
     var cancelRequested: [@Sendable () -> Void] = []
+    /// Called on the thread that calls `cancel()` once the cancel is queued on (or done by) the
+    /// executor: what they cause in the transport reaches the executor after the cancel.
+    var cancelQueued: [@Sendable () -> Void] = []
 }
 
 extension Request {
@@ -179,6 +196,7 @@ extension Request {
     public nonisolated func cancel() -> Self {
         engineAccess.shared.withHooks { $0.cancelRequested }.forEach { $0() }
         engineAccess.perform { $0.cancel() }
+        engineAccess.shared.withHooks { $0.cancelQueued }.forEach { $0() }
         return self
     }
 

@@ -8,6 +8,13 @@ extension RequestEngine {
 
     /// Builds the attempt's request (once) and runs adapters (every attempt).
     func prepare(attempt: Int) {
+        if !admitted {
+            guard session.startRunning(id) else {
+                failPreparation(attempt: attempt, Session.shutDownError(url: record.request?.url))
+                return
+            }
+            admitted = true
+        }
         redirectHistory = []
         redirectDroppedBody = false
         let base: URLRequest
@@ -65,7 +72,7 @@ extension RequestEngine {
         nextExchangeNumber += 1
         var transportRequest: TransportRequest
         do {
-            transportRequest = try makeTransportRequest(request)
+            transportRequest = try makeTransportRequest(request, attempt: attempt)
             transportRequest.minimumTransferRate = minimumTransferRate
             transportRequest.httpVersion = httpVersion ?? session.configuration.httpVersion
             transportRequest.maximumBodySize = bodySizeLimit?.bytes
@@ -109,7 +116,7 @@ extension RequestEngine {
         }
     }
 
-    private func makeTransportRequest(_ request: URLRequest) throws -> TransportRequest {
+    private func makeTransportRequest(_ request: URLRequest, attempt: Int) throws -> TransportRequest {
         guard let url = request.url, url.isHTTP else {
             throw CourierError(.invalidURL, "\"\(request.url?.absoluteString ?? "")\" is not an absolute http(s) URL.", url: request.url)
         }
@@ -119,6 +126,8 @@ extension RequestEngine {
         {
             HTTPCookie.requestHeaderFields(with: cookies).forEach { headers.update(name: $0.key, value: $0.value) }
         }
+        // Monitors add theirs last (a trace context belongs to this exchange), and are checked below like the rest.
+        notifyMonitors { $0.request($1, willSend: request, attempt: attempt, headers: &headers) }
         // The one place every request passes after the session, the request, its adapters and
         // the cookie store had their say: nothing that is not valid HTTP reaches a transport.
         try WireSyntax.check(method: request.method, headers: headers, url: url)

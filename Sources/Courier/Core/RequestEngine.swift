@@ -52,6 +52,8 @@ package final class RequestEngine {
     /// Set at the first resume: no exchange runs past it.
     var deadline: ContinuousClock.Instant?
     let createdAt = ContinuousClock.now
+    /// Whether the session let the request start (see ``Session/shutdown(gracePeriod:clock:)``).
+    var admitted = false
 
     /// ``Request/metrics``: the last exchange's metrics, or, while an exchange is in flight, what
     /// is known of it so far.

@@ -54,7 +54,10 @@ public final class Session: Sendable {
     /// The capabilities every request of this session goes through, in the order they are asked
     /// to route an exchange (see ``RequestFeature``).
     let features: [any RequestFeature]
-    private let registry = Locked([UUID: WeakRequest]())
+    /// The session's requests, held weakly (see ``WeakRequestTable``).
+    private let registry = Locked(WeakRequestTable<Void>())
+    /// Open, draining, releasing or closed (see ``shutdown(gracePeriod:clock:)``).
+    let lifecycle = Locked(SessionLifecycle<CheckedContinuation<Void, Never>>())
 
     /// Creates a session.
     ///
@@ -163,16 +166,28 @@ public final class Session: Sendable {
 
     /// Cancels every request of this session that has not finished.
     public func cancelAllRequests() {
-        let requests = registry.withLock { registry in registry.values.compactMap(\.request) }
+        let requests = registry.withLock { $0.liveRequests }
         for request in requests { request.cancelFromSession() }
     }
 
     func register(_ request: some Request) {
-        registry.withLock { $0[request.id] = WeakRequest(request: request) }
+        let released = registry.withLock { $0.insert((), for: request) }
+        for id in released { endRunning(id) }
     }
 
     func unregister(_ id: UUID) {
         _ = registry.withLock { $0.removeValue(forKey: id) }
+        endRunning(id)
+    }
+
+    /// How many requests the session keeps track of (live ones, and released ones not swept yet).
+    var registeredRequestCount: Int { registry.withLock { $0.count } }
+
+    /// Ends the requests that were released without ending (a suspended request nobody holds),
+    /// so a shutdown does not wait for them.
+    func endAbandonedRequests() {
+        let gone = registry.withLock { $0.removeReleased() }
+        for id in gone { endRunning(id) }
     }
 
     /// `url` resolved against the base URL as ``resolve(_:)`` would, without its checks and
@@ -205,10 +220,6 @@ public final class Session: Sendable {
         }
         return resolved
     }
-}
-
-private struct WeakRequest: Sendable {
-    weak var request: (any Request)?
 }
 
 extension Request {

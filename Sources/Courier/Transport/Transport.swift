@@ -135,16 +135,18 @@ import Foundation
     case data(Data)
     /// A file streamed from disk, sent with `Content-Length: length`; never loaded whole.
     case file(URL, length: Int64)
-    /// Bytes of unknown length read from an `InputStream`, sent chunked (HTTP/1.1), once.
+    /// Bytes read from an `InputStream` or an `AsyncSequence`, once: sent with `Content-Length`
+    /// when the stream declares its length (curl; FoundationNetworking sends every stream
+    /// chunked), chunked (HTTP/1.1) when it does not.
     case stream(BodyStream)
 
-    /// The body length in bytes; -1 for a stream, whose length is unknown.
+    /// The body length in bytes; -1 for a stream that declares none.
     public var length: Int64 {
         switch self {
         case .empty: 0
         case .data(let data): Int64(data.count)
         case .file(_, let length): length
-        case .stream: -1
+        case .stream(let stream): stream.declaredLength ?? -1
         }
     }
 }

@@ -9,10 +9,19 @@ import FoundationNetworking
 /// ``RawConnectionTransport``s.
 protocol WebSocketTaskTransport: Transport {
     /// Creates a WebSocket task for `request` (ws or wss, with the handshake's extra headers),
-    /// registered so that `observer` hears how it opens, closes and completes; not resumed yet.
-    /// Throws `.sessionInvalidated` once the transport is shut down.
-    func makeWebSocketTask(_ request: URLRequest, observer: any WebSocketTaskObserver) throws(CourierError) -> URLSessionWebSocketTask
-    /// Cancels `task` while it runs: with a close frame (`close`'s code and reason), or at once when nil.
+    /// registered so that `observer` hears how it opens, closes and completes, and hands it, not
+    /// resumed yet, to `created`; `.sessionInvalidated` once the transport is shut down. Returns at
+    /// once: `created` runs where the transport makes its Foundation calls (``performFoundationCall(_:)``).
+    func makeWebSocketTask(
+        _ request: URLRequest, observer: any WebSocketTaskObserver,
+        then created: @escaping @Sendable (Result<URLSessionWebSocketTask, CourierError>) -> Void)
+    /// Runs `call`, which calls a task's methods, after the calls and cancels asked for before it,
+    /// and never on the caller's thread: FoundationNetworking's methods may wait for the work queue
+    /// every URLSession of the process shares, which a streamed body's read can hold for as long
+    /// as its source takes, and a thread of Swift's pool must not wait for that.
+    func performFoundationCall(_ call: @escaping @Sendable () -> Void)
+    /// Cancels `task` while it runs, as a Foundation call: with a close frame (`close`'s code and
+    /// reason), or at once when nil.
     func cancelWebSocketTask(_ task: URLSessionWebSocketTask, with close: (code: URLSessionWebSocketTask.CloseCode, reason: Data?)?)
 }
 

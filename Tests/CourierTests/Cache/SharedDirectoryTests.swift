@@ -71,6 +71,48 @@ extension ResponseCacheStore {
             try await StoreFixtures.offThePool { try Self.verify(directory, writers: [1, 2]) }
         }
 
+        /// A reader that has read a head, when another writer replaces the entry (and removes
+        /// the body file the old head named) before the reader opens that body, neither removes
+        /// the new entry nor misses it: it reads the new one. Written as the interleaving that
+        /// lost an entry under load (the reader removed whatever head was there by then).
+        @Test func aReaderWhoseEntryIsReplacedMeanwhileReadsTheNewOne() throws {
+            let directory = makeTemporaryDirectory("store-replaced-meanwhile")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let store = DiskResponseStore(directory: directory)
+            let key = StoreFixtures.key("replaced-meanwhile")
+            let limit = 64 << 10
+            func entry(seed: UInt64) -> StoredEntry {
+                StoredEntry(
+                    key: key, head: StoreFixtures.head(headers: ["X-Seed": String(seed)]), url: nil, version: nil,
+                    body: .data(StoreFixtures.body(200 << 10, seed: seed)))
+            }
+            _ = try #require(store.publish(entry(seed: 1), spilledBody: nil, inlineLimit: limit, now: Date()))
+            let headURL = store.headURL(for: key)
+            let (staleHead, staleFile) = try #require(store.readHeadFile(at: headURL))
+            let staleBody = try #require(staleHead.metadata.bodyFile)
+
+            _ = try #require(store.publish(entry(seed: 2), spilledBody: nil, inlineLimit: limit, now: Date()))
+            #expect(!FileManager.default.fileExists(atPath: store.url(staleBody).path), "the replaced entry's body is gone")
+
+            let attempt = store.entry(key, from: staleHead, readFrom: staleFile, touchingAt: nil)
+            guard case .replacedMeanwhile = attempt else {
+                Issue.record("a stale head whose body is gone is a replaced entry, not a damaged one: \(attempt)")
+                return
+            }
+            let current = try #require(store.read(key, touchingAt: nil), "the new entry is still stored")
+            #expect(current.head.headers["X-Seed"] == "2")
+            #expect(current.body.readAll() == StoreFixtures.body(200 << 10, seed: 2))
+
+            // A head whose body is gone and that nobody replaced is removed, as before.
+            let (head, file) = try #require(store.readHeadFile(at: headURL))
+            try FileManager.default.removeItem(at: store.url(try #require(head.metadata.bodyFile)))
+            guard case .missing = store.entry(key, from: head, readFrom: file, touchingAt: nil) else {
+                Issue.record("a head naming a missing body is a miss")
+                return
+            }
+            #expect(!FileManager.default.fileExists(atPath: headURL.path), "and its head is removed")
+        }
+
         /// Two caches filling one directory keep it near its capacity: each rescans after every
         /// tenth of the capacity it writes, so neither can take it far past it unnoticed.
         @Test func twoCachesKeepTheDirectoryNearItsCapacity() async throws {

@@ -57,6 +57,7 @@ struct HTTP2StreamInteropTests {
     @Test func aCancelledStreamLeavesItsConnectionToTheOthers() async throws {
         guard let h2 = InteropServer.nginxHTTPS else { return }
         let session = try HTTPSInterop.session(baseURL: h2)
+        let window = IdleWindow()
         let first = await session.request("connection").serializingData().response
         let connection = try #require(HTTPSInterop.connection(of: first.response))
 
@@ -73,17 +74,26 @@ struct HTTP2StreamInteropTests {
         let others = (0..<5).map { index in session.request(index == 0 ? Self.bigPath : "connection?other=\(index)").serializingData() }
         for task in others { task.resume() }
         #expect(await eventually(timeout: .seconds(60)) { progressed.withLock { $0 } })
+        // On a machine that stalled this test past IdleWindow's bound between the first request and
+        // the doomed one, the rest rightly share a new connection instead.
+        let firstConnectionKept = window.provesReuse("aCancelledStreamLeavesItsConnectionToTheOthers")
         doomed.cancel()
         let doomedResponse = await doomedTask.response
         #expect(doomedResponse.error?.kind == .cancelled, "\(String(describing: doomedResponse.error)), \(doomedResponse.data?.count ?? -1) bytes")
+        var shared: String? = firstConnectionKept ? connection : nil
         for task in others {
             let response = await task.response
             #expect(response.error == nil, "\(String(describing: response.error))")
-            #expect(HTTPSInterop.connection(of: response.response) == connection)
+            let used = HTTPSInterop.connection(of: response.response)
+            if shared == nil { shared = used }
+            #expect(used == shared)
         }
+        let afterWindow = IdleWindow()
         let after = await session.request("connection?after").serializingData().response
-        #expect(HTTPSInterop.connection(of: after.response) == connection)
-        #expect(after.metrics?.connectionReused == true)
+        if afterWindow.provesReuse("aCancelledStreamLeavesItsConnectionToTheOthers") {
+            #expect(HTTPSInterop.connection(of: after.response) == shared)
+            #expect(after.metrics?.connectionReused == true)
+        }
     }
 
     @Test func suspendAndResumeLoseNoByte() async throws {

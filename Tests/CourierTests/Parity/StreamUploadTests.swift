@@ -1,3 +1,4 @@
+import CourierLocking
 import Testing
 import Foundation
 #if canImport(FoundationNetworking)
@@ -45,6 +46,58 @@ final class ScriptedInputStream: InputStream {
         }
         offset += count
         return count
+    }
+
+    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>) -> Bool { false }
+}
+
+/// Holds a stream's read until released, and says when a read is being held.
+final class ReadGate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let held = Locked(false)
+    /// Fired when a read starts being held.
+    let onHold = PlainThreadTrigger()
+
+    var isHolding: Bool { held.withLock { $0 } }
+
+    func hold() {
+        held.withLock { $0 = true }
+        onHold.fire()
+        semaphore.wait()
+    }
+
+    func release() { semaphore.signal() }
+}
+
+/// An InputStream whose first read hands out `bytesBeforeHolding` bytes (1,000 by default) and
+/// whose next blocks on `gate` (the first, with none), then ends the stream.
+final class StalledInputStream: InputStream {
+    private let gate: ReadGate
+    private let bytesBeforeHolding: Int
+    private var reads = 0
+    private var status: Stream.Status = .notOpen
+
+    init(gate: ReadGate, bytesBeforeHolding: Int = 1_000) {
+        self.gate = gate
+        self.bytesBeforeHolding = bytesBeforeHolding
+        super.init(data: Data())
+    }
+
+    override var streamStatus: Stream.Status { status }
+    override func open() { status = .open }
+    override func close() { status = .closed }
+    override var hasBytesAvailable: Bool { status == .open }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+        reads += 1
+        if reads == 1, bytesBeforeHolding > 0 {
+            let count = min(length, bytesBeforeHolding)
+            buffer.update(repeating: 7, count: count)
+            return count
+        }
+        gate.hold()
+        status = .atEnd
+        return 0
     }
 
     override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>) -> Bool { false }
@@ -99,6 +152,40 @@ final class ScriptedInputStream: InputStream {
                 .upload(InputStream(data: Data("once".utf8)), to: "up").serializingString().response
             #expect(response.error?.kind == .bodyStreamFailed, "\(String(describing: response.error))")
             #expect(server.requestCount(path: "/again") == 0)
+        }
+    }
+
+    /// Cancelling stops the stream at once, even while its read blocks. On URLSession the transport
+    /// reads the body on FoundationNetworking's work queue, which the URLSessions of the process
+    /// share: a read left waiting would hold up every other request until the stream yields.
+    @Test(arguments: TransportUnderTest.available)
+    func cancellingWhileTheStreamBlocksFreesTheTransport(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.route("/up") { request in .text("\(request.bodySize)") }
+            server.route("/ping") { _ in .text("pong") }
+            let gate = ReadGate()
+            defer { gate.release() }
+            let request = makeSession(transport, server: server).upload(StalledInputStream(gate: gate), to: "up")
+            // Cancelled from a thread of its own as soon as the read blocks: on URLSession the hold
+            // keeps every URLSession request of the test process waiting until then.
+            gate.onHold.whenFired { request.cancel() }
+            let outcome = Locked(DataResponse<String, CourierError>?.none)
+            Task {
+                let response = await request.serializingString().response
+                outcome.withLock { $0 = response }
+            }
+            #expect(await eventually { gate.isHolding })
+            #expect(await eventually { outcome.withLock { $0 } != nil }, "the cancelled request never ended")
+            #expect(outcome.withLock { $0?.error?.kind } == .cancelled)
+
+            // The stream's read is still held: another session's request goes through all the same.
+            let pong = Locked(String?.none)
+            Task {
+                let text = await makeSession(transport, server: server).request("ping").serializingString().response.value
+                pong.withLock { $0 = text ?? "failed" }
+            }
+            #expect(await eventually { pong.withLock { $0 } != nil }, "a request of another session waited for the cancelled stream")
+            #expect(pong.withLock { $0 } == "pong")
         }
     }
 

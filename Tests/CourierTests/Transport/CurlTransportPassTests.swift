@@ -102,6 +102,7 @@ struct CurlTransportPassTests {
         // The first transfer leaves a connection to reuse: the next request then goes out from
         // the caller's thread with nothing (no connect) to wake the loop, which sleeps idle with a
         // deadline about a minute away (the first transfer's idle timeout).
+        let window = IdleWindow()
         #expect(try await CurlTestSupport.run(TransportRequest(url: server.url("/first")), on: transport).error == nil)
         #expect(await eventually { transport.loopsSleepIdle })
         let started = ContinuousClock.now
@@ -111,7 +112,7 @@ struct CurlTransportPassTests {
         #expect(result.error?.kind == .timedOut)
         // Far below the minute the loop would otherwise sleep, far above 200 ms on a loaded machine.
         #expect(ContinuousClock.now - started < .seconds(30))
-        #expect(server.connectionCount == 1)
+        if window.provesReuse("the loop wakes for a reused connection's deadline") { #expect(server.connectionCount == 1) }
         gate.open()
     }
 

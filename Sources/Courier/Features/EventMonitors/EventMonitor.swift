@@ -21,6 +21,14 @@ public protocol EventMonitor: Sendable {
     func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int)
     /// Preparing the request failed (invalid URL, encoding, adapter error).
     func request(_ request: any Request, didFailToPrepareWith error: CourierError)
+    /// An exchange is about to be handed to the transport (an attempt's first, or a redirect that
+    /// Courier follows): add to `headers` what this exchange should carry, such as a W3C
+    /// `traceparent`. `attempt` counts from 1 and stays the same across redirects.
+    ///
+    /// Called after adapters and the cookie store had their say, before Courier checks every header
+    /// is valid HTTP (an invalid one fails the request with `.invalidRequest`, naming it). The
+    /// exchange's ``request(_:didStartExchange:headers:)`` event shows the result.
+    func request(_ request: any Request, willSend urlRequest: URLRequest, attempt: Int, headers: inout HTTPHeaders)
     /// An exchange was handed to the transport; `headers` are exactly those sent, in order
     /// (including cookies and, for resumable downloads, `Range` and `If-Range`).
     func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders)
@@ -61,6 +69,8 @@ extension EventMonitor {
     public func request(_ request: any Request, didAdapt urlRequest: URLRequest, attempt: Int) {}
     /// Does nothing.
     public func request(_ request: any Request, didFailToPrepareWith error: CourierError) {}
+    /// Adds nothing.
+    public func request(_ request: any Request, willSend urlRequest: URLRequest, attempt: Int, headers: inout HTTPHeaders) {}
     /// Does nothing.
     public func request(_ request: any Request, didStartExchange urlRequest: URLRequest, headers: HTTPHeaders) {}
     /// Does nothing.

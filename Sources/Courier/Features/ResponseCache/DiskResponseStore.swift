@@ -59,37 +59,73 @@ struct DiskResponseStore: Sendable {
     /// its checks is removed. A hit marks the entry used at `touchingAt`.
     func read(_ key: ResponseCacheKey, touchingAt now: Date?) -> StoredEntry? {
         guard directoryGuard.mayRead() else { return nil }
+        // Another writer may replace the entry between reading its head and opening the body
+        // that head names (and remove that body): the new head is then read. Bounded, as a
+        // writer on the same key could keep replacing it.
+        for _ in 0..<3 {
+            switch readOnce(key, touchingAt: now) {
+            case .found(let entry): return entry
+            case .missing: return nil
+            case .replacedMeanwhile: continue
+            }
+        }
+        return nil
+    }
+
+    /// What one attempt of ``read(_:touchingAt:)`` found.
+    enum ReadAttempt {
+        case found(StoredEntry)
+        case missing
+        /// The head named a body that was gone or damaged, and another head has replaced it since.
+        case replacedMeanwhile
+    }
+
+    func readOnce(_ key: ResponseCacheKey, touchingAt now: Date?) -> ReadAttempt {
         let headURL = headURL(for: key)
-        guard let head = readHead(at: headURL), head.metadata.key == key.rawValue else { return nil }
+        guard let (head, headFile) = readHeadFile(at: headURL), head.metadata.key == key.rawValue else { return .missing }
+        return entry(key, from: head, readFrom: headFile, touchingAt: now)
+    }
+
+    /// The entry `head` (read from the file `headFile` at `key`'s head URL) describes, its body
+    /// opened. A body that is gone or damaged makes the entry unusable: its head is removed, unless
+    /// another writer has replaced it meanwhile (whose entry is whole and must stay).
+    func entry(_ key: ResponseCacheKey, from head: CacheEntryFormat.Head, readFrom headFile: CacheFileIO.Status, touchingAt now: Date?) -> ReadAttempt
+    {
+        let headURL = headURL(for: key)
         let metadata = head.metadata
         let body: StoredBody
         if let name = metadata.bodyFile {
             guard let file = openBody(name, length: metadata.bodyLength, checksum: metadata.bodyChecksum, key: key) else {
-                // The head names a body that is gone or damaged: the entry is unusable.
-                CacheFileIO.remove(headURL)
-                return nil
+                return removeIfUnchanged(headURL, wasOpenedAs: headFile) ? .missing : .replacedMeanwhile
             }
             body = .file(file)
         } else {
             body = .data(head.inlineBody)
         }
         if let now { CacheFileIO.setModified(headURL, to: now) }
-        return StoredEntry(
-            key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
-            version: metadata.version, body: body)
+        return .found(
+            StoredEntry(
+                key: key, head: CacheEntryFormat.entryHead(metadata), url: metadata.url.flatMap(URL.init(string:)),
+                version: metadata.version, body: body))
     }
 
     /// The decoded head file at `url`; a file that is not a valid head of this version is removed
     /// (unless another one replaced it meanwhile).
     func readHead(at url: URL) -> CacheEntryFormat.Head? {
+        readHeadFile(at: url)?.head
+    }
+
+    /// The decoded head file at `url` and the status of the file it was read from (to tell later
+    /// whether the name still holds that file); an invalid one is removed as in ``readHead(at:)``.
+    func readHeadFile(at url: URL) -> (head: CacheEntryFormat.Head, file: CacheFileIO.Status)? {
         guard let (descriptor, status) = CacheFileIO.openStoreFile(url, writable: false) else { return nil }
         defer { CacheFileIO.close(descriptor) }
         if status.size <= Int64(Self.maximumHeadFileSize), let file = CacheFileIO.read(descriptor, at: 0, count: Int(status.size)),
             file.count == Int(status.size), case .valid(let head) = CacheEntryFormat.decodeHead(file)
         {
-            return head
+            return (head, status)
         }
-        removeIfUnchanged(url, openAs: descriptor)
+        removeIfUnchanged(url, wasOpenedAs: status)
         return nil
     }
 
@@ -120,17 +156,27 @@ struct DiskResponseStore: Sendable {
     /// and that body file.
     private func removeEntry(_ key: ResponseCacheKey, ifItsBodyIs name: String) {
         let headURL = headURL(for: key)
-        if readHead(at: headURL)?.metadata.bodyFile == name { CacheFileIO.remove(headURL) }
+        if let (head, file) = readHeadFile(at: headURL), head.metadata.bodyFile == name { removeIfUnchanged(headURL, wasOpenedAs: file) }
         CacheFileIO.remove(url(name))
     }
 
-    /// Removes `url` if it is still the file open as `descriptor` (a reader that found a damaged
-    /// file must not remove a valid one another writer renamed into place meanwhile).
-    private func removeIfUnchanged(_ url: URL, openAs descriptor: Int32) {
-        guard let opened = CacheFileIO.status(of: descriptor), let current = CacheFileIO.status(url),
-            opened.device == current.device, opened.inode == current.inode
-        else { return }
+    /// Removes `url` if it is still the file opened with status `opened` (a reader that found a
+    /// damaged file must not remove a valid one another writer renamed into place meanwhile);
+    /// returns whether that file is gone from `url` (removed now, or before). The modification
+    /// time is compared too: a file swapped out as a spare (``CacheSpareFiles``) can come back
+    /// under the same name, rewritten.
+    @discardableResult
+    private func removeIfUnchanged(_ url: URL, wasOpenedAs opened: CacheFileIO.Status) -> Bool {
+        guard let current = CacheFileIO.status(url) else { return true }
+        guard opened.device == current.device, opened.inode == current.inode, opened.modified == current.modified else { return false }
         CacheFileIO.remove(url)
+        return true
+    }
+
+    /// ``removeIfUnchanged(_:wasOpenedAs:)`` for a file still open as `descriptor`.
+    private func removeIfUnchanged(_ url: URL, openAs descriptor: Int32) {
+        guard let opened = CacheFileIO.status(of: descriptor) else { return }
+        removeIfUnchanged(url, wasOpenedAs: opened)
     }
 
     /// Marks the entry for `key` used at `now` (its head's modification time).

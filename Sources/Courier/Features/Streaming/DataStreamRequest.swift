@@ -214,6 +214,19 @@ extension Session {
         return request
     }
 
+    /// Makes a streamed request that sends `body` as it is produced (as `upload(_:length:to:...)`
+    /// does with an `AsyncSequence`): both bodies streamed, for CourierOpenAPI's transport.
+    package func streamRequest<Body: AsyncSequence & Sendable>(
+        _ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, uploading body: Body, length: Int64?
+    ) -> DataStreamRequest where Body.Element: Sequence<UInt8> {
+        let source = RequestSource(upload: .stream(BodyStream(body, length: length))) { session in
+            try session.makeURLRequest(url, method: method, headers: headers, timeout: nil, modifier: nil)
+        }
+        let request = DataStreamRequest(session: self, source: source)
+        didCreate(request)
+        return request
+    }
+
     /// Makes a streamed request from any `URLRequestConvertible`.
     public func streamRequest(_ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil) -> DataStreamRequest {
         let request = DataStreamRequest(session: self, source: .convertible(convertible, interceptor: interceptor))

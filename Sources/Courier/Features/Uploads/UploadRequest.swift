@@ -68,6 +68,38 @@ extension Session {
             fallbackContentType: "application/octet-stream")
     }
 
+    /// Uploads the bytes an `AsyncSequence` yields (chunks of `UInt8`: `Data`, `[UInt8]`,
+    /// `ArraySlice<UInt8>`, an OpenAPI `HTTPBody`...), streamed as they come: sent with
+    /// `Content-Length` when `length` is given, `Transfer-Encoding: chunked` over HTTP/1.1 when not
+    /// (the URLSession transport on Linux sends every streamed body chunked, and still holds it to
+    /// `length`).
+    ///
+    /// Courier iterates the sequence on a task of its own once the transfer starts, and waits for
+    /// the transport to take the bytes before it asks for more: at most 256 KiB (and one element)
+    /// is held in memory, however long the body. Cancelling the request cancels that task.
+    ///
+    /// The body is exactly the sequence's bytes, or the request fails with
+    /// ``CourierError/Kind-swift.struct/bodyStreamFailed``: when the sequence throws, when it
+    /// yields more or fewer bytes than `length` (nothing past `length` is sent, and a short body is
+    /// never completed), and when the body would have to be sent again (a retry, a 307/308
+    /// redirect), which a sequence iterated once cannot be.
+    ///
+    /// ```swift
+    /// let (chunks, producer) = AsyncStream.makeStream(of: Data.self)
+    /// producer.yield(Data("first line\n".utf8))
+    /// producer.yield(Data("second line\n".utf8))
+    /// producer.finish()
+    /// let receipt = try await api.upload(chunks, to: "logs", method: .put).validate().serializingString().value
+    /// ```
+    public func upload<Body: AsyncSequence & Sendable>(
+        _ body: Body, length: Int64? = nil, to url: any URLConvertible, method: HTTPMethod = .post,
+        headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil
+    ) -> UploadRequest where Body.Element: Sequence<UInt8> {
+        makeUpload(
+            .stream(BodyStream(body, length: length)), to: url, method: method, headers: headers, timeout: timeout,
+            interceptor: interceptor, fallbackContentType: "application/octet-stream")
+    }
+
     /// Uploads a multipart form built by `build` (RFC 7578). Forms larger than
     /// ``MultipartFormData/encodingMemoryThreshold`` are encoded to a temporary file first, which
     /// is removed whatever the outcome; file parts are always streamed.

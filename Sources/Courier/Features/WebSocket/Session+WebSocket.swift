@@ -42,6 +42,7 @@ extension Session {
         let timeout = Duration.seconds(self.configuration.requestTimeout)
         Task { [self] in
             do {
+                guard !isShutDown else { throw Self.shutDownError(url: try? resolved.get()) }
                 let request = try await webSocketHandshake(
                     to: resolved.get(), protocols: protocols, headers: headers,
                     offersCompression: configuration.offersCompression && !socket.usesMessageEngine)

@@ -13,16 +13,15 @@ extension WebSocket: WebSocketTaskObserver {
     /// Creates the task through `transport` and starts it. Called once, by the session.
     func open(_ request: URLRequest, through transport: any WebSocketTaskTransport, timeout: Duration) {
         guard beginOpening(timeout: timeout) else { return }
-        let engine: URLSessionWebSocketEngine
-        do {
-            engine = try URLSessionWebSocketEngine(
-                task: transport.makeWebSocketTask(request, observer: self), transport: transport,
-                maximumMessageSize: configuration.maximumMessageSize)
-        } catch {
-            failToOpen(error)
-            return
+        let maximumMessageSize = configuration.maximumMessageSize
+        transport.makeWebSocketTask(request, observer: self) { [self] result in
+            switch result {
+            case .success(let task):
+                start(URLSessionWebSocketEngine(task: task, transport: transport, maximumMessageSize: maximumMessageSize))
+            case .failure(let error):
+                failToOpen(error)
+            }
         }
-        start(engine)
     }
 
     /// Starts `engine`, which reports to this socket as its ``WebSocketTaskObserver`` (tests drive

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// (``WebSocketTaskTransport``). On the curl transport the socket frames bytes itself
 /// (``WebSocketClientConnection`` over a ``RawConnection``) and no engine is involved.
 ///
-/// Calls return at once; completions run later on the engine's queue. How the engine opens,
+/// Calls return at once, and never wait; completions run later on the engine's queue. How the engine opens,
 /// receives the server's close frame and ends reaches the socket as a ``WebSocketTaskObserver``.
 protocol WebSocketMessageEngine: AnyObject, Sendable {
     /// Starts the opening handshake.
@@ -43,19 +43,22 @@ final class URLSessionWebSocketEngine: WebSocketMessageEngine {
     }
 
     func start() {
-        task.resume()
+        transport.performFoundationCall { [task] in task.resume() }
     }
 
     func send(_ message: WebSocketMessage, completion: @escaping @Sendable ((any Error)?) -> Void) {
-        task.send(WebSocketTaskTranslation.taskMessage(message), completionHandler: completion)
+        let taskMessage = WebSocketTaskTranslation.taskMessage(message)
+        transport.performFoundationCall { [task] in task.send(taskMessage, completionHandler: completion) }
     }
 
     func receive(_ completion: @escaping @Sendable (Result<WebSocketMessage, any Error>) -> Void) {
-        task.receive { result in completion(result.map(WebSocketTaskTranslation.message)) }
+        transport.performFoundationCall { [task] in
+            task.receive { result in completion(result.map(WebSocketTaskTranslation.message)) }
+        }
     }
 
     func sendPing(_ pongReceived: @escaping @Sendable ((any Error)?) -> Void) {
-        task.sendPing(pongReceiveHandler: pongReceived)
+        transport.performFoundationCall { [task] in task.sendPing(pongReceiveHandler: pongReceived) }
     }
 
     func close(code: WebSocketCloseCode, reason: String) {

@@ -133,7 +133,14 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         transport.delegateQueue.schedule { [self] in handle(.cancel) }
         // The operation above waits behind the callbacks already queued: stop the network now,
         // and drop the body bytes queued meanwhile.
-        if let task { transport.cancelTask(task) }
+        if let task { cancelTask(task) }
+    }
+
+    /// Cancels `task`. A streamed body is stopped first: the cancel runs on FoundationNetworking's
+    /// queue, which may be waiting in the stream's read for bytes that only the stop ends.
+    private func cancelTask(_ task: URLSessionTask, then next: @escaping @Sendable () -> Void = {}) {
+        if case .stream(let stream) = request.body { stream.stop() }
+        transport.cancelTask(task, then: next)
     }
 
     /// Counts what the sink took: URLSession cannot pause, so this reopens nothing, but what was
@@ -256,7 +263,7 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         for (index, action) in actions.enumerated() {
             if case .cancelTask(let task) = action {
                 let rest = Array(actions[(index + 1)...])
-                transport.cancelTask(task) { [self] in perform(rest) }
+                cancelTask(task) { [self] in perform(rest) }
                 return
             }
             perform(action)
@@ -274,7 +281,7 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
                 handle(.taskStarted(task))
             }
         case .cancelTask(let task):
-            transport.cancelTask(task)
+            cancelTask(task)
         case .deliver(let delivery):
             sink.receive(delivery.event)
         case .finish(let end):
@@ -305,7 +312,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         for header in request.headers { urlRequest.setValue(header.value, forHTTPHeaderField: header.name) }
         if case .data(let data) = request.body { urlRequest.httpBody = data }
         if case .stream(let stream) = request.body {
-            // Sent chunked; a Content-Length beside it would make servers refuse the request.
+            // FoundationNetworking sends every stream chunked, even one that declares its length
+            // (Courier still holds it to that length); a Content-Length beside chunked framing
+            // would make servers refuse the request.
             urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
             urlRequest.httpBodyStream = URLSessionBodyInputStream(stream)
         }

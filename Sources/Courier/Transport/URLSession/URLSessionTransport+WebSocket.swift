@@ -4,29 +4,36 @@ import FoundationNetworking
 #endif
 
 extension URLSessionTransport: WebSocketTaskTransport {
-    func makeWebSocketTask(_ request: URLRequest, observer: any WebSocketTaskObserver) throws(CourierError) -> URLSessionWebSocketTask {
-        // As in `startTask`: FoundationNetworking traps on a task made from an invalidated session,
-        // so the check and the creation happen under the lock `shutdown()` takes first.
-        let task = isShutDown.withLock { isShutDown -> URLSessionWebSocketTask? in
-            guard !isShutDown else { return nil }
-            let task = session.webSocketTask(with: request)
-            router.webSocketObservers.withLock { $0[task.taskIdentifier] = WeakWebSocketTaskObserver(observer) }
-            return task
+    func makeWebSocketTask(
+        _ request: URLRequest, observer: any WebSocketTaskObserver,
+        then created: @escaping @Sendable (Result<URLSessionWebSocketTask, CourierError>) -> Void
+    ) {
+        foundationQueue.async { [self] in
+            // As in `startTask`: FoundationNetworking traps on a task made from an invalidated
+            // session, so the check and the creation happen under the lock `shutdown()` takes first.
+            let task = isShutDown.withLock { isShutDown -> URLSessionWebSocketTask? in
+                guard !isShutDown else { return nil }
+                let task = session.webSocketTask(with: request)
+                router.webSocketObservers.withLock { $0[task.taskIdentifier] = WeakWebSocketTaskObserver(observer) }
+                return task
+            }
+            guard let task else {
+                created(.failure(CourierError(.sessionInvalidated, "The session's transport shut down.", url: request.url)))
+                return
+            }
+            created(.success(task))
         }
-        guard let task else { throw CourierError(.sessionInvalidated, "The session's transport shut down.", url: request.url) }
-        return task
+    }
+
+    func performFoundationCall(_ call: @escaping @Sendable () -> Void) {
+        foundationQueue.async(execute: call)
     }
 
     func cancelWebSocketTask(_ task: URLSessionWebSocketTask, with close: (code: URLSessionWebSocketTask.CloseCode, reason: Data?)?) {
-        // On the delegate queue and only while it runs, as `cancelTask` does for FoundationNetworking.
-        let cancelIfRunning: @Sendable () -> Void = {
+        // Only while it runs, as `cancelTask` does: a cancel racing the task's completion can crash.
+        foundationQueue.async {
             guard task.state == .running || task.state == .suspended else { return }
             if let close { task.cancel(with: close.code, reason: close.reason) } else { task.cancel() }
-        }
-        if delegateQueue.isCurrent {
-            cancelIfRunning()
-        } else {
-            delegateQueue.addOperation(cancelIfRunning)
         }
     }
 }

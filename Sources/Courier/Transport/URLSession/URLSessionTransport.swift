@@ -54,16 +54,15 @@ import CourierLocking
         return transfer
     }
 
-    /// Invalidates the URLSession and cancels its tasks; transfers that had not created their
-    /// task yet end as cancelled.
+    /// Invalidates the URLSession and cancels its tasks, without waiting; transfers that had not
+    /// created their task yet end as cancelled.
     public func shutdown() {
         isShutDown.withLock { $0 = true }
-        if delegateQueue.isCurrent {
-            // Invalidating waits for FoundationNetworking's work queue, which may be waiting for this one.
-            foundationQueue.async { [session] in session.invalidateAndCancel() }
-        } else {
-            session.invalidateAndCancel()
-        }
+        // Invalidating waits for FoundationNetworking's work queue, which every URLSession of the
+        // process shares and which may be waiting for the delegate queue or in a streamed body's
+        // read for as long as the body's source takes. The caller may be a thread of Swift's pool
+        // (a session's deinit) that the source itself needs: never wait there.
+        foundationQueue.async { [session] in session.invalidateAndCancel() }
     }
 
     /// Creates and starts a task for `urlRequest`, registered with the router before it runs, on
