@@ -54,4 +54,47 @@ import CourierTestServer
             socket.cancel()
         }
     }
+
+    /// Shutting the transport down while FoundationNetworking's queue is held returns at once: the
+    /// flag that guards task creation is set on the Foundation queue, after the task being made
+    /// there, not under a lock the caller would wait for while FoundationNetworking makes that
+    /// task (a session's deinit may call it from a thread of Swift's pool). The request whose task
+    /// was being made ends as cancelled once the queue is free.
+    @Test func shuttingDownWhileATaskIsBeingMadeDoesNotWait() async throws {
+        guard TransportUnderTest.available.contains(.urlSession) else { return }
+        try await withServer { server async throws in
+            server.route("/up") { request in .text("\(request.bodySize)") }
+            server.route("/ping") { _ in .text("pong") }
+            let gate = ReadGate()
+            defer { gate.release() }
+            let session = makeSession(.urlSession, server: server)
+            let transport = try #require(session.transport as? URLSessionTransport)
+            let upload = session.upload(StalledInputStream(gate: gate, bytesBeforeHolding: 0), to: "up")
+            let sink = CurlRecordingSink()
+            let verdict = Locked(Bool?.none)
+            gate.onHold.whenFired {
+                // The ping's task is made on the Foundation queue right after the marker, while
+                // FoundationNetworking's queue waits for the upload's source.
+                let marker = DispatchSemaphore(value: 0)
+                transport.foundationQueue.async { marker.signal() }
+                _ = transport.startTransfer(TransportRequest(url: server.url("/ping")), sink: sink)
+                marker.wait()
+                let returned = DispatchSemaphore(value: 0)
+                Thread {
+                    transport.shutdown()
+                    returned.signal()
+                }.start()
+                // A margin only a shutdown that waits for the held queue exceeds; then the upload is
+                // cancelled either way, which frees the queue.
+                let inTime = returned.wait(timeout: .now() + 120) == .success
+                verdict.withLock { $0 = inTime }
+                upload.cancel()
+            }
+            Task { _ = await upload.serializingString().response }
+            #expect(await eventually(timeout: .seconds(300)) { verdict.withLock { $0 } != nil })
+            #expect(verdict.withLock { $0 } == true, "shutting down waited for FoundationNetworking's queue")
+            let ping = try await sink.completion(timeout: .seconds(120))
+            #expect(ping.error?.kind == .cancelled, "\(String(describing: ping.error)) \(String(describing: ping.head))")
+        }
+    }
 }

@@ -122,7 +122,8 @@ import Foundation
         }
     }
 
-    /// Runs `waker` (on the reader thread) when bytes arrive after a read that found none.
+    /// Runs `waker` when bytes arrive after a read that found none, on the thread that brought
+    /// them: an `InputStream`'s reader thread, or an `AsyncSequence`'s producer queue.
     public func setWaker(_ waker: (@Sendable () -> Void)?) {
         locked { $0.waker = waker }
     }
@@ -217,8 +218,9 @@ import Foundation
             return
         case .sequence(let produce):
             // Off Swift's global pool: URLSession waits for these bytes on FoundationNetworking's
-            // queue, which every URLSession of the process shares, and pool threads may be blocked
-            // on that queue (a session's deinit invalidates its URLSession synchronously).
+            // queue, which every URLSession of the process shares, and the pool's few threads may
+            // all be busy or waiting for that same queue (user code can call FoundationNetworking
+            // directly), so the producer must not need one.
             let task = Task(executorPreference: SerialQueueTaskExecutor(label: "courier.body-stream")) { [self] in await produce(self) }
             let stopped = locked { state in
                 state.producer = task

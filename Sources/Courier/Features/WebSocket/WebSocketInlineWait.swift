@@ -1,7 +1,7 @@
 /// Decides whether a consumer asking for the next message waits for it on its own thread
 /// (``WebSocket`` with ``FastPaths`` on), and for how long: only while recent messages came
 /// within ``limit`` of being asked for, as an echo or request-reply exchange does on a fast link.
-/// A miss makes the next attempts wait fewer and fewer times (1, 2, 4… up to 64 requests skipped),
+/// A miss makes the next attempts wait fewer and fewer times (2, 4, 8… up to 64 requests skipped),
 /// so an idle socket or a remote server costs almost nothing.
 struct WebSocketInlineWait: Sendable {
     /// The longest wait: a cooperative thread blocked longer costs more than the thread hop it saves.

@@ -20,7 +20,8 @@ import CourierLocking
     /// creation, `resume()`, `cancel()`, invalidation): never on the delegate queue, which that
     /// work queue may be waiting for (see ``URLSessionDelegateQueue``).
     let foundationQueue = DispatchQueue(label: "courier.urlsession.foundation")
-    /// Set by ``shutdown()``; guards task creation against the invalidated session.
+    /// Set by ``shutdown()`` on the Foundation queue; guards task creation, which runs there, against
+    /// the invalidated session.
     let isShutDown = Locked(false)
     /// The time the transfers' timeouts run on.
     let clock: TransportClock
@@ -57,12 +58,15 @@ import CourierLocking
     /// Invalidates the URLSession and cancels its tasks, without waiting; transfers that had not
     /// created their task yet end as cancelled.
     public func shutdown() {
-        isShutDown.withLock { $0 = true }
         // Invalidating waits for FoundationNetworking's work queue, which every URLSession of the
         // process shares and which may be waiting for the delegate queue or in a streamed body's
         // read for as long as the body's source takes. The caller may be a thread of Swift's pool
-        // (a session's deinit) that the source itself needs: never wait there.
-        foundationQueue.async { [session] in session.invalidateAndCancel() }
+        // (a session's deinit) that the source itself needs: never wait there, not even for the
+        // flag's lock, which `startTask` holds while FoundationNetworking makes a task.
+        foundationQueue.async { [isShutDown, session] in
+            isShutDown.withLock { $0 = true }
+            session.invalidateAndCancel()
+        }
     }
 
     /// Creates and starts a task for `urlRequest`, registered with the router before it runs, on
@@ -70,9 +74,9 @@ import CourierLocking
     /// delegate queue, before any callback of the task.
     ///
     /// FoundationNetworking traps on a task made from an invalidated session, so the check, the
-    /// creation and the start happen under the lock that ``shutdown()`` takes before
-    /// invalidating: a task is either made before the invalidation (which then cancels it) or not
-    /// at all.
+    /// creation and the start happen on the Foundation queue, where ``shutdown()`` sets the flag
+    /// and then invalidates: a task is either made before the invalidation (which then cancels
+    /// it) or not at all.
     func startTask(
         _ urlRequest: URLRequest, body: TransportBody, for transfer: URLSessionTransfer,
         started: @escaping @Sendable (URLSessionTask?) -> Void
