@@ -44,6 +44,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // CourierTracing's spans exported for real (OTelExportTests): swift-otel's OTLP/HTTP exporter only;
+        // its OTLP/gRPC trait (grpc-swift and its transport) stays off.
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .target(name: "BenchSupport", path: "Sources/BenchSupport"),
@@ -164,7 +167,8 @@ let package = Package(
         // The integrations (CourierLogging, CourierMetrics, CourierTracing, CourierHTTPTypes, CourierOpenAPI,
         // CourierServiceLifecycle) against the real swift-log, swift-metrics, swift-distributed-tracing,
         // swift-http-types, swift-openapi-runtime (a Hummingbird server generated from the same document)
-        // and swift-service-lifecycle, both transports, CourierTestServer.
+        // and swift-service-lifecycle, both transports, CourierTestServer; CourierTracing's spans also
+        // exported by swift-otel over OTLP/HTTP to a collector the test runs.
         .testTarget(
             name: "CourierIntegrationTests",
             dependencies: [
@@ -190,6 +194,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "OTel", package: "swift-otel"),
             ],
             path: "Tests/CourierIntegrationTests"
         ),
