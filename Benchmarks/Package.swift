@@ -13,6 +13,8 @@ import PackageDescription
 //   bench-ws-server   workload L's WebSocket echo server (hummingbird-websocket 2.8, SwiftNIO), started by run.py
 //   bench-wskit       workload L's peer client: Vapor's websocket-kit 2.16 (SwiftNIO)
 //   bench-integrations  what CourierMetrics, CourierTracing and CourierLogging cost per request
+//   bench-openapi     one generated OpenAPI client over CourierTransport, AsyncHTTPClientTransport and
+//                     URLSessionTransport, against the Hummingbird server generated from the same document
 // The orchestrator is run.py (see README.md).
 let package = Package(
     name: "CourierBenchmarks",
@@ -34,11 +36,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
-        // CourierOpenAPI's tests: a generated client over CourierTransport against a Hummingbird
-        // server generated from the same document (Tests/CourierIntegrationTests/OpenAPI).
+        // CourierOpenAPI's tests and bench-openapi: a generated client over CourierTransport against a
+        // Hummingbird server generated from the same document (Sources/OpenAPIGenerated and OpenAPIFixture); bench-openapi
+        // also drives that client over the two other ClientTransports.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // CourierTracing's spans exported for real (OTelExportTests): swift-otel's OTLP/HTTP exporter only;
+        // its OTLP/gRPC trait (grpc-swift and its transport) stays off.
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .target(name: "BenchSupport", path: "Sources/BenchSupport"),
@@ -109,13 +117,63 @@ let package = Package(
             ],
             path: "Sources/bench-integrations"
         ),
+        // The OpenAPI document and the types, client and server stubs swift-openapi-generator 1.14.3
+        // generated from it, with package access (Sources/OpenAPIGenerated/README.md). On Swift 6.3 the
+        // generated `package import` lines each warn "not used in package declarations" (the generator
+        // silences that only for compilers from 6.4 on), hence -suppress-warnings, for this target alone:
+        // it holds nothing but generated code.
+        .target(
+            name: "OpenAPIGenerated",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Sources/OpenAPIGenerated",
+            exclude: ["README.md", "openapi.yaml", "openapi-generator-config.yaml"],
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
+        ),
+        // The server side of that API on Hummingbird (swift-openapi-hummingbird), served in-process by
+        // CourierIntegrationTests and in a child process by bench-openapi.
+        .target(
+            name: "OpenAPIFixture",
+            dependencies: [
+                "OpenAPIGenerated",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/OpenAPIFixture"
+        ),
+        // A generated OpenAPI client over Courier's, AsyncHTTPClient's and URLSession's transports
+        // (BENCHMARKS.md, "OpenAPI transports").
+        .executableTarget(
+            name: "bench-openapi",
+            dependencies: [
+                "OpenAPIFixture",
+                "OpenAPIGenerated",
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierOpenAPI", package: "Courier"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+            ],
+            path: "Sources/bench-openapi"
+        ),
         // The integrations (CourierLogging, CourierMetrics, CourierTracing, CourierHTTPTypes, CourierOpenAPI,
         // CourierServiceLifecycle) against the real swift-log, swift-metrics, swift-distributed-tracing,
         // swift-http-types, swift-openapi-runtime (a Hummingbird server generated from the same document)
-        // and swift-service-lifecycle, both transports, CourierTestServer.
+        // and swift-service-lifecycle, both transports, CourierTestServer; CourierTracing's spans also
+        // exported by swift-otel over OTLP/HTTP to a collector the test runs.
         .testTarget(
             name: "CourierIntegrationTests",
             dependencies: [
+                "OpenAPIFixture",
+                "OpenAPIGenerated",
                 .product(name: "Courier", package: "Courier"),
                 .product(name: "CourierTestServer", package: "Courier"),
                 .product(name: "CourierLogging", package: "Courier"),
@@ -136,6 +194,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "OTel", package: "swift-otel"),
             ],
             path: "Tests/CourierIntegrationTests"
         ),

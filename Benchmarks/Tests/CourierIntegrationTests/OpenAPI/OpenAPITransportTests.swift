@@ -2,6 +2,8 @@ import Courier
 import CourierOpenAPI
 import Foundation
 import HTTPTypes
+import OpenAPIFixture
+import OpenAPIGenerated
 import OpenAPIRuntime
 import Synchronization
 import Testing
