@@ -21,7 +21,8 @@ public struct CourierError: Error, Sendable, CustomStringConvertible, CustomDebu
         /// The request is not valid HTTP and was not sent: its method is not a token, or a header
         /// name is not a token, or a header value contains CR, LF or NUL.
         public static let invalidRequest = Kind("invalidRequest")
-        /// Parameters or a body could not be encoded.
+        /// Parameters or a body could not be encoded, or a body cannot be sent as given (a GET or
+        /// HEAD with a body; a `URLRequest`'s `httpBodyStream` outside an upload); nothing was sent.
         public static let encodingFailed = Kind("encodingFailed")
         /// A request adapter threw.
         public static let adaptationFailed = Kind("adaptationFailed")

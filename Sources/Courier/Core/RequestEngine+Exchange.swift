@@ -135,6 +135,14 @@ extension RequestEngine {
         if request.method == .get || request.method == .head, request.httpBody?.isEmpty == false || sendsUpload {
             throw CourierError(.encodingFailed, "A \(request.method) request cannot carry a body; use POST or another method.", url: url)
         }
+        if request.httpBodyStream != nil, !sendsUpload {
+            // Only an upload reads a stream (once, with the checks a stream needs): a body handed
+            // in this way is refused before anything is sent, never sent empty.
+            throw CourierError(
+                .encodingFailed,
+                "The URLRequest's httpBodyStream is not sent by this kind of request; upload the stream "
+                    + "with Session.upload(_:to:method:headers:) instead.", url: url)
+        }
         if let upload = try preparedUploadBody(for: request) {
             body = upload
         } else if let data = request.httpBody, !data.isEmpty {
