@@ -9,18 +9,14 @@ extension URLSessionTransport: WebSocketTaskTransport {
         then created: @escaping @Sendable (Result<URLSessionWebSocketTask, CourierError>) -> Void
     ) {
         foundationQueue.async { [self] in
-            // As in `startTask`: FoundationNetworking traps on a task made from an invalidated
-            // session, so the check and the creation happen under the lock `shutdown()` takes first.
-            let task = isShutDown.withLock { isShutDown -> URLSessionWebSocketTask? in
-                guard !isShutDown else { return nil }
-                let task = session.webSocketTask(with: request)
-                router.webSocketObservers.withLock { $0[task.taskIdentifier] = WeakWebSocketTaskObserver(observer) }
-                return task
-            }
-            guard let task else {
+            // As in `startTask`: checked here, on the queue where `shutdown()` queues the
+            // invalidation after setting the flag, and not under the lock while the task is made.
+            guard !isShutDown.withLock({ $0 }) else {
                 created(.failure(CourierError(.sessionInvalidated, "The session's transport shut down.", url: request.url)))
                 return
             }
+            let task = session.webSocketTask(with: request)
+            router.webSocketObservers.withLock { $0[task.taskIdentifier] = WeakWebSocketTaskObserver(observer) }
             created(.success(task))
         }
     }

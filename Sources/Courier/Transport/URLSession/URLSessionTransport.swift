@@ -20,8 +20,8 @@ import CourierLocking
     /// creation, `resume()`, `cancel()`, invalidation): never on the delegate queue, which that
     /// work queue may be waiting for (see ``URLSessionDelegateQueue``).
     let foundationQueue = DispatchQueue(label: "courier.urlsession.foundation")
-    /// Set by ``shutdown()`` on the Foundation queue; guards task creation, which runs there, against
-    /// the invalidated session.
+    /// Set by ``shutdown()`` before it queues the invalidation; read on the Foundation queue before
+    /// a task is made there. Never held across a FoundationNetworking call.
     let isShutDown = Locked(false)
     /// The time the transfers' timeouts run on.
     let clock: TransportClock
@@ -61,42 +61,46 @@ import CourierLocking
         // Invalidating waits for FoundationNetworking's work queue, which every URLSession of the
         // process shares and which may be waiting for the delegate queue or in a streamed body's
         // read for as long as the body's source takes. The caller may be a thread of Swift's pool
-        // (a session's deinit) that the source itself needs: never wait there, not even for the
-        // flag's lock, which `startTask` holds while FoundationNetworking makes a task.
-        foundationQueue.async { [isShutDown, session] in
-            isShutDown.withLock { $0 = true }
-            session.invalidateAndCancel()
+        // (a session's deinit) that the source itself needs: never wait there. The flag's lock is
+        // never held across a FoundationNetworking call, so taking it here does not wait; the
+        // first call alone invalidates (a session's deinit calls this again after a shutdown).
+        let first = isShutDown.withLock { isShutDown in
+            defer { isShutDown = true }
+            return !isShutDown
         }
+        guard first else { return }
+        foundationQueue.async { [session] in session.invalidateAndCancel() }
     }
 
     /// Creates and starts a task for `urlRequest`, registered with the router before it runs, on
     /// the Foundation queue; `started` gets it (`nil` once the transport is shut down) on the
     /// delegate queue, before any callback of the task.
     ///
-    /// FoundationNetworking traps on a task made from an invalidated session, so the check, the
-    /// creation and the start happen on the Foundation queue, where ``shutdown()`` sets the flag
-    /// and then invalidates: a task is either made before the invalidation (which then cancels
-    /// it) or not at all.
+    /// FoundationNetworking traps on a task made from an invalidated session. ``shutdown()`` sets
+    /// the flag before it queues the invalidation on the Foundation queue, where this check, the
+    /// creation and the start run: a task made after the check found the flag unset is made
+    /// before the invalidation (which then cancels it), and none is made once it is set.
     func startTask(
         _ urlRequest: URLRequest, body: TransportBody, for transfer: URLSessionTransfer,
         started: @escaping @Sendable (URLSessionTask?) -> Void
     ) {
         foundationQueue.async { [self] in
-            let task = isShutDown.withLock { isShutDown -> URLSessionTask? in
-                guard !isShutDown else { return nil }
-                let task: URLSessionTask
-                if case .file(let url, _) = body {
-                    task = session.uploadTask(with: urlRequest, fromFile: url)
-                } else {
-                    task = session.dataTask(with: urlRequest)
-                }
-                router.register(transfer, for: task.taskIdentifier)
-                // Queued before `resume()`, so ahead of the task's first callback.
-                delegateQueue.schedule { started(task) }
-                task.resume()
-                return task
+            // Not under the lock: making and starting a task waits for FoundationNetworking's
+            // queue, and `shutdown()` must never wait for that.
+            guard !isShutDown.withLock({ $0 }) else {
+                delegateQueue.schedule { started(nil) }
+                return
             }
-            if task == nil { delegateQueue.schedule { started(nil) } }
+            let task: URLSessionTask
+            if case .file(let url, _) = body {
+                task = session.uploadTask(with: urlRequest, fromFile: url)
+            } else {
+                task = session.dataTask(with: urlRequest)
+            }
+            router.register(transfer, for: task.taskIdentifier)
+            // Queued before `resume()`, so ahead of the task's first callback.
+            delegateQueue.schedule { started(task) }
+            task.resume()
         }
     }
 
