@@ -45,6 +45,12 @@ final class ServerCore: Sendable {
                     Socket.sleep(milliseconds: 10)
                     continue
                 }
+                // The listener is gone (EBADF, ENOTSOCK: closed, perhaps by a stray close elsewhere in
+                // the process): from now on connections are refused, so say why where a test's
+                // failure will be read.
+                let line = Array(
+                    "CourierTestServer \(configuration.threadName): accept failed with errno \(code); no more connections are accepted\n".utf8)
+                _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
                 return
             }
             Socket.configureAccepted(fd)
