@@ -154,6 +154,8 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
 
     /// The session let the request start.
     mutating func admitted(attempt: Int) -> Transition {
+        // Asked once: a second answer would prepare the attempt twice.
+        guard !admitted else { return .ignored }
         guard isPreparing(attempt) else {
             // Admitted after it ended (a cancel got there first): the session must not wait for it.
             return lifecycle.completion == nil ? .ignored : Transition(action: .releaseAdmission)
