@@ -82,6 +82,8 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         case startTransfer(attempt: Int, exchange: Int, URLRequest)
         case suspendTransfer(Transfer)
         case resumeTransfer(Transfer)
+        /// Stop the exchange's transfer: it failed, and ends with that failure once the transport says it stopped.
+        case stopTransfer(Transfer)
         /// The response-head handlers let exchange `exchange`'s body in: take it, then the events held meanwhile.
         case acceptHead(exchange: Int, Transfer)
         /// The response-head handlers refused exchange `exchange`'s response: cancel the request.
@@ -121,6 +123,10 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     private(set) var redirectHistory: [RedirectStep] = []
     /// Whether a redirect of this attempt dropped the body (POST → GET after 301/302, anything → GET after 303).
     private(set) var redirectDroppedBody = false
+    /// How the exchange in flight will end, once something decided it (a failure, or a redirect
+    /// or restart to follow); `nil` while it is still on its way to an answer. Handed to the
+    /// lifecycle by ``transferCompleted(exchange:failure:)``.
+    private var ending: ExchangeEnd?
     /// The excursion whose result the machine waits for, if any.
     private(set) var pending: ExcursionToken?
     /// The excursion `pending` names.
@@ -136,6 +142,15 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     func liveExchange(_ number: Int) -> (attempt: Int, transfer: Transfer)? {
         guard number == exchangeNumber, case .transferring(let attempt, let transfer)? = lifecycle.currentPhase else { return nil }
         return (attempt, transfer)
+    }
+
+    /// Whether the exchange in flight already knows how it ends (failed, or redirected): its body is not taken.
+    var exchangeIsEnding: Bool { ending != nil }
+
+    /// Whether the exchange in flight already failed; a later failure does not replace the first.
+    var exchangeHasFailed: Bool {
+        if case .failed? = ending { return true }
+        return false
     }
 
     /// Whether exchange `number`'s events wait for the response-head handlers.
@@ -217,9 +232,11 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         return Transition(action: proceed ? .acceptHead(exchange: number, live.transfer) : .refuseHead(exchange: number, live.transfer))
     }
 
-    /// Exchange `number`'s response is a redirect the rules and the policy let through, to `next`.
+    /// Exchange `number`'s response is a redirect the rules and the policy let through, to `next`:
+    /// the exchange ends by following it (unless it fails first).
     mutating func redirectFollowed(exchange number: Int, from request: URLRequest, to next: URLRequest) {
-        guard liveExchange(number) != nil, let url = next.url else { return }
+        guard liveExchange(number) != nil, ending == nil, let url = next.url else { return }
+        ending = .followed(next)
         redirectHistory.append(RedirectStep(url: url, method: next.method))
         // The upload lives outside the URLRequest: once a redirect turned the method into GET
         // (or a policy dropped the body), no later exchange of this attempt sends it.
@@ -228,9 +245,34 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         }
     }
 
-    /// The exchange ended as `end` says.
+    /// Exchange `number` must be sent again as `request` (a download whose partial body the server
+    /// will not resume): it ends by following it, like a redirect that counts for nothing.
+    mutating func restart(exchange number: Int, with request: URLRequest) {
+        guard liveExchange(number) != nil, ending == nil else { return }
+        ending = .followed(request)
+    }
+
+    /// Exchange `number` failed: the first failure is the one it ends with, and its transfer stops.
+    mutating func exchangeFailed(exchange number: Int, _ failure: Failure) -> Transition {
+        guard let live = liveExchange(number) else { return .ignored }
+        if !exchangeHasFailed { ending = .failed(failure) }
+        return Transition(action: .stopTransfer(live.transfer))
+    }
+
+    /// The transport finished exchange `number`, with `failure` if it (or a check of the finished
+    /// body) found one; the exchange ends as decided, failed or followed, or else answered.
+    mutating func transferCompleted(exchange number: Int, failure: Failure?) -> Transition {
+        guard let live = liveExchange(number) else { return .ignored }
+        if let failure, !exchangeHasFailed { ending = .failed(failure) }
+        let end = ending ?? .answered
+        ending = nil
+        return lift(lifecycle.transferEnded(attempt: live.attempt, end))
+    }
+
+    /// An exchange that could not start ended as `end` (it never reached a transport).
     mutating func transferEnded(attempt: Int, _ end: ExchangeEnd) -> Transition {
-        lift(lifecycle.transferEnded(attempt: attempt, end))
+        ending = nil
+        return lift(lifecycle.transferEnded(attempt: attempt, end))
     }
 
     // MARK: - Evaluation and retries
@@ -309,6 +351,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
             action = admitted ? .prepare(attempt: attempt) : .admit(attempt: attempt)
         case .startTransfer(let attempt, let request):
             exchangeNumber += 1
+            ending = nil
             action = .startTransfer(attempt: attempt, exchange: exchangeNumber, request)
         case .suspendTransfer(let transfer): action = .suspendTransfer(transfer)
         case .resumeTransfer(let transfer): action = .resumeTransfer(transfer)

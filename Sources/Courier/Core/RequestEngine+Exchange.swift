@@ -164,7 +164,7 @@ extension RequestEngine {
             // Events of a cancelled or superseded exchange can still be queued behind the change; drop them.
             return
         }
-        let attempt = live.attempt, exchange = live.transfer
+        let exchange = live.transfer
         if machine.holdsEvents(of: number) {
             exchange.heldEvents.append(event)
             return
@@ -186,11 +186,9 @@ extension RequestEngine {
             if let route = exchange.route {
                 for feature in session.features { feature.exchangeDidComplete(route.context, origin: route.origin, error: error) }
             }
-            if exchange.failure == nil, let error {
-                exchange.failure = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode)
-            }
-            if exchange.failure == nil { checkTruncation(exchange) }
-            apply(machine.transferEnded(attempt: attempt, exchange.end))
+            var failure = error?.with(url: exchange.request.url, responseCode: exchange.head?.statusCode)
+            if failure == nil, !machine.exchangeIsEnding { failure = truncationFailure(exchange) }
+            apply(machine.transferCompleted(exchange: number, failure: failure))
         }
     }
 
@@ -239,7 +237,6 @@ extension RequestEngine {
         if let redirect = redirectRequest(for: head, in: exchange) {
             switch redirect {
             case .success(let next):
-                exchange.redirect = next
                 notifyMonitors { $0.request($1, willRedirectTo: next, from: response.httpResponse) }
                 return
             case .failure(let error):
@@ -290,7 +287,7 @@ extension RequestEngine {
         case .restart:
             var again = exchange.request
             ["Range", "If-Range"].forEach { again.setValue(nil, forHTTPHeaderField: $0) }
-            exchange.redirect = again
+            machine.restart(exchange: exchange.number, with: again)
             return
         }
         if let response = record.response { notifyMonitors { $0.request($1, didReceiveResponse: response.httpResponse) } }
@@ -300,7 +297,7 @@ extension RequestEngine {
     }
 
     private func receiveBody(_ data: Data, in exchange: Exchange) {
-        guard exchange.redirect == nil, exchange.failure == nil, case .store(let offset, let total)? = exchange.disposition else {
+        guard !machine.exchangeIsEnding, case .store(let offset, let total)? = exchange.disposition else {
             exchange.transfer.acknowledge(data.count)
             return
         }
@@ -327,21 +324,19 @@ extension RequestEngine {
 
     /// Ends `exchange` as failed: its first failure is the one it ends with, and the transport stops.
     private func stop(_ exchange: Exchange, failing failure: CourierError) {
-        exchange.failure = failure
-        exchange.transfer.cancel()
+        apply(machine.exchangeFailed(exchange: exchange.number, failure))
     }
 
     /// A body shorter than its `Content-Length` is a lost connection, never a silent success.
-    private func checkTruncation(_ exchange: Exchange) {
-        guard exchange.redirect == nil, case .store? = exchange.disposition, let head = exchange.head,
-            !head.hasNoBody(for: exchange.request.method)
-        else { return }
-        let expected = head.expectedContentLength
-        if expected >= 0, exchange.received < expected {
-            exchange.failure = CourierError(
-                .connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
-                responseCode: head.statusCode, url: head.url)
+    private func truncationFailure(_ exchange: Exchange) -> CourierError? {
+        guard case .store? = exchange.disposition, let head = exchange.head, !head.hasNoBody(for: exchange.request.method) else {
+            return nil
         }
+        let expected = head.expectedContentLength
+        guard expected >= 0, exchange.received < expected else { return nil }
+        return CourierError(
+            .connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
+            responseCode: head.statusCode, url: head.url)
     }
 
     func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {

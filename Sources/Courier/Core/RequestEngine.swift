@@ -156,6 +156,8 @@ package final class RequestEngine {
             startExchange(attempt: attempt, number: number, request: request)
         case .suspendTransfer(let exchange):
             exchange.transfer.suspend()
+        case .stopTransfer(let exchange):
+            exchange.transfer.cancel()
         case .resumeTransfer(let exchange):
             exchange.transfer.resume()
         case .acceptHead(_, let exchange):
@@ -292,12 +294,8 @@ final class Exchange {
     /// The exchange as the session's features saw it, and where its answer comes from; `nil` for
     /// an exchange that failed before anything started.
     let route: (context: ExchangeContext, origin: ExchangeOrigin)?
-    /// The first failure of this exchange, which ends it as failed.
-    var failure: CourierError?
     /// The response head, once it arrived.
     var head: ResponseHead?
-    /// The next request, when this exchange's response is a redirect being followed (or a restart).
-    var redirect: URLRequest?
     /// What the sink does with this exchange's body, decided when the head arrived.
     var disposition: BodyDisposition?
     /// Body bytes of this exchange stored so far.
@@ -328,12 +326,5 @@ final class Exchange {
             start: Date(timeIntervalSinceNow: -elapsed.timeInterval), timeToFirstByte: headInstant.map { $0 - startInstant },
             total: elapsed, bytesSent: bytesSent, bytesReceived: received,
             httpVersion: head?.httpVersion, transport: transport)
-    }
-
-    /// How the exchange ended, once its transfer completed.
-    var end: RequestEngine.Lifecycle.ExchangeEnd {
-        if let failure { return .failed(failure) }
-        if let redirect { return .followed(redirect) }
-        return .answered
     }
 }

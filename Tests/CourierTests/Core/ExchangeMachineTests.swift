@@ -39,6 +39,7 @@ import FoundationNetworking
         case .startTransfer(let attempt, let exchange, let request): action = "start(\(attempt), #\(exchange), \(request.url?.path ?? ""))"
         case .suspendTransfer: action = "suspendTransfer"
         case .resumeTransfer: action = "resumeTransfer"
+        case .stopTransfer: action = "stopTransfer"
         case .acceptHead(let exchange, _): action = "acceptHead(#\(exchange))"
         case .refuseHead(let exchange, _): action = "refuseHead(#\(exchange))"
         case .evaluate(let attempt, let failure): action = "evaluate(\(attempt)\(failure.map { ", \($0)" } ?? ""))"
@@ -190,9 +191,12 @@ import FoundationNetworking
         post.method = .post
         let d = Driver()
         d.startExchange()
-        _ = try #require(try Self.follow(d, Self.head(307, from: "http://example.test/a", to: "/b"), after: post, exchange: 1)?.get())
+        let kept = try #require(try Self.follow(d, Self.head(307, from: "http://example.test/a", to: "/b"), after: post, exchange: 1)?.get())
+        #expect(kept.method == .post)
         #expect(!d.machine.redirectDroppedBody)
-        let next = try #require(try Self.follow(d, Self.head(303, from: "http://example.test/a", to: "/c"), after: post, exchange: 1)?.get())
+        d { m, _ in m.transferCompleted(exchange: 1, failure: nil) }
+        d { m, t in m.transferStarted(attempt: 1, t) }
+        let next = try #require(try Self.follow(d, Self.head(303, from: "http://example.test/b", to: "/c"), after: kept, exchange: 2)?.get())
         #expect(next.method == .get)
         #expect(d.machine.redirectDroppedBody)
         // A new attempt starts with the body and no redirects.
@@ -542,6 +546,65 @@ import FoundationNetworking
                 "willCancel + cancel(transfer, cancelled) → cancelled",  // suspended transfer
                 "willCancel + cancel(no transfer, cancelled) → cancelled",  // delivering
             ])
+    }
+
+    // MARK: - How an exchange ended
+
+    @Test func exchangeEndsAsItsFirstFailureSaysAndStopsItsTransfer() {
+        let d = Driver()
+        d.startExchange()
+        let steps = [
+            d { m, _ in m.exchangeFailed(exchange: 1, Failure(description: "too large")) },
+            d { m, _ in m.exchangeFailed(exchange: 1, Failure(description: "second")) },
+            d { m, _ in m.transferCompleted(exchange: 1, failure: Failure(description: "transport")) },
+        ]
+        #expect(steps == ["stopTransfer → resumed", "stopTransfer → resumed", "evaluate(1, too large) → resumed"])
+    }
+
+    @Test func exchangeEndsAnsweredOrWithTheTransportsFailure() {
+        let answered = Driver()
+        answered.startExchange()
+        #expect(!answered.machine.exchangeIsEnding)
+        #expect(answered { m, _ in m.transferCompleted(exchange: 1, failure: nil) } == "evaluate(1) → resumed")
+        let failed = Driver()
+        failed.startExchange()
+        #expect(failed { m, _ in m.transferCompleted(exchange: 1, failure: Self.boom) } == "evaluate(1, boom) → resumed")
+    }
+
+    @Test func exchangeEndsFollowingItsRedirectUnlessItFailsFirst() {
+        let followed = Driver()
+        followed.startExchange()
+        followed.machine.redirectFollowed(exchange: 1, from: Self.request, to: Self.redirect)
+        #expect(followed.machine.exchangeIsEnding)
+        #expect(!followed.machine.exchangeHasFailed)
+        #expect(followed { m, _ in m.transferCompleted(exchange: 1, failure: nil) } == "start(1, #2, /b) → resumed")
+        // The next exchange starts with no ending of its own.
+        followed { m, t in m.transferStarted(attempt: 1, t) }
+        #expect(!followed.machine.exchangeIsEnding)
+        // A transport failure after the redirect's head ends the exchange as failed.
+        let failed = Driver()
+        failed.startExchange()
+        failed.machine.redirectFollowed(exchange: 1, from: Self.request, to: Self.redirect)
+        #expect(failed { m, _ in m.transferCompleted(exchange: 1, failure: Self.boom) } == "evaluate(1, boom) → resumed")
+    }
+
+    @Test func restartedExchangeIsSentAgainWithoutCountingAsARedirect() {
+        let d = Driver()
+        d.startExchange()
+        d.machine.restart(exchange: 1, with: Self.request)
+        #expect(d { m, _ in m.transferCompleted(exchange: 1, failure: nil) } == "start(1, #2, /a) → resumed")
+        #expect(d.machine.redirectHistory.isEmpty)
+    }
+
+    @Test func endOfAStaleExchangeIsIgnored() {
+        let d = Driver()
+        d.startExchange()
+        d { m, _ in m.cancel("cancelled") }
+        let steps = [
+            d { m, _ in m.exchangeFailed(exchange: 1, Self.boom) },
+            d { m, _ in m.transferCompleted(exchange: 1, failure: nil) },
+        ]
+        #expect(steps == ["none → cancelled", "none → cancelled"])
     }
 
     // MARK: - How the request ended
