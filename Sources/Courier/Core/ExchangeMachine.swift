@@ -235,9 +235,9 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     /// Exchange `number`'s response is a redirect the rules and the policy let through, to `next`:
     /// the exchange ends by following it (unless it fails first).
     mutating func redirectFollowed(exchange number: Int, from request: URLRequest, to next: URLRequest) {
-        guard liveExchange(number) != nil, ending == nil, let url = next.url else { return }
+        guard liveExchange(number) != nil, ending == nil else { return }
         ending = .followed(next)
-        redirectHistory.append(RedirectStep(url: url, method: next.method))
+        if let url = next.url { redirectHistory.append(RedirectStep(url: url, method: next.method)) }
         // The upload lives outside the URLRequest: once a redirect turned the method into GET
         // (or a policy dropped the body), no later exchange of this attempt sends it.
         if next.method == .get || next.method == .head, request.method != next.method {
