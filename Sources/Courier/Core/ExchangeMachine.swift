@@ -127,10 +127,8 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     /// or restart to follow); `nil` while it is still on its way to an answer. Handed to the
     /// lifecycle by ``transferCompleted(exchange:failure:)``.
     private var ending: ExchangeEnd?
-    /// The excursion whose result the machine waits for, if any.
-    private(set) var pending: ExcursionToken?
-    /// The excursion `pending` names.
-    private var waiting: Excursion?
+    /// The excursion whose result the machine waits for, and its token.
+    private var waiting: (token: ExcursionToken, excursion: Excursion)?
     private var lastSerial = 0
 
     /// The public view of the state.
@@ -153,9 +151,12 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         return false
     }
 
+    /// The token of the excursion whose result the machine waits for, if any.
+    var pending: ExcursionToken? { waiting?.token }
+
     /// Whether exchange `number`'s events wait for the response-head handlers.
     func holdsEvents(of number: Int) -> Bool {
-        pending?.kind == .responseHeadHandlers && number == exchangeNumber
+        waiting?.token.kind == .responseHeadHandlers && number == exchangeNumber
     }
 
     // MARK: - User verbs
@@ -316,16 +317,14 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     private mutating func excursion(_ excursion: Excursion) -> Transition {
         lastSerial += 1
         let token = ExcursionToken(kind: excursion.kind, serial: lastSerial)
-        pending = token
-        waiting = excursion
+        waiting = (token, excursion)
         return Transition(action: .runExcursion(excursion, token))
     }
 
     /// The excursion `token` names, if the machine still waits for it and the phase it belongs
     /// to is still on (a cancel, a newer attempt or a newer exchange makes it stale); it answers once.
     private mutating func accept(_ token: ExcursionToken) -> Excursion? {
-        guard pending == token, let excursion = waiting else { return nil }
-        pending = nil
+        guard let excursion = waiting?.excursion, waiting?.token == token else { return nil }
         waiting = nil
         switch excursion {
         case .adapters(let attempt, _):
@@ -366,7 +365,6 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         }
         if lifecycle.currentPhase == nil {
             // The request ended (or only delivers its body): nothing it waited for is wanted any more.
-            pending = nil
             waiting = nil
         }
         return Transition(hook: transition.hook, action: action)
