@@ -13,9 +13,12 @@ import FoundationNetworking
 /// emits ``Action/runExcursion(_:_:)`` with a fresh ``ExcursionToken``, the engine runs it
 /// wherever it must, and its result comes back as an event carrying that token; a result whose
 /// token is not the one the machine is waiting for (the request was cancelled, or a newer
-/// attempt or exchange began) is ignored here, never by a guard in the engine. How the request
-/// ended is the completion carried by the transition that ends it (``Action/cancel(_:_:)``,
-/// ``Action/finish(_:)``, ``Action/awaitDelivery(_:)``), kept by the lifecycle's final state.
+/// attempt or exchange began) is ignored here, never by a guard in the engine. How each exchange
+/// ends (its first failure, a redirect or restart to follow, the transport's failure, or an
+/// answer) is decided here and handed to the lifecycle by ``transferCompleted(exchange:failure:)``;
+/// how the request ended is the completion carried by the transition that ends it
+/// (``Action/cancel(_:_:)``, ``Action/finish(_:)``, ``Action/awaitDelivery(_:)``), kept by the
+/// lifecycle's final state.
 ///
 /// Inspired by AsyncHTTPClient's `HTTPRequestStateMachine` (the exchange as one machine whose
 /// actions the caller performs) and OkHttp's interceptor chain (each excursion proceeds exactly
