@@ -60,11 +60,14 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "CourierMetrics",
-            dependencies: ["Courier", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
+            dependencies: ["Courier", "CourierLocking", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
             swiftSettings: swiftSettings),
         .target(
             name: "CourierTracing",
-            dependencies: ["Courier", .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"]))],
+            dependencies: [
+                "Courier", "CourierLocking",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ],
             swiftSettings: swiftSettings),
         .target(
             name: "CourierHTTPTypes",
