@@ -11,7 +11,7 @@
 # other relative paths from Sources/Courier, and a bare file name wherever it is unique under
 # Sources/ (then Tests/), or unique as a path's end. Names (between backticks, arguments dropped): each dotted part must appear
 # as a word in the code of Sources/ and Tests/ (comments and strings removed; the C sources of
-# Sources/CCurl as they are), and the member of one of Courier's own types (`Type.member`) must be
+# Sources/CCurl and Sources/CCodecs as they are), and the member of one of Courier's own types (`Type.member`) must be
 # declared somewhere (func, var, let, case, or a nested type). Words with spaces, `=`, `-` or quotes
 # are prose, not names, and are skipped.
 #
@@ -35,7 +35,7 @@ def strip(text):
 swift_files = sorted(glob.glob("Sources/**/*.swift", recursive=True) + glob.glob("Tests/**/*.swift", recursive=True))
 code = "\n".join(strip(open(p, encoding="utf-8").read()) for p in swift_files)
 c_code = "\n".join(open(p, encoding="utf-8", errors="replace").read()
-                   for p in glob.glob("Sources/CCurl/**/*.[ch]", recursive=True))
+                   for p in glob.glob("Sources/C*/**/*.[ch]", recursive=True))
 words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code)) | set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", c_code))
 words |= set(os.listdir("Sources"))  # module names
 types = set(re.findall(r"\b(?:class|struct|enum|actor|protocol|typealias)\s+([A-Z][A-Za-z0-9_]*)", code))
