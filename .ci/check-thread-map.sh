@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # docs/thread-map.md cites the code it describes: files (`Core/RequestExecutor.swift:110`, a bare
-# `RequestExecutor.swift:119` or `:205` after a file on the same line) and names (`RequestExecutor.submit`,
+# `RequestExecutor.swift:119`, or `:205` after a file) and names (`RequestExecutor.submit`,
 # `DeliveryBatch`, `perform`). This fails when a cited file no longer exists, a cited line is past
 # the file's end, or a cited name no longer appears in the code, so the map cannot rot silently
 # when code moves or is renamed. What it does not check: that a line number still points at the
 # line meant (fix the map in the same change that moves the code, CONTRIBUTING.md).
 #
-# A bare line number continues the last file cited before it in the same paragraph or table row.
-# Paths: `Sources/…`, `Tests/…`, `.ci/…`, `docs/…` and `Benchmarks/…` from the repository root,
-# other relative paths from Sources/Courier, and a bare file name wherever it is unique under
-# Sources/ (then Tests/), or unique as a path's end. Names (between backticks, arguments dropped): each dotted part must appear
-# as a word in the code of Sources/ and Tests/ (comments and strings removed; the C sources of
-# Sources/CCurl and Sources/CCodecs as they are), and the member of one of Courier's own types (`Type.member`) must be
-# declared somewhere (func, var, let, case, or a nested type). Words with spaces, `=`, `-` or quotes
-# are prose, not names, and are skipped.
+# Paths: `Sources/…`, `Tests/…`, `.ci/…`, `docs/…`, `Benchmarks/…` and `Fuzz/…` from the repository
+# root, other relative paths from Sources/Courier, else the one file whose path ends so; a bare file
+# name wherever it is unique under Sources/ (then Tests/). A bare line number continues the last
+# file cited before it in the same paragraph or table row.
+# Names (between backticks, arguments dropped): each dotted part must appear as a word in the code
+# of Sources/ and Tests/ (comments and strings removed; the C sources of Sources/C* as they are),
+# and the member of one of Courier's own types (`Type.member`) must be declared somewhere (func,
+# var, let, case, or a nested type). Words with spaces, `=`, `-` or quotes are prose, not names,
+# and are skipped.
 #
 # Usage: .ci/check-thread-map.sh [FILE.md]   (docs/thread-map.md by default)
 set -euo pipefail
