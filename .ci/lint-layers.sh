@@ -5,18 +5,20 @@
 # makes the engine or a transport depend on it.
 #
 #   0 Model       Sources/Courier/Model: the values every layer speaks (CourierError, HTTPHeaders,
-#                 HTTPMethod, HTTPVersion, TLS settings and failures, limits, metrics, ResponseSource)
+#                 HTTPMethod, HTTPVersion, TLS settings and failures, metrics, progress, and the
+#                 cache vocabulary such as ResponseSource)
 #   1 Support     Sources/Courier/Support: pure helpers (JSON and its parser, SHA-1, SHA-256, MD5,
 #                 HTTP dates, percent encoding, form and parameter encoders, files, the FastPaths switch)
-#   2 Transport   Sources/Courier/Transport (Curl/, URLSession/): the contract, both transports and
-#                 what they read and hand upwards (BodyStream, ResponseHead, LazyHTTPResponse)
+#   2 Transport   Sources/Courier/Transport (Curl/, URLSession/): the contract, both transports,
+#                 what they read and hand upwards (BodyStream, ResponseHead, LazyHTTPResponse) and
+#                 the limits they enforce
 #   3 Core        Core/ (session, request engine, executor, request base), Serialization/, Stages/
 #                 (what the engine calls by name: interceptors, validation, redirects, response-head
 #                 handlers, event monitors, HTTP authentication) and Bodies/ (upload bodies)
-#   4 Requests    Requests/: the request kinds beyond the base (upload, download, data stream) and
-#                 the download store that resumes downloads
+#   4 Requests    Requests/: the request kinds (data, upload, download, data stream), the session
+#                 verbs and tasks that make and await them, and the store that resumes downloads
 #   5 Features    Features/: routed features behind `RequestFeature` (response cache, HTTP cache,
-#                 deduplication, server pool) and add-ons built on the stages' protocols
+#                 deduplication, server pool); Extras/: add-ons built on the stages' protocols
 #   6 Subsystems  Subsystems/: protocols of their own on top of requests (WebSocket, event streams)
 #
 # "Names" means: a capitalised identifier outside comments and string literals, not written after
