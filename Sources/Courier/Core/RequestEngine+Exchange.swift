@@ -192,6 +192,9 @@ extension RequestEngine {
             if exchange.failure == nil, let error {
                 exchange.failure = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode)
             }
+            if exchange.failure == nil, let trailers = metrics.trailerFields {
+                exchange.failure = trailerLimitFailure(trailers, head: exchange.head)
+            }
             if exchange.failure == nil { checkTruncation(exchange) }
             apply(lifecycle.transferEnded(attempt: attempt, exchange.end))
         }

@@ -121,6 +121,9 @@ public struct DataStreamCompletion: Sendable {
     public let metrics: TransferMetrics?
     /// The error, if the stream failed or was cancelled.
     public let error: CourierError?
+    /// The trailer fields the response sent after its body, in wire order; `nil` when it sent
+    /// none (and always on the URLSession transport).
+    public var trailerFields: HTTPHeaders? { metrics?.trailerFields }
 }
 
 /// The chunks of a ``DataStreamRequest``'s body, in order; throws the request's ``CourierError``.
