@@ -186,6 +186,17 @@ import FoundationNetworking
         }
     }
 
+    @Test func requestTrailersWithADeclaredLengthAreRefusedBeforeSending() async throws {
+        try await withServer { server async throws in
+            server.routeDuplexEcho("/echo")
+            let stream = makeSession(.curl, server: server)
+                .streamRequest("echo", body: PatternChunks(total: 10), length: 10) { ["X-A": "1"] }
+            let error = await #expect(throws: CourierError.self) { for try await _ in stream.streamingData() {} }
+            #expect(error?.kind == .invalidRequest)
+            #expect(server.recordedRequests.isEmpty)
+        }
+    }
+
     @Test func theURLSessionTransportRefusesRequestTrailersBeforeSending() async throws {
         try await withServer { server async throws in
             server.route("/up") { request in .text("\(request.bodySize)") }

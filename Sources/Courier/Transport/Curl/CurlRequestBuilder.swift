@@ -107,6 +107,11 @@ enum CurlRequestBuilder {
         let sendsTrailers = if case .stream(let stream) = request.body { stream.sendsTrailers } else { false }
         // libcurl sends request trailers only after a chunked HTTP/1.1 body (an HTTP/2 stream
         // would end without them): such a request goes over HTTP/1.1 or is refused.
+        if sendsTrailers, request.body.length >= 0 {
+            throw CourierError(
+                .invalidRequest,
+                "Request trailers follow a chunked body, which has no Content-Length: give the body no length.", url: request.url)
+        }
         if sendsTrailers, request.httpVersion != .automatic, request.httpVersion != .http1_1 {
             throw CourierError(
                 .httpVersionUnavailable,
