@@ -2,6 +2,8 @@
 project wrote) serving httpbin over HTTP/3 on a UDP port and over HTTP/1.1 and HTTP/2 (TLS, ALPN) on a
 TCP port, with an Alt-Svc header on every response.
   /files/NAME   the file NAME of --www, whole (Content-Length), for byte-exact transfers
+  /echo         full duplex (ASGI): the response head at once, then each request body chunk echoed as
+                it arrives, then the request's trailers as the response's (over HTTP/2)
   anything else httpbin (/get, /post, /bytes/N, /gzip, /status/N, /response-headers...)
 Usage: h3-server.py --serve SPEC [--serve SPEC...] --cert C --key K --www DIR [--daemon --pid-file F --log-file L]
                     [--keep-alive-max-requests N]
@@ -51,6 +53,39 @@ def files_app(www, fallback):
     return app
 
 
+async def echo_app(scope, receive, send):
+    """ASGI: answers at once and echoes each request body chunk as it arrives (full duplex); the
+    request's trailer fields, when the client sent any, come back as the response's."""
+    trailers = "http.response.trailers" in scope.get("extensions", {})
+    await send({"type": "http.response.start", "status": 200, "trailers": trailers,
+                "headers": [(b"content-type", b"application/octet-stream")]})
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        body = message.get("body", b"")
+        more = message.get("more_body", False)
+        if body:
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        if not more:
+            break
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    if trailers:
+        await send({"type": "http.response.trailers", "headers": [(b"x-echo-end", b"1")], "more_trailers": False})
+
+
+class Routed:
+    """Hypercorn's app wrapper for /echo (ASGI) in front of the WSGI app for everything else."""
+
+    def __init__(self, wsgi, echo):
+        self.wsgi = wsgi
+        self.echo = echo
+
+    async def __call__(self, scope, receive, send, sync_spawn, call_soon):
+        target = self.echo if scope["type"] == "http" and scope.get("path") == "/echo" else self.wsgi
+        return await target(scope, receive, send, sync_spawn, call_soon)
+
+
 def parse_spec(spec):
     fields = dict(part.split("=", 1) for part in spec.split(","))
     unknown = set(fields) - {"tcp", "quic", "alt", "mtls"}
@@ -91,7 +126,8 @@ def main():
     import ssl
     from aioquic import tls
     from cryptography import x509
-    from hypercorn.asyncio import serve
+    from hypercorn.app_wrappers import ASGIWrapper, WSGIWrapper
+    from hypercorn.asyncio.run import worker_serve
     from hypercorn.config import Config
     from hypercorn.protocol import quic
 
@@ -157,7 +193,8 @@ def main():
             if spec.get("mtls"):
                 config.ca_certs = arguments.client_ca
                 config.verify_mode = ssl.CERT_REQUIRED
-            servers.append(serve(app, config, mode="wsgi", shutdown_trigger=stop.wait))
+            routed = Routed(WSGIWrapper(app, config.wsgi_max_body_size), ASGIWrapper(echo_app))
+            servers.append(worker_serve(routed, config, shutdown_trigger=stop.wait))
         await asyncio.gather(*servers)
 
     asyncio.run(run())

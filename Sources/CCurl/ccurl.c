@@ -329,6 +329,9 @@ int ccurl_easy_setopt_func_read(ccurl_easy *handle, int option, ccurl_read_callb
 int ccurl_easy_setopt_func_seek(ccurl_easy *handle, int option, ccurl_seek_callback callback) {
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
 }
+int ccurl_easy_setopt_func_trailer(ccurl_easy *handle, int option, ccurl_trailer_callback callback) {
+    return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
+}
 int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferinfo_callback callback) {
     return api.easy_setopt ? api.easy_setopt(handle, option, callback) : CCURLE_FAILED_INIT;
 }

@@ -112,6 +112,11 @@ struct Connection {
                 }
             }
 
+            let path = RecordedRequest.split(target: head.target).path
+            if core.state.withLock({ $0.duplexEchoPaths.contains(path) }) {
+                return (echoInFullDuplex(head, framing: framing, exchangeIndex: exchangeIndex), lastSequence)
+            }
+
             let body = reader.readBody(framing)
             if let error = body.error {
                 let request = record(head: head, body: body, exchangeIndex: exchangeIndex, error: error.message)
@@ -143,6 +148,29 @@ struct Connection {
             }
         }
         return (.close, lastSequence)
+    }
+
+    /// Serves a ``TestServer/routeDuplexEcho(_:)`` exchange: the head at once, then each piece of
+    /// the request body as a response chunk while the body is still arriving, then the request's
+    /// trailers as the response's. The request is recorded once its body ended.
+    private mutating func echoInFullDuplex(_ head: RequestHead, framing: RequestHead.Framing, exchangeIndex: Int) -> Ending {
+        let fd = fd
+        let responseHead = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        guard Socket.writeAll(fd, Array(responseHead.utf8)) else {
+            recordFailure(head: head, exchangeIndex: exchangeIndex, error: "client went away before the duplex response head was sent")
+            return .close
+        }
+        reader.observer = { piece in
+            Socket.writeAll(fd, Array(String(piece.count, radix: 16).utf8) + [13, 10] + Array(piece) + [13, 10])
+        }
+        let body = reader.readBody(framing)
+        reader.observer = nil
+        let request = record(head: head, body: body, exchangeIndex: exchangeIndex, error: body.error?.message)
+        if body.error == nil {
+            let end = "0\r\n" + body.trailers.map { "\($0.name): \($0.value)\r\n" }.joined() + "\r\n"
+            if !Socket.writeAll(fd, Array(end.utf8)) { core.markDisconnected(request.sequenceNumber) }
+        }
+        return .close
     }
 
     /// Answers a WebSocket handshake (RFC 6455 §4.2): `101` and the script's session, or `400` /

@@ -34,6 +34,15 @@ extension MockResponse {
         withBehavior { $0.framing = .chunked(size: max(1, chunkSize)) }
     }
 
+    /// Adds a trailer field sent after the body (repeated names are allowed, sent in order). A
+    /// trailer needs a chunked body: a response that was not chunked becomes chunked.
+    public func trailer(_ name: String, _ value: String) -> MockResponse {
+        withBehavior {
+            $0.trailers.append("\(name): \(value)")
+            if case .chunked = $0.framing {} else { $0.framing = .chunked(size: 1024) }
+        }
+    }
+
     /// Sends no `Content-Length`; the body ends when the server closes the connection.
     public func closeDelimited() -> MockResponse {
         withBehavior { $0.framing = .closeDelimited }

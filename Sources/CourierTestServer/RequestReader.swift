@@ -33,6 +33,9 @@ struct RequestReader {
     /// Received bytes live in `storage[start..<end]`; the array's count is its capacity, so
     /// reading never resizes it in the common case.
     private var storage: [UInt8] = []
+    /// Sees each piece of a body as it is read (a full-duplex echo); returning false ends the
+    /// body as if the connection closed.
+    var observer: ((ArraySlice<UInt8>) -> Bool)?
     private var start = 0
     private var end = 0
 
@@ -143,6 +146,7 @@ struct RequestReader {
         while remaining > 0 {
             if available == 0 && !fill() { return false }
             let count = Int(min(Int64(available), remaining))
+            if let observer, !observer(storage[start..<(start + count)]) { return false }
             let room = max(0, recordLimit - result.body.count)
             if room > 0 {
                 result.body.append(contentsOf: storage[start..<(start + min(count, room))])

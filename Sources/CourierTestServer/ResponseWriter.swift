@@ -174,7 +174,8 @@ struct ResponseWriter {
             }
         }
         if let trigger, sent >= trigger.afterBytes { return .effect(trigger.effect) }
-        if chunkSize != nil, !Socket.writeAll(fd, Array("0\r\n\r\n".utf8)) { return .clientGone }
+        let lastChunk = "0\r\n" + behavior.trailers.map { $0 + "\r\n" }.joined() + "\r\n"
+        if chunkSize != nil, !Socket.writeAll(fd, Array(lastChunk.utf8)) { return .clientGone }
         return nil
     }
 

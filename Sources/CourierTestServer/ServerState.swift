@@ -18,6 +18,8 @@ struct ServerState: Sendable {
     var nextRouteID = 0
     var routeServeCounts: [Int: Int] = [:]
     var dispatcher: (@Sendable (RecordedRequest) -> MockResponse)?
+    /// Paths answered by ``TestServer/routeDuplexEcho(_:)``.
+    var duplexEchoPaths: Set<String> = []
 
     // Recording.
     var records: [RecordedRequest] = []

@@ -78,6 +78,8 @@ struct ResponseBehavior: Sendable, Equatable {
     }
 
     var framing: Framing = .contentLength
+    /// Trailer field lines (`Name: value`) sent after a chunked body's last chunk.
+    var trailers: [String] = []
     var omitsContentLength = false
     var coding: ContentCoding = .identity
     var headersDelay: Duration?

@@ -91,6 +91,14 @@ public final class TestServer: Sendable {
         core.state.withLock { $0.addRoute(path: path, method: method, handler: .closure(handler)) }
     }
 
+    /// Answers requests for exactly `path` in full duplex: the response head (`200`, chunked) goes
+    /// out as soon as the request head arrived, each piece of the request body is echoed as one
+    /// response chunk as soon as it is read, and the request's trailer fields come back as the
+    /// response's. The connection closes after the exchange. Checked before every other route.
+    public func routeDuplexEcho(_ path: String) {
+        core.state.withLock { _ = $0.duplexEchoPaths.insert(path) }
+    }
+
     /// Serves `resource` at exactly `path`, with ranges and conditional requests.
     public func route(_ path: String, method: RouteMethod = .any, _ resource: Resource) {
         core.state.withLock { $0.addRoute(path: path, method: method, handler: .resource(resource)) }

@@ -36,6 +36,9 @@ typedef struct ccurl_slist ccurl_slist;
 typedef size_t (*ccurl_data_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
 /// CURLOPT_READFUNCTION: fills `buffer`, returns the bytes written, 0 at the end, or CCURL_READFUNC_ABORT.
 typedef size_t (*ccurl_read_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
+/// CURLOPT_TRAILERFUNCTION: appends the request's trailer fields (`Name: value`, no CRLF) to `*list`
+/// with ccurl_slist_append; returns CCURL_TRAILERFUNC_OK, or CCURL_TRAILERFUNC_ABORT to fail the transfer.
+typedef int (*ccurl_trailer_callback)(ccurl_slist **list, void *userdata);
 /// CURLOPT_SEEKFUNCTION: `origin` is SEEK_SET/SEEK_CUR/SEEK_END; returns a CCURL_SEEKFUNC_ value.
 typedef int (*ccurl_seek_callback)(void *userdata, int64_t offset, int origin);
 /// CURLOPT_XFERINFOFUNCTION: byte counts so far; a non-zero return aborts the transfer.
@@ -90,6 +93,10 @@ typedef int (*ccurl_timer_callback)(ccurl_multi *multi, long timeout_ms, void *u
 #define CCURLOPT_CONNECTTIMEOUT_MS 156        // 7.16.2
 #define CCURLOPT_SUPPRESS_CONNECT_HEADERS 265 // 7.54.0
 #define CCURLOPT_UPLOAD_BUFFERSIZE 280        // 7.62.0
+#define CCURLOPT_TRAILERFUNCTION 20283        // 7.64.0: called once before a chunked upload's last CRLF
+#define CCURLOPT_TRAILERDATA 10284            // 7.64.0
+#define CCURL_TRAILERFUNC_OK 0                // 7.64.0
+#define CCURL_TRAILERFUNC_ABORT 1             // 7.64.0
 #define CCURLOPT_SSLCERT 10025                // 7.1
 #define CCURLOPT_KEYPASSWD 10026              // 7.17.0 (as CURLOPT_SSLCERTPASSWD since 7.1)
 #define CCURLOPT_SSLVERSION 32                // 7.1
@@ -321,6 +328,7 @@ int ccurl_easy_setopt_ptr(ccurl_easy *handle, int option, const void *value);
 int ccurl_easy_setopt_func_data(ccurl_easy *handle, int option, ccurl_data_callback callback);
 int ccurl_easy_setopt_func_read(ccurl_easy *handle, int option, ccurl_read_callback callback);
 int ccurl_easy_setopt_func_seek(ccurl_easy *handle, int option, ccurl_seek_callback callback);
+int ccurl_easy_setopt_func_trailer(ccurl_easy *handle, int option, ccurl_trailer_callback callback);
 int ccurl_easy_setopt_func_xferinfo(ccurl_easy *handle, int option, ccurl_xferinfo_callback callback);
 int ccurl_easy_setopt_func_close(ccurl_easy *handle, int option, ccurl_close_callback callback);
 int ccurl_easy_setopt_func_debug(ccurl_easy *handle, int option, ccurl_debug_callback callback);

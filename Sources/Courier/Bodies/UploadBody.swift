@@ -123,6 +123,13 @@ extension RequestEngine {
     /// and for redirects that turned the method into GET.
     func preparedUploadBody(for request: URLRequest) throws -> TransportBody? {
         guard let upload = source.upload, sendsUpload else { return nil }
+        if source.fullDuplex, session.transportName == "urlSession" {
+            throw CourierError(
+                .invalidConfiguration,
+                "The URLSession transport cannot stream a response while the request body is still being sent "
+                    + "(FoundationNetworking delivers the response after the whole body); use the curl transport for "
+                    + "full-duplex streams.", url: request.url)
+        }
         if let prepared = preparedUpload { return prepared.body }
         let prepared = try PreparedUpload(upload, temporaryDirectory: session.configuration.temporaryDirectory)
         preparedUpload = prepared

@@ -87,6 +87,11 @@ extension Request {
     /// }
     /// ```
     public var metrics: TransferMetrics? { withIsolatedEngine { $0.currentMetrics } }
+    /// The trailer fields the response sent after its body (HTTP/1.1 chunked or HTTP/2), in wire
+    /// order; `nil` until the request finished, and when the server sent none. For a stream,
+    /// read it once the stream ended. The URLSession transport never has any (FoundationNetworking
+    /// drops them).
+    public var trailerFields: HTTPHeaders? { withIsolatedEngine { $0.lifecycle.completion?.metrics?.trailerFields } }
     /// The error the request finished with, if it has finished with one.
     public var error: CourierError? { withIsolatedEngine { $0.lifecycle.completion?.error } }
 

@@ -187,6 +187,9 @@ extension RequestEngine {
                 for feature in session.features { feature.exchangeDidComplete(route.context, origin: route.origin, error: error) }
             }
             var failure = error?.with(url: exchange.request.url, responseCode: exchange.head?.statusCode)
+            if failure == nil, !machine.exchangeIsEnding, let trailers = metrics.trailerFields {
+                failure = trailerLimitFailure(trailers, head: exchange.head)
+            }
             if failure == nil, !machine.exchangeIsEnding { failure = truncationFailure(exchange) }
             apply(machine.transferCompleted(exchange: number, failure: failure))
         }

@@ -16,6 +16,9 @@ struct RequestSource: Sendable {
     var interceptor: (any RequestInterceptor)?
     /// The upload body, for upload requests.
     var upload: UploadSource?
+    /// Whether the response is read while the body is still produced (a full-duplex stream),
+    /// which only the curl transport does.
+    var fullDuplex = false
 
     init(
         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil, upload: UploadSource? = nil,

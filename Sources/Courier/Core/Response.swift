@@ -14,6 +14,10 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
     public let data: Data?
     /// Timings and byte counts of the transfer.
     public let metrics: TransferMetrics?
+    /// The trailer fields the response sent after its body (HTTP/1.1 chunked or HTTP/2), in wire
+    /// order with repeated names kept apart; `nil` when it sent none. The URLSession transport
+    /// never has any: FoundationNetworking drops them.
+    public var trailerFields: HTTPHeaders? { metrics?.trailerFields }
     /// How long the serializer took, in seconds.
     public let serializationDuration: TimeInterval
     /// The serialized value or the error.
@@ -73,6 +77,10 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
     public let fileURL: URL?
     /// Timings and byte counts of the transfer.
     public let metrics: TransferMetrics?
+    /// The trailer fields the response sent after its body (HTTP/1.1 chunked or HTTP/2), in wire
+    /// order with repeated names kept apart; `nil` when it sent none. The URLSession transport
+    /// never has any: FoundationNetworking drops them.
+    public var trailerFields: HTTPHeaders? { metrics?.trailerFields }
     /// How long the serializer took, in seconds.
     public let serializationDuration: TimeInterval
     /// The serialized value or the error.

@@ -99,3 +99,25 @@ extension RequestEngine {
         return nil
     }
 }
+
+extension RequestEngine {
+    /// The failure for a trailer section with more fields or more bytes than the session allows
+    /// a head (``SessionConfiguration/maximumResponseHeaderCount``, ``SessionConfiguration/maximumResponseHeadSize``).
+    func trailerLimitFailure(_ trailers: HTTPHeaders, head: ResponseHead?) -> CourierError? {
+        if let maximum = session.configuration.maximumResponseHeaderCount, trailers.count > maximum {
+            return CourierError(
+                .responseTooLarge,
+                "The response's trailer section has \(trailers.count) fields, more than maximumResponseHeaderCount (\(maximum)) allows.",
+                responseCode: head?.statusCode, url: head?.url)
+        }
+        let size = trailers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if let maximum = session.configuration.maximumResponseHeadSize, size > maximum {
+            return CourierError(
+                .responseTooLarge,
+                "The response's trailer section has \(size) bytes of fields, more than "
+                    + "maximumResponseHeadSize (\(BodySizeLimit.format(Int64(maximum)))) allows.",
+                responseCode: head?.statusCode, url: head?.url)
+        }
+        return nil
+    }
+}

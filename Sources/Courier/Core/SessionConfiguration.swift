@@ -136,11 +136,14 @@ public struct SessionConfiguration: Sendable {
     public var minimumTransferRate: MinimumTransferRate? = nil
     /// The most header fields a response head may have (repeated fields count once each time
     /// they appear for `Set-Cookie`, once in all for other names, which are joined): 1000 by
-    /// default, `nil` for no limit. More fails the request with `.responseTooLarge`.
+    /// default, `nil` for no limit. More fails the request with `.responseTooLarge`. A response's
+    /// trailer section (``DataResponse/trailerFields``) is held to the same limit.
     public var maximumResponseHeaderCount: Int? = 1000
     /// The most bytes of header fields a response head may have: 256 KiB by default, `nil` for no
     /// limit of Courier's own. More fails the request with `.responseTooLarge`. libcurl (both
-    /// transports on Linux) also refuses heads over 300 KiB, or a single field over 100 KiB.
+    /// transports on Linux) also refuses heads over 300 KiB, or a single field over 100 KiB. A
+    /// response's trailer section is held to the same limits (the curl transport stops reading
+    /// one past 300 KiB).
     public var maximumResponseHeadSize: Int? = 256 << 10
     /// The clock retry delays are measured on; tests can inject a clock they control.
     public var retryClock: any Clock<Duration> = ContinuousClock()

@@ -24,6 +24,9 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
         var tlsVersion: String? = nil
         var tlsCipherSuite: String? = nil
         var source: ResponseSource = .network
+        /// The response's trailer fields, which arrive with the end of the exchange and so travel
+        /// with its metrics to the response (``DataResponse/trailerFields``).
+        var trailerFields: HTTPHeaders? = nil
     }
 
     /// An immutable box around the figures, replaced on every change. Metrics ride inside every
@@ -132,6 +135,13 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
     public var source: ResponseSource {
         get { storage.values.source }
         set { update { $0.source = newValue } }
+    }
+
+    /// The trailer fields the (last) exchange's response sent after its body, in wire order;
+    /// `nil` when it sent none. See ``DataResponse/trailerFields``.
+    public var trailerFields: HTTPHeaders? {
+        get { storage.values.trailerFields }
+        set { update { $0.trailerFields = newValue } }
     }
 
     /// Creates metrics; transports fill in what they know.

@@ -51,6 +51,7 @@ import Foundation
         var waker: (@Sendable () -> Void)?
         var consumerWaiting = false
         var handedOut: Int64 = 0
+        var trailers: HTTPHeaders?
     }
 
     /// The most bytes buffered ahead of the transport.
@@ -63,16 +64,24 @@ import Foundation
 
     /// The body's length, when its source declared one (sent as `Content-Length`).
     public let declaredLength: Int64?
+    /// Whether trailer fields follow the body (``trailers``): it is then sent chunked, over HTTP/1.1.
+    public let sendsTrailers: Bool
 
     /// Wraps `stream`, which must not have been opened; Courier opens, reads and closes it.
     init(_ stream: InputStream) {
         state = State(source: .inputStream(stream))
         declaredLength = nil
+        sendsTrailers = false
     }
 
     /// Iterates `sequence` on a task of its own once the transport first reads, appending each
     /// element when the buffer has room; `length`, when given, is the exact byte count it must yield.
-    init<Body: AsyncSequence & Sendable>(_ sequence: Body, length: Int64?) where Body.Element: Sequence<UInt8> {
+    /// `trailers`, when given, runs on that task once the sequence ended, before the body's end is
+    /// handed to the transport: its fields follow the body.
+    init<Body: AsyncSequence & Sendable>(
+        _ sequence: Body, length: Int64?, trailers: (@Sendable () async throws -> HTTPHeaders)? = nil
+    ) where Body.Element: Sequence<UInt8> {
+        sendsTrailers = trailers != nil
         guard (length ?? 0) >= 0 else {
             declaredLength = nil
             state = State(
@@ -87,7 +96,10 @@ import Foundation
                     var elements = sequence.makeAsyncIterator()
                     // Room first, then the next element: the buffer and one element are all that is held.
                     while await body.waitForRoom() {
-                        guard let element = try await elements.next() else { return body.finish(failure: nil) }
+                        guard let element = try await elements.next() else {
+                            if let trailers { try body.setTrailers(await trailers()) }
+                            return body.finish(failure: nil)
+                        }
                         body.append(element)
                     }
                 } catch {
@@ -98,6 +110,9 @@ import Foundation
 
     /// Why the body could not be read, once it could not.
     public var failure: CourierError? { locked { $0.failure } }
+
+    /// The trailer fields to send after the body; set before the body's end is handed out.
+    public var trailers: HTTPHeaders? { locked { $0.trailers } }
 
     /// Bytes handed to the transport so far.
     public var bytesRead: Int64 { locked { $0.handedOut } }
@@ -270,6 +285,25 @@ import Foundation
         }
         waker?()
     }
+
+    /// Keeps the trailer fields to send; a field that is not valid HTTP, or one that frames the
+    /// message, fails the body (a trailer is never dropped or sent altered).
+    fileprivate func setTrailers(_ fields: HTTPHeaders) throws(CourierError) {
+        for field in fields {
+            guard WireSyntax.isToken(field.name), WireSyntax.isFieldValue(field.value) else {
+                throw CourierError(.invalidRequest, "The request trailer field \(WireSyntax.quoted(field.name)) is not valid HTTP.")
+            }
+            guard !Self.framingFields.contains(where: { field.name.caseInsensitiveEquals($0) }) else {
+                throw CourierError(.invalidRequest, "The request trailer field \(field.name) cannot be sent in a trailer section (RFC 9110 §6.5.1).")
+            }
+        }
+        locked { $0.trailers = fields }
+    }
+
+    /// Fields a trailer section must not carry: they frame, route or authorize the message.
+    private static let framingFields = [
+        "Content-Length", "Transfer-Encoding", "Trailer", "Host", "Content-Encoding", "Content-Type", "Authorization",
+    ]
 
     /// Ends the body: the sequence finished, or threw `error`; fewer bytes than declared fail it.
     fileprivate func finish(failure error: (any Error)?) {

@@ -115,6 +115,50 @@ struct CurlTransferStateTests {
         #expect(state.phase == running())
     }
 
+    @Test(
+        "full duplex: a starved request body and a full response window pause one direction each",
+        arguments: [
+            // The body runs dry, then the window fills; the body comes back first: sending resumes
+            // while receiving stays paused, then the window reopens.
+            (
+                [Event.bodyStarved, .windowFull, .bodyAvailable, .windowReopened],
+                [Action.none, .none, .applyPause(.receive), .applyPause([])],
+                [true, false, false, true]
+            ),
+            // The window fills, then the body runs dry; the window reopens first: receiving
+            // resumes while sending waits for the body.
+            (
+                [.windowFull, .bodyStarved, .windowReopened, .bodyAvailable],
+                [.none, .none, .applyPause(.send), .applyPause([])],
+                [false, false, true, true]
+            ),
+            // Suspended while the body is dry: everything pauses; resumed: sending still waits for the body.
+            (
+                [.bodyStarved, .pauseRequested(suspended: true), .pauseRequested(suspended: false), .bodyAvailable],
+                [.none, .applyPause(.all), .applyPause(.send), .applyPause([])],
+                [true, false, true, true]
+            ),
+            // More body or a reopened window than was waited for changes nothing.
+            (
+                [.bodyAvailable, .windowReopened, .bodyStarved, .bodyAvailable, .bodyAvailable],
+                [.none, .none, .none, .applyPause([]), .none],
+                [true, true, true, true, true]
+            ),
+        ])
+    func duplexDemand(events: [Event], actions expected: [Action], idleClock: [Bool]) {
+        var state = State()
+        #expect(state.handle(.start(suspended: false)) == .attach)
+        var actions: [Action] = []
+        var clock: [Bool] = []
+        for event in events {
+            actions.append(state.handle(event))
+            clock.append(state.idleClockRuns)
+        }
+        #expect(actions == expected)
+        // A stalled body counts as idle (the idle timeout runs); a consumer that is behind does not.
+        #expect(clock == idleClock)
+    }
+
     @Test("a chunk refused for a pending suspend is undone even when resume wins the race")
     func deferredChunk() {
         // suspend() and resume() both happened before the loop saw either: the write callback

@@ -121,6 +121,9 @@ public struct DataStreamCompletion: Sendable {
     public let metrics: TransferMetrics?
     /// The error, if the stream failed or was cancelled.
     public let error: CourierError?
+    /// The trailer fields the response sent after its body, in wire order; `nil` when it sent
+    /// none (and always on the URLSession transport).
+    public var trailerFields: HTTPHeaders? { metrics?.trailerFields }
 }
 
 /// The chunks of a ``DataStreamRequest``'s body, in order; throws the request's ``CourierError``.
@@ -209,6 +212,56 @@ extension Session {
         let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
+        let request = DataStreamRequest(session: self, source: source)
+        didCreate(request)
+        return request
+    }
+
+    /// Makes a full-duplex streamed request: `body` is sent as it is produced while the response
+    /// is read, so the response head and its first chunks can arrive before the body has ended
+    /// (an echo, a chat over one HTTP/2 stream, gRPC-style streaming).
+    ///
+    /// ```swift
+    /// let (pieces, writer) = AsyncStream.makeStream(of: Data.self)
+    /// let exchange = session.streamRequest("chat", method: .post, body: pieces)
+    /// var replies = exchange.streamingData().makeAsyncIterator()
+    /// for line in ["hello\n", "how are you?\n"] {
+    ///     writer.yield(Data(line.utf8))
+    ///     print(try await replies.next() ?? Data())   // the server's answer to this piece
+    /// }
+    /// writer.finish()
+    /// while let rest = try await replies.next() { print(rest) }
+    /// ```
+    ///
+    /// Both directions keep their backpressure: Courier takes the next element of `body` only when
+    /// its 256 KiB send buffer has room (a sequence you yield to ahead of time, such as an
+    /// `AsyncStream`, holds what you yield), and stops reading the response while the stream's
+    /// consumer is behind (``SessionConfiguration/maximumStreamBacklog``). Cancelling the request,
+    /// or dropping its `streamingData()` sequence, ends both bodies; a `body` that throws fails the
+    /// stream with `.bodyStreamFailed`. `length`, when given, is sent as `Content-Length` and must be
+    /// exact; otherwise the body goes chunked over HTTP/1.1 (or as HTTP/2 DATA frames). `trailers`,
+    /// when given, runs once `body` ended and its fields follow the body (HTTP/1.1 only, as
+    /// ``Session/upload(_:to:method:headers:timeout:interceptor:trailers:)``).
+    ///
+    /// Over HTTP/1.1 the server must answer while it reads (many answer only once the request
+    /// ended: then the head arrives after the body, as with any upload). Never retried or
+    /// redirected with its body, which cannot be produced twice. Curl transport only: the
+    /// URLSession transport fails the request with `.invalidConfiguration` before anything is sent.
+    public func streamRequest<Body: AsyncSequence & Sendable>(
+        _ url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil, body: Body,
+        length: Int64? = nil, timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
+        trailers: (@Sendable () async throws -> HTTPHeaders)? = nil
+    ) -> DataStreamRequest where Body.Element: Sequence<UInt8> {
+        var source = RequestSource(
+            timeout: timeout, interceptor: interceptor, upload: .stream(BodyStream(body, length: length, trailers: trailers))
+        ) { session in
+            var request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
+            if request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            }
+            return request
+        }
+        source.fullDuplex = true
         let request = DataStreamRequest(session: self, source: source)
         didCreate(request)
         return request

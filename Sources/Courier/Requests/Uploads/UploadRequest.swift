@@ -100,6 +100,35 @@ extension Session {
             interceptor: interceptor, fallbackContentType: "application/octet-stream")
     }
 
+    /// Uploads the bytes an `AsyncSequence` yields, then the trailer fields `trailers` returns
+    /// (a checksum of the body, say), sent after the body's last chunk.
+    ///
+    /// `trailers` runs once the sequence has ended. The body is sent chunked over HTTP/1.1, the
+    /// only way libcurl sends request trailers: a request that requires another HTTP version
+    /// fails with `.httpVersionUnavailable`, and the URLSession transport, which cannot send them,
+    /// fails with `.invalidConfiguration`, before anything is sent. A field that is not valid
+    /// HTTP, or one a trailer must not carry (`Content-Length`, `Host`, …), fails the request
+    /// with `.bodyStreamFailed`. Never sent twice, like any sequence body.
+    ///
+    /// ```swift
+    /// let (chunks, producer) = AsyncStream.makeStream(of: Data.self)
+    /// producer.yield(Data("first line\n".utf8))
+    /// producer.yield(Data("second line\n".utf8))
+    /// producer.finish()
+    /// let receipt = try await api.upload(chunks, to: "logs", method: .put) {
+    ///     ["X-Line-Count": "2"]
+    /// }.validate().serializingString().value
+    /// ```
+    public func upload<Body: AsyncSequence & Sendable>(
+        _ body: Body, to url: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+        timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
+        trailers: @escaping @Sendable () async throws -> HTTPHeaders
+    ) -> UploadRequest where Body.Element: Sequence<UInt8> {
+        makeUpload(
+            .stream(BodyStream(body, length: nil, trailers: trailers)), to: url, method: method, headers: headers,
+            timeout: timeout, interceptor: interceptor, fallbackContentType: "application/octet-stream")
+    }
+
     /// Uploads a multipart form built by `build` (RFC 7578). Forms larger than
     /// ``MultipartFormData/encodingMemoryThreshold`` are encoded to a temporary file first, which
     /// is removed whatever the outcome; file parts are always streamed.

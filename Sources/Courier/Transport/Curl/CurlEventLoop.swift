@@ -429,7 +429,7 @@ final class CurlEventLoop: @unchecked Sendable {
             if detach, !removeLater { ccurl_multi_remove_handle(multi, easy.pointer) }
             metrics = CurlMetrics.collect(
                 from: easy, start: exchange.startDate, bytesReceived: exchange.bytesDelivered,
-                tls: exchange.tlsDetails)
+                tls: exchange.tlsDetails, trailerFields: exchange.trailerFields)
             detail = easy.errorDetail
         } else {
             metrics = TransferMetrics(start: exchange.startDate, transport: "curl")

@@ -86,6 +86,10 @@ final class CurlExchange {
     private var redeliveredPrefix = 0
     /// The bytes of response heads read so far (interim heads included), held to ``maximumHeadBytes``.
     private var headBytes = 0
+    /// The response's trailer fields in wire order, once the first arrived (HTTP/1.1 chunked or HTTP/2).
+    private(set) var trailerFields: HTTPHeaders?
+    /// The bytes of the trailer section read so far, held to ``maximumHeadBytes`` like the head.
+    private var trailerBytes = 0
     /// Where decoded bytes are made before they are copied into the chunk delivered.
     private var decodeBuffer: [UInt8] = []
     /// Why the body failed to decode, or decoded past the request's decompression ratio, once it
@@ -209,6 +213,15 @@ final class CurlExchange {
                 return exchange.body?.seek(to: offset) == true ? CCURL_SEEKFUNC_OK : CCURL_SEEKFUNC_FAIL
             })
         try easy.set(.seekData, pointer: userdata)
+        if body?.stream?.sendsTrailers == true {
+            try easy.check(
+                .trailerFunction,
+                ccurl_easy_setopt_func_trailer(pointer, CCURLOPT_TRAILERFUNCTION) { list, userdata in
+                    guard let list, let userdata else { return CCURL_TRAILERFUNC_ABORT }
+                    return Unmanaged<CurlExchange>.fromOpaque(userdata).takeUnretainedValue().supplyTrailers(list)
+                })
+            try easy.set(.trailerData, pointer: userdata)
+        }
         try easy.set(.noProgress, 0)
         try easy.check(
             .xferInfoFunction,
@@ -261,6 +274,9 @@ final class CurlExchange {
                 responseCode: responseStatus, url: handle.request.url)
             return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
         }
+        if parser.isComplete {
+            return receiveTrailerLine(line)
+        }
         if var head = parser.consume(line, url: handle.request.url) {
             responseStatus = head.statusCode
             if let altSvc, let field = head.headers.value(for: "Alt-Svc") {
@@ -290,6 +306,24 @@ final class CurlExchange {
                 }
                 handle.sink.receive(.response(head))
             }
+        }
+        return line.count
+    }
+
+    /// A line after the final head: a trailer field (kept in wire order, repeated names apart),
+    /// or the blank line that ends the section. The section is held to ``maximumHeadBytes``.
+    private func receiveTrailerLine(_ line: UnsafeRawBufferPointer) -> Int {
+        trailerBytes += line.count
+        if trailerBytes > Self.maximumHeadBytes {
+            failure = CourierError(
+                .responseTooLarge,
+                "The response's trailer section is larger than the transport accepts: Courier stopped reading it after "
+                    + "\(Self.maximumHeadBytes >> 10) KiB.", responseCode: responseStatus, url: handle.request.url)
+            return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
+        }
+        if let field = CurlResponseParser.trailerField(line) {
+            trailerFields = trailerFields ?? HTTPHeaders()
+            trailerFields?.appendDistinct(name: field.name, value: field.value)
         }
         return line.count
     }
@@ -382,6 +416,8 @@ final class CurlExchange {
         decodingFailure = nil
         redeliveredPrefix = 0
         headBytes = 0
+        trailerFields = nil
+        trailerBytes = 0
         responseStatus = nil
         easy?.clearErrorDetail()
     }
@@ -536,6 +572,17 @@ final class CurlExchange {
         }
         if count > 0 { markActivity() }
         return count
+    }
+
+    /// CURLOPT_TRAILERFUNCTION: the stream body's trailer fields, after its last chunk. The stream
+    /// sets them before it hands out its end, so they are there when libcurl asks; libcurl frees the list.
+    private func supplyTrailers(_ list: UnsafeMutablePointer<OpaquePointer?>) -> Int32 {
+        guard state.isRunning, let trailers = body?.stream?.trailers else { return CCURL_TRAILERFUNC_ABORT }
+        for field in trailers {
+            guard let appended = ccurl_slist_append(list.pointee, "\(field.name): \(field.value)") else { return CCURL_TRAILERFUNC_ABORT }
+            list.pointee = appended
+        }
+        return CCURL_TRAILERFUNC_OK
     }
 
     /// CURLOPT_XFERINFOFUNCTION: marks upload activity and reports progress, at most about a

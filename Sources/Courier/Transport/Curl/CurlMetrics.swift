@@ -15,7 +15,7 @@ enum CurlMetrics {
     /// The metrics of the transfer that just ran on `easy`.
     static func collect(
         from easy: CurlEasyHandle, start: Date, bytesReceived: Int64,
-        tls: (version: String, cipher: String?)? = nil
+        tls: (version: String, cipher: String?)? = nil, trailerFields: HTTPHeaders? = nil
     ) -> TransferMetrics {
         let handle = easy.pointer
         var timeline = Timeline()
@@ -42,6 +42,7 @@ enum CurlMetrics {
         values.httpVersion = httpVersion(Int32(truncatingIfNeeded: version))
         values.tlsVersion = tls?.version
         values.tlsCipherSuite = tls?.cipher
+        values.trailerFields = trailerFields
         if let address {
             if let last = easy.lastRemoteAddress, last.ip == address, last.port == port {
                 values.remoteAddress = last.text

@@ -91,6 +91,10 @@ struct CurlOption: Sendable {
     static let seekFunction = CurlOption(name: "CURLOPT_SEEKFUNCTION", number: CCURLOPT_SEEKFUNCTION)
     /// `CURLOPT_SEEKDATA`.
     static let seekData = CurlOption(name: "CURLOPT_SEEKDATA", number: CCURLOPT_SEEKDATA)
+    /// `CURLOPT_TRAILERFUNCTION` (libcurl 7.64.0).
+    static let trailerFunction = CurlOption(name: "CURLOPT_TRAILERFUNCTION", number: CCURLOPT_TRAILERFUNCTION)
+    /// `CURLOPT_TRAILERDATA` (libcurl 7.64.0).
+    static let trailerData = CurlOption(name: "CURLOPT_TRAILERDATA", number: CCURLOPT_TRAILERDATA)
     /// `CURLOPT_NOPROGRESS`.
     static let noProgress = CurlOption(name: "CURLOPT_NOPROGRESS", number: CCURLOPT_NOPROGRESS)
     /// `CURLOPT_XFERINFOFUNCTION`.

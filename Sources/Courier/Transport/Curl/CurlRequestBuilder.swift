@@ -104,7 +104,24 @@ enum CurlRequestBuilder {
         }
         var plan = Plan(method: method, fields: request.headers, suppressesExpect: false, acceptEncoding: nil)
         let secure = request.url.scheme?.lowercased() == "https"
+        let sendsTrailers = if case .stream(let stream) = request.body { stream.sendsTrailers } else { false }
+        // libcurl sends request trailers only after a chunked HTTP/1.1 body (an HTTP/2 stream
+        // would end without them): such a request goes over HTTP/1.1 or is refused.
+        if sendsTrailers, request.body.length >= 0 {
+            throw CourierError(
+                .invalidRequest,
+                "Request trailers follow a chunked body, which has no Content-Length: give the body no length.", url: request.url)
+        }
+        if sendsTrailers, request.httpVersion != .automatic, request.httpVersion != .http1_1 {
+            throw CourierError(
+                .httpVersionUnavailable,
+                "Request trailers are sent over HTTP/1.1 only (libcurl sends them after a chunked body), "
+                    + "but the request requires \(request.httpVersion).", url: request.url)
+        }
         switch request.httpVersion {
+        case .automatic where sendsTrailers:
+            plan.httpVersion = Int(CCURL_HTTP_VERSION_1_1)
+            plan.isolatesConnection = secure && !CurlLibrary.keepsHTTP1_1OffHTTP2
         case .automatic where request.consumerSetsPace && !CurlLibrary.pausesHTTP2StreamsIndependently:
             // Its long pauses would hold up every other stream of a shared HTTP/2 connection
             // (libcurl before 8.1.0): a connection of its own, over HTTP/1.1.

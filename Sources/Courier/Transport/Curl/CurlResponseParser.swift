@@ -5,7 +5,7 @@ import Foundation
 /// libcurl passes every line of every head it reads, CRLF included: interim 1xx heads (such as
 /// `100 Continue`), the final head, and after the body any chunked trailers. The parser starts
 /// over at each status line, skips 1xx heads at their blank line, returns the final head once,
-/// and ignores everything after it.
+/// and ignores everything after it (``trailerField(_:)`` reads the trailer lines).
 struct CurlResponseParser {
     private var statusCode: Int?
     private var httpVersion = ""
@@ -53,6 +53,20 @@ struct CurlResponseParser {
         if isStatusLine(content) { return true }
         guard let colon = content.firstIndex(of: UInt8(ascii: ":")) else { return false }
         return colon > 0
+    }
+
+    /// The field of one trailer line (`Name: value`, the value trimmed), or `nil` for the blank
+    /// line that ends the section, a status line, or a line that is not a field.
+    static func trailerField(_ line: UnsafeRawBufferPointer) -> (name: String, value: String)? {
+        var end = line.count
+        while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let content = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        guard !content.isEmpty, !isStatusLine(content), let colon = content.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+            return nil
+        }
+        let name = text(trimmed(UnsafeRawBufferPointer(rebasing: content[0..<colon])))
+        let value = text(trimmed(UnsafeRawBufferPointer(rebasing: content[(colon + 1)...])))
+        return (name, value)
     }
 
     /// Whether `line` starts with `HTTP/`.

@@ -78,6 +78,14 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
             return
         }
         if case .stream(let stream) = request.body {
+            guard !stream.sendsTrailers else {
+                let error = CourierError(
+                    .invalidConfiguration,
+                    "The URLSession transport cannot send request trailers (FoundationNetworking has no way to); "
+                        + "use the curl transport.", url: request.url)
+                transport.delegateQueue.schedule { [self] in handle(.startFailed(error)) }
+                return
+            }
             do throws(CourierError) {
                 try stream.claim(url: request.url)
             } catch {
