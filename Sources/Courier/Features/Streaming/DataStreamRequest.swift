@@ -206,7 +206,7 @@ extension Session {
         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataStreamRequest {
-        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+        let source = RequestSource(timeout: timeout, interceptor: interceptor, headers: headers) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
         let request = DataStreamRequest(session: self, source: source)
@@ -219,7 +219,7 @@ extension Session {
     package func streamRequest<Body: AsyncSequence & Sendable>(
         _ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, uploading body: Body, length: Int64?
     ) -> DataStreamRequest where Body.Element: Sequence<UInt8> {
-        let source = RequestSource(upload: .stream(BodyStream(body, length: length))) { session in
+        let source = RequestSource(upload: .stream(BodyStream(body, length: length)), headers: headers) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: nil, modifier: nil)
         }
         let request = DataStreamRequest(session: self, source: source)

@@ -309,7 +309,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     private func makeURLRequest(_ continuation: Machine.Continuation?) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
-        for header in request.headers { urlRequest.setValue(header.value, forHTTPHeaderField: header.name) }
+        // A URLRequest holds one value per name: repeated lines go out joined (RFC 9110 §5.3),
+        // never dropped. Without an Accept-Encoding, FoundationNetworking adds the codings it decodes.
+        for (name, value) in request.headers.dictionary { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if case .data(let data) = request.body { urlRequest.httpBody = data }
         if case .stream(let stream) = request.body {
             // FoundationNetworking sends every stream chunked, even one that declares its length
