@@ -241,6 +241,7 @@ extension RequestEngine {
         }
         storeCookies(from: head)
         let response = LazyHTTPResponse(head: head)
+        record.latestHead = response
         if let redirect = redirectRequest(for: head, after: exchange.request) {
             switch redirect {
             case .success(let next):

@@ -87,7 +87,7 @@ public actor DataStreamRequest: Request {
                 end(
                     DataStreamCompletion(
                         request: completion?.request, response: completion?.response?.httpResponse,
-                        metrics: completion?.metrics, error: failure ?? completion?.error)),
+                        headerFields: completion?.response?.fields, metrics: completion?.metrics, error: failure ?? completion?.error)),
                 on: queue, to: handler)
         }
         return self
@@ -117,6 +117,8 @@ public struct DataStreamCompletion: Sendable {
     public let request: URLRequest?
     /// The response head.
     public let response: HTTPURLResponse?
+    /// The response's header fields, every line in arrival order (see ``DataResponse/headerFields``).
+    public let headerFields: HTTPHeaders?
     /// Timings and byte counts.
     public let metrics: TransferMetrics?
     /// The error, if the stream failed or was cancelled.

@@ -158,6 +158,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
                 guard let name = key as? String else { return nil }
                 return (name, "\(value)")
             }
+            // FoundationNetworking keeps one joined value per name and no wire order: the lines are
+            // given sorted by name, so the same head reads the same every time.
+            .sorted { $0.name.lowercased() < $1.name.lowercased() }
             head = ResponseHead(statusCode: http.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
             // FoundationNetworking decodes every content coding it knows and fails on the others.
             if let coding = head?.headers["Content-Encoding"]?.trimmedASCII, !coding.isEmpty, !coding.caseInsensitiveEquals("identity") {
