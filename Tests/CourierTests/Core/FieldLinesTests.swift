@@ -178,7 +178,9 @@ import CourierTestServer
             let stream = session.streamRequest("stream")
             for try await _ in stream.streamingData() {}
             let streamed = await stream.headerFields
-            for (name, fields) in [("data", data.headerFields), ("request", await request.headerFields), ("download", download.headerFields), ("stream", streamed)] {
+            for (name, fields) in [
+                ("data", data.headerFields), ("request", await request.headerFields), ("download", download.headerFields), ("stream", streamed),
+            ] {
                 let fields = try #require(fields, "\(name)")
                 switch transport {
                 case .curl:
