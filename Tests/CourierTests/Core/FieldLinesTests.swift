@@ -222,9 +222,10 @@ import CourierTestServer
                 #expect(advertised.contains("br") == CurlContentCoding.br.isAvailable)
                 #expect(advertised.contains("zstd") == CurlContentCoding.zstd.isAvailable)
             case .urlSession:
-                // What FoundationNetworking adds and decodes itself.
+                // What FoundationNetworking adds and decodes itself, not Courier's former fixed list.
                 #expect(byDefault.count == 1)
                 #expect(byDefault.first?.contains("gzip") == true)
+                #expect(byDefault.first != "gzip, deflate")
             }
             #expect(own == ["gzip, deflate"])
 
@@ -233,6 +234,31 @@ import CourierTestServer
             _ = await sessionOwn.request("request", headers: [.acceptEncoding("br")]).serializingData().response
             #expect(try await server.takeRequest().headers.values(for: "Accept-Encoding") == ["identity"])
             #expect(try await server.takeRequest().headers.values(for: "Accept-Encoding") == ["br"])
+        }
+    }
+
+    /// Every coding the default Accept-Encoding lists decodes: a server that answers in the
+    /// first of br and zstd the request offers gets its body decoded on either transport.
+    @Test(arguments: TransportUnderTest.available)
+    func theAdvertisedCodingsDecode(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.route("/coded") { request in
+                let offered = (request.headers["Accept-Encoding"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                for (coding, text) in [("br", CurlContentDecodingTests.brotliJSONLines), ("zstd", CurlContentDecodingTests.zstdJSONLines)]
+                where offered.contains(coding) {
+                    return MockResponse.ok(Data(base64Encoded: text) ?? Data()).header("Content-Encoding", coding)
+                }
+                return MockResponse.ok(CurlContentDecodingTests.jsonLines)
+            }
+            let session = makeSession(transport, server: server)
+            let response = await session.request("coded").serializingData().response
+            #expect(response.error == nil, "\(String(describing: response.error))")
+            #expect(response.data == CurlContentDecodingTests.jsonLines)
+            let sent = try await server.takeRequest().headers["Accept-Encoding"] ?? ""
+            if transport == .curl, CurlContentCoding.br.isAvailable || CurlContentCoding.zstd.isAvailable {
+                #expect(sent.contains("br") || sent.contains("zstd"))
+                #expect(response.headerFields?["Content-Encoding"] != nil)
+            }
         }
     }
 }
