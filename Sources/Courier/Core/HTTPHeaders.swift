@@ -27,7 +27,8 @@ public struct HTTPHeaders: Sendable, Hashable {
         headers.reserveCapacity(capacity)
     }
 
-    /// Creates headers from a list; later duplicates replace earlier ones.
+    /// Creates headers from a list; later duplicates replace earlier ones (build repeated lines
+    /// with ``append(name:value:)``).
     public init(_ headers: [HTTPHeader]) {
         self.headers.reserveCapacity(headers.count)
         headers.forEach { update($0) }

@@ -142,6 +142,24 @@ import CourierTestServer
         }
     }
 
+    /// A field that takes one value (framing, routing, credentials) is refused when repeated,
+    /// before anything is sent, instead of leaving the choice to each server.
+    @Test(arguments: TransportUnderTest.available)
+    func aRepeatedSingleValueFieldIsRefusedBeforeAnythingIsSent(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.enqueue(.ok(""))
+            let session = makeSession(transport, server: server)
+            for name in ["Content-Length", "host", "Authorization"] {
+                var headers: HTTPHeaders = [name: "1"]
+                headers.append(name: name, value: "2")
+                let response = await session.request("refused", method: .post, headers: headers).serializingData().response
+                #expect(response.error?.kind == .invalidRequest, "\(name)")
+            }
+            _ = await session.request("sent").serializingData().response
+            #expect(try await server.takeRequest().path == "/sent")
+        }
+    }
+
     private struct Untouched: RequestAdapter {
         func adapt(_ urlRequest: URLRequest, for session: Session) async throws -> URLRequest {
             var request = urlRequest
