@@ -189,9 +189,14 @@ import Foundation
             : Self.joinedByIndex(fields, setCookies: &setCookies, lengthsSeen: &lengthsSeen)
         self.headers = headers
         self.setCookies = setCookies
-        var lines = HTTPHeaders(minimumCapacity: fields.count)
-        for field in fields { lines.append(name: field.name, value: field.value) }
-        self.fields = lines
+        if headers.count == fields.count {
+            // No name repeated (most heads): the joined headers are the lines, sharing storage.
+            self.fields = headers
+        } else {
+            var lines = HTTPHeaders(minimumCapacity: fields.count)
+            for field in fields { lines.append(name: field.name, value: field.value) }
+            self.fields = lines
+        }
         self.expectedContentLength = Self.announcedLength(in: headers, nameLengths: lengthsSeen)
     }
 
