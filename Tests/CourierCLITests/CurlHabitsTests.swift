@@ -35,6 +35,18 @@ import Glibc
         #expect(lines == ["X-Zulu: 1", "Set-Cookie: a=1", "X-Alpha: 2", "Set-Cookie: b=2"], "\(result)")
     }
 
+    /// `-H` twice with one name sends two lines, in order, as curl does (#39).
+    @Test func aRepeatedHeaderFlagSendsEveryLine() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        server.route("/h") { _ in .text("ok") }
+        let result = try await runCLI(["-H", "X-Test: a", "-H", "X-Other: o", "-H", "X-Test: b", server.url("/h").absoluteString])
+        #expect(result.status == 0, "\(result)")
+        let request = try await server.takeRequest()
+        #expect(request.headers.values(for: "X-Test") == ["a", "b"])
+        #expect(request.headers.names.filter { $0.hasPrefix("X-") } == ["X-Test", "X-Other", "X-Test"])
+    }
+
     @Test(arguments: ["-I", "--head"])
     func headSendsHEADAndPrintsTheHead(flag: String) async throws {
         let server = try TestServer()

@@ -158,19 +158,27 @@ public struct HTTPHeaders: Sendable, Hashable {
         return dictionary
     }
 
-    /// Returns these headers with `other`'s added or replacing, in `other`'s order for new names: a
-    /// name `other` has replaces every line of that name here with `other`'s lines (all of them,
-    /// in order), at the position of the first.
+    /// Returns these headers with `other`'s added or replacing: a name both have keeps its place
+    /// here, with every line `other` has of it (in `other`'s order) instead of this one's; `other`'s
+    /// other lines follow, in `other`'s order.
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
         guard !other.isEmpty else { return self }
         var merged = self
+        // Names of `other` that were here: their lines replace this one's, in its place.
         var replaced: [String] = []
+        // Names of `other` that were not here: their lines are appended as they come.
+        var added: [String] = []
         for header in other {
-            if replaced.contains(where: { $0.caseInsensitiveEquals(header.name) }) {
+            if added.contains(where: { $0.caseInsensitiveEquals(header.name) }) {
+                merged.headers.append(header)
+            } else if replaced.contains(where: { $0.caseInsensitiveEquals(header.name) }) {
                 merged.headers.insert(header, at: merged.lastIndex(of: header.name).map { $0 + 1 } ?? merged.endIndex)
-            } else {
+            } else if contains(header.name) {
                 replaced.append(header.name)
                 merged.update(header)
+            } else {
+                added.append(header.name)
+                merged.headers.append(header)
             }
         }
         return merged
@@ -178,30 +186,39 @@ public struct HTTPHeaders: Sendable, Hashable {
 
     /// These headers (read back from a `URLRequest`, one line per name, in no order) with the lines
     /// and order of `lines` wherever they still hold: a name whose value here is what `lines`'
-    /// lines of that name join to goes out as those lines, at their place; a name an adapter or
+    /// lines of that name join to goes out as those lines, each at its place; a name an adapter or
     /// modifier changed keeps its new value as one line, at the place of its first line in `lines`;
     /// a name `lines` lacks follows, in this collection's order. A name only `lines` has was
     /// removed, and stays so.
     func restoringLines(of lines: HTTPHeaders) -> HTTPHeaders {
         guard !lines.isEmpty else { return self }
+        // For each name of `lines`: whether its lines there still join to its value here.
+        var decided: [(name: String, intact: Bool)] = []
         var restored = HTTPHeaders(minimumCapacity: Swift.max(count, lines.count))
-        var placed: [String] = []
-        for line in lines where !placed.contains(where: { $0.caseInsensitiveEquals(line.name) }) {
-            placed.append(line.name)
-            guard let index = index(of: line.name) else { continue }
-            let current = headers[index]
+        for line in lines {
+            if let decision = decided.first(where: { $0.name.caseInsensitiveEquals(line.name) }) {
+                if decision.intact { restored.headers.append(line) }
+                continue
+            }
+            let current = index(of: line.name).map { headers[$0] }
             let group = lines.values(for: line.name)
-            if group.count > 1, group.joined(separator: Self.separator(joining: line.name)) == current.value {
-                for value in group { restored.headers.append(HTTPHeader(name: line.name, value: value)) }
-            } else {
+            let intact = current.map { group.count > 1 && group.joined(separator: Self.separator(joining: line.name)) == $0.value } ?? false
+            decided.append((line.name, intact))
+            if intact {
+                restored.headers.append(line)
+            } else if let current {
                 restored.headers.append(current)
             }
         }
-        for header in headers where !placed.contains(where: { $0.caseInsensitiveEquals(header.name) }) {
+        for header in headers where !decided.contains(where: { $0.name.caseInsensitiveEquals(header.name) }) {
             restored.headers.append(header)
         }
         return restored
     }
+
+    /// Request fields that take one value, so never go out as repeated lines: a request with two
+    /// lines of one of them fails with `.invalidRequest` before anything is sent.
+    package static let singleValueFieldNames = ["Content-Length", "Host", "Authorization", "Proxy-Authorization", "Content-Type"]
 
     /// What joins two lines of `name` into one field: `"; "` for `Cookie`, `", "` for the rest.
     static func separator(joining name: String) -> String {

@@ -73,15 +73,12 @@ enum WireSyntax {
         // (RFC 9110 §5.3), and two of these would leave framing, routing or credentials to each
         // server's reading.
         if headers.count > 1 {
-            for name in singletonFields where headers.values(for: name).count > 1 {
+            for name in HTTPHeaders.singleValueFieldNames where headers.values(for: name).count > 1 {
                 throw CourierError(
                     .invalidRequest, "The request has more than one \(name) line, a field that takes one value; nothing was sent.", url: url)
             }
         }
     }
-
-    /// Request fields that take one value, so never go out as repeated lines.
-    static let singletonFields = ["Content-Length", "Host", "Authorization", "Proxy-Authorization", "Content-Type"]
 
     /// `text` in quotes with control characters escaped, so a message never carries a line break.
     static func quoted(_ text: String) -> String {
