@@ -143,6 +143,8 @@ public struct HTTPHeaders: Sendable, Hashable {
     /// ``value(for:)`` joins them, never dropped; `URLRequest` cannot hold them apart, nor keep the
     /// order of names.
     public var dictionary: [String: String] {
+        // Most headers repeat no name: one dictionary, no lower-cased copies.
+        guard hasRepeatedName else { return Dictionary(headers.lazy.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }) }
         var dictionary: [String: String] = [:]
         dictionary.reserveCapacity(headers.count)
         var spelling: [String: String] = [:]
@@ -223,6 +225,15 @@ public struct HTTPHeaders: Sendable, Hashable {
     /// What joins two lines of `name` into one field: `"; "` for `Cookie`, `", "` for the rest.
     static func separator(joining name: String) -> String {
         name.caseInsensitiveEquals("Cookie") ? "; " : ", "
+    }
+
+    /// Whether two lines share a name (in any case). Names of different lengths never compare, so
+    /// the few headers of a request cost a few length checks.
+    private var hasRepeatedName: Bool {
+        for later in headers.indices.dropFirst() {
+            for earlier in headers.startIndex..<later where headers[later].name.caseInsensitiveEquals(headers[earlier].name) { return true }
+        }
+        return false
     }
 
     private func index(of name: String) -> Int? {
