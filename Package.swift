@@ -47,24 +47,31 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
+        // libcurl (loaded at run time), its event loop's reactor and the raw-socket poller.
         .target(name: "CCurl"),
+        // The zlib, brotli and zstd decoders and the zlib encoder (loaded at run time): content
+        // decoding, WebSocket's permessage-deflate and request compression. Package-only, not a product.
+        .target(name: "CCodecs"),
         // The one lock type shared by the targets below; package-only, not a product.
         .target(name: "CourierLocking", swiftSettings: swiftSettings),
         // What the WebSocket client (Courier) and server (CourierTestServer) share: SHA-1, the
         // accept value, masking. Package-only, not a product.
         .target(name: "CourierWebSocketWire", swiftSettings: swiftSettings),
-        .target(name: "Courier", dependencies: ["CCurl", "CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
+        .target(name: "Courier", dependencies: ["CCurl", "CCodecs", "CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
         .target(
             name: "CourierLogging",
             dependencies: ["Courier", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"]))],
             swiftSettings: swiftSettings),
         .target(
             name: "CourierMetrics",
-            dependencies: ["Courier", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
+            dependencies: ["Courier", "CourierLocking", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
             swiftSettings: swiftSettings),
         .target(
             name: "CourierTracing",
-            dependencies: ["Courier", .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"]))],
+            dependencies: [
+                "Courier", "CourierLocking",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ],
             swiftSettings: swiftSettings),
         .target(
             name: "CourierHTTPTypes",

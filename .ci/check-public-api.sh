@@ -9,14 +9,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 modules=.build/debug/Modules
-modulemap=.build/debug/CCurl.build/module.modulemap
+# The C modules Courier imports.
+modulemaps=(-Xcc -fmodule-map-file=.build/debug/CCurl.build/module.modulemap -Xcc -fmodule-map-file=.build/debug/CCodecs.build/module.modulemap)
 target=$(swift -print-target-info | python3 -c 'import json,sys; print(json.load(sys.stdin)["target"]["triple"])')
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for module in Courier CourierTestServer; do
-  swift-symbolgraph-extract -module-name "$module" -target "$target" -I "$modules" -Xcc -fmodule-map-file="$modulemap" \
+  swift-symbolgraph-extract -module-name "$module" -target "$target" -I "$modules" "${modulemaps[@]}" \
     -minimum-access-level public -output-dir "$out" >/dev/null
-  swift-api-digester -dump-sdk -module "$module" -target "$target" -I "$modules" -Xcc -fmodule-map-file="$modulemap" \
+  swift-api-digester -dump-sdk -module "$module" -target "$target" -I "$modules" "${modulemaps[@]}" \
     -o "$out/$module.api.json" >/dev/null 2>&1
 done
 python3 - "$out" <<'PY'

@@ -57,7 +57,7 @@ for module in "${modules[@]}"; do
   # (the check below would not see it). Extension block symbols: extensions of Foundation's and
   # the standard library's types (URLRequest.method, URL: URLConvertible) get pages of their own.
   swift-symbolgraph-extract -module-name "$module" -target "$target" -I "$bin/Modules" \
-    -Xcc -fmodule-map-file="$bin/CCurl.build/module.modulemap" \
+    -Xcc -fmodule-map-file="$bin/CCurl.build/module.modulemap" -Xcc -fmodule-map-file="$bin/CCodecs.build/module.modulemap" \
     -minimum-access-level public -skip-inherited-docs -emit-extension-block-symbols \
     -output-dir "$out/symbol-graphs/$module" >/dev/null
 done

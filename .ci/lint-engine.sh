@@ -5,13 +5,16 @@
 # declared in one of the routed or observing features' folders, or the "cache" transport string.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-features=(ResponseCache HTTPCache Deduplication DownloadStore Downloads Streaming ServerPool)
+# Folders under Sources/Courier. .ci/lint-layers.sh already keeps Core from naming their types; this
+# also catches the session properties that hand them out and the "cache" string, and has no allowances.
+features=(Features/ResponseCache Features/HTTPCache Features/Deduplication Requests/DownloadStore Requests/Downloads
+  Requests/Streaming Features/ServerPool)
 engine=(Sources/Courier/Core/RequestEngine*.swift)
 names=()
 for feature in "${features[@]}"; do
   while IFS= read -r name; do names+=("$name"); done < <(
     grep -hoE '^\s*(public |package |private |fileprivate )?(final )?(class|struct|enum|actor|typealias) [A-Z][A-Za-z0-9]*' \
-      "Sources/Courier/Features/$feature"/*.swift | awk '{print $NF}' | sort -u)
+      "Sources/Courier/$feature"/*.swift | awk '{print $NF}' | sort -u)
 done
 # Session properties that hand out a feature's object.
 names+=(deduplicator responseCache serverPool downloadStore cacheSettings deduplicationPolicy)

@@ -30,6 +30,9 @@ Knobs (environment):
   OUT=BENCHMARKS.md   report path (relative to the repository root)
   NO_REPORT=1         do not (re)write the report; results still go to results/
   SETTLE=1            seconds to sleep (after `sync`) before each run
+  BASELINE_BIN=DIR    also run DIR/bench-courier as client "courier-curl@base" in A, B, H and I (DIR: the
+                      .build/release of another checkout's Benchmarks package, e.g. the previous main), so a
+                      change is compared with the code before it in the same run, rounds interleaved
   QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M (smoke test; the report says so)
   WS_PORT=PORT+3      bench-ws-server's port (workload L)
   H3_PORT=PORT+4      workload N's server (.ci/h3-server.py: hypercorn with aioquic, Python): HTTP/3 on this UDP
@@ -818,9 +821,16 @@ def only(cs):
     return [c for c in cs if c[0] in set(keep.split(","))] if keep else cs
 
 
+BASELINE_BIN = os.environ.get("BASELINE_BIN")
+BASELINE_WORKLOADS = {"seq", "conc", "h1seq", "h1conc", "h2conc32", "h2conc256"}
+
+
 def clients_for(wl):
     cs = []
     add = lambda cid, cmd, parser: cs.append((cid, cmd, parser))
+    if BASELINE_BIN and wl in BASELINE_WORKLOADS:
+        base = swift_cmd("bench-courier", "courier-curl", wl)
+        add("courier-curl@base", [os.path.join(BASELINE_BIN, "bench-courier")] + base[1:], parse_swift)
     if wl in H3_WORKLOADS:
         return h3_clients(wl)
     if wl in WS_WORKLOADS:

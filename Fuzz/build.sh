@@ -27,7 +27,7 @@ swift build --target Courier --scratch-path "$scratch" \
 
 bin="$(swift build --target Courier --scratch-path "$scratch" --show-bin-path)"
 objects=()
-for module in Courier CourierLocking CourierWebSocketWire CCurl; do
+for module in Courier CourierLocking CourierWebSocketWire CCurl CCodecs; do
   for object in "$bin/$module.build"/*.o; do objects+=("$object"); done
 done
 
@@ -40,6 +40,7 @@ for target in "${targets[@]}"; do
     -module-name "Fuzz_$target" \
     -I "$bin/Modules" \
     -Xcc -fmodule-map-file="$bin/CCurl.build/module.modulemap" -Xcc -I -Xcc "$root/Sources/CCurl/include" \
+    -Xcc -fmodule-map-file="$bin/CCodecs.build/module.modulemap" -Xcc -I -Xcc "$root/Sources/CCodecs/include" \
     -use-ld=lld "$source" "${objects[@]}" -ldl \
     -o "$out/$target"
 done

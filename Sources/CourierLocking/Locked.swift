@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A value guarded by a POSIX mutex: the one lock type of Courier, CourierTestServer and the
-/// `courier` tool (package-only: it is not part of any product's API).
+/// A value guarded by a POSIX mutex: the one lock type of Courier, its integrations,
+/// CourierTestServer and the `courier` tool (package-only: it is not part of any product's API).
 ///
 /// Not `Synchronization.Mutex`: on Linux that is built on futexes ThreadSanitizer cannot see, so
 /// every contended access is reported as a race and real races would drown in the noise.

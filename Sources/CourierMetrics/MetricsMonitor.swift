@@ -1,8 +1,8 @@
 #if Metrics
 import Courier
 import CoreMetrics
+import CourierLocking
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -44,7 +44,7 @@ public struct MetricsMonitor: EventMonitor {
     /// The status code of each request's exchange in flight, from its response head to its end
     /// (`Request.response` is the last final response, not a redirect's).
     private final class StatusTable: Sendable {
-        let table = Mutex<[UUID: Int]>([:])
+        let table = Locked<[UUID: Int]>([:])
     }
 
     /// Creates a monitor that reports to `factory`, by default the one `MetricsSystem` was

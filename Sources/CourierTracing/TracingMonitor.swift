@@ -1,7 +1,7 @@
 #if Tracing
 import Courier
+import CourierLocking
 import Foundation
-import Synchronization
 import Tracing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -40,7 +40,7 @@ public struct TracingMonitor: EventMonitor {
 
     /// The requests being traced, by identity; shared by the monitor's copies.
     private final class TraceTable: Sendable {
-        let table = Mutex(WeakRequestTable<RequestTrace>())
+        let table = Locked(WeakRequestTable<RequestTrace>())
     }
 
     /// What the monitor keeps for a request between its events.

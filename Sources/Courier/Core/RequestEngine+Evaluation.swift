@@ -12,16 +12,33 @@ extension RequestEngine {
         } else if error == nil {
             error = CourierError(.invalidResponse, "The exchange ended without a response.", url: record.request?.url)
         }
+        let askRetriers =
+            error?.isCancelled == false && (session.interceptor != nil || !interceptors.isEmpty) && sink.allowsRetry && owner != nil
+        apply(machine.evaluated(attempt: attempt, error, askRetriers: askRetriers))
+    }
+
+    /// Asks the retriers about `error` off the executor; the verdict comes back to the machine with `token`.
+    func askRetriers(about error: CourierError, _ token: Machine.ExcursionToken) {
         let retriers: [any RequestRetrier] = (session.interceptor.map { [$0] } ?? []) + interceptors
-        guard let error, !error.isCancelled, !retriers.isEmpty, sink.allowsRetry, let owner else {
-            finish(attempt: attempt, error: error)
+        guard let owner else {
+            apply(machine.retryDecided(token, .conclude(error)))
             return
         }
         let session = session
         let access = owner.engineAccess
         Task {
             let decision = await Interceptor(retriers: retriers).retry(owner, for: session, dueTo: error)
-            access.perform { $0.decided(decision, attempt: attempt, error: error) }
+            access.perform { engine in
+                let verdict: Machine.RetryVerdict
+                if let delay = decision.delay {
+                    verdict = .retry(after: delay)
+                } else if case .doNotRetryWithError(let replacement) = decision {
+                    verdict = .conclude(CourierError(wrapping: replacement, url: engine.record.request?.url))
+                } else {
+                    verdict = .conclude(error)
+                }
+                engine.apply(engine.machine.retryDecided(token, verdict))
+            }
         }
     }
 
@@ -37,26 +54,10 @@ extension RequestEngine {
         return nil
     }
 
-    private func decided(_ decision: RetryDecision, attempt: Int, error: CourierError) {
-        guard let delay = decision.delay else {
-            var final = error
-            if case .doNotRetryWithError(let replacement) = decision {
-                final = CourierError(wrapping: replacement, url: record.request?.url)
-            }
-            finish(attempt: attempt, error: final)
-            return
-        }
-        // A cancel may have landed while the retriers were deciding; the lifecycle ignores the decision then.
-        guard lifecycle.currentPhase.map({ if case .evaluating = $0 { true } else { false } }) == true else { return }
-        record.retryCount += 1
-        notifyMonitors { $0.request($1, willRetryAfter: delay, dueTo: error) }
-        apply(lifecycle.retry(attempt: attempt, after: delay))
-    }
-
     func scheduleRetry(attempt: Int, after delay: Duration) {
         guard let access = owner?.engineAccess else { return }
         guard delay > .zero else {
-            access.perform { $0.apply($0.lifecycle.delayElapsed(attempt: attempt)) }
+            access.perform { $0.apply($0.machine.delayElapsed(attempt: attempt)) }
             return
         }
         let clock = session.configuration.retryClock
@@ -64,26 +65,26 @@ extension RequestEngine {
             try? await clock.sleep(for: delay)
             access.perform { engine in
                 engine.retryDelay = nil
-                engine.apply(engine.lifecycle.delayElapsed(attempt: attempt))
+                engine.apply(engine.machine.delayElapsed(attempt: attempt))
             }
         }
     }
 
     /// Makes the body final and completes the request with `error`, or with the failure to make it final.
-    private func finish(attempt: Int, error: CourierError?) {
+    func conclude(attempt: Int, error: CourierError?) {
         if let error {
             sink.discard()
-            return apply(lifecycle.finish(attempt: attempt, completion(body: sink.body, error: error), awaitingDelivery: sink.consumerSetsPace))
+            return apply(machine.finish(attempt: attempt, completion(body: sink.body, error: error), awaitingDelivery: sink.consumerSetsPace))
         }
         do {
             let body = try sink.finalize(response: record.response)
-            apply(lifecycle.finish(attempt: attempt, completion(body: body, error: nil), awaitingDelivery: sink.consumerSetsPace))
+            apply(machine.finish(attempt: attempt, completion(body: body, error: nil), awaitingDelivery: sink.consumerSetsPace))
         } catch {
             let failure = CourierError(wrapping: error, url: record.request?.url)
             // Discarded first: a body that could not be made final (a download whose move failed)
             // must not be handed out as a file that no longer exists.
             sink.discard()
-            apply(lifecycle.finish(attempt: attempt, completion(body: sink.body, error: failure), awaitingDelivery: sink.consumerSetsPace))
+            apply(machine.finish(attempt: attempt, completion(body: sink.body, error: failure), awaitingDelivery: sink.consumerSetsPace))
         }
     }
 

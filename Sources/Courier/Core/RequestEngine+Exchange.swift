@@ -6,17 +6,8 @@ import FoundationNetworking
 extension RequestEngine {
     // MARK: - Preparing an attempt
 
-    /// Builds the attempt's request (once) and runs adapters (every attempt).
+    /// Builds the attempt's request (every attempt); adapters then have their say, if there are any.
     func prepare(attempt: Int) {
-        if !admitted {
-            guard session.startRunning(id) else {
-                failPreparation(attempt: attempt, Session.shutDownError(url: record.request?.url))
-                return
-            }
-            admitted = true
-        }
-        redirectHistory = []
-        redirectDroppedBody = false
         let base: URLRequest
         do {
             // Built again for every attempt, so a request modifier sees each retry too.
@@ -26,12 +17,14 @@ extension RequestEngine {
             failPreparation(attempt: attempt, CourierError(wrapping: error))
             return
         }
+        let adapting = session.interceptor != nil || !interceptors.isEmpty
+        if !adapting { notifyMonitors { $0.request($1, didAdapt: base, attempt: attempt) } }
+        apply(machine.requestBuilt(attempt: attempt, base, adapting: adapting))
+    }
+
+    /// Runs the adapters on `base` off the executor; the result comes back with `token`, like any other event.
+    func runAdapters(on base: URLRequest, attempt: Int, _ token: Machine.ExcursionToken) {
         let adapters: [any RequestAdapter] = (session.interceptor.map { [$0] } ?? []) + interceptors
-        guard !adapters.isEmpty else {
-            didPrepare(attempt: attempt, base)
-            return
-        }
-        // Adapters are async; the result comes back through the executor like any other event.
         let session = session
         let access = owner?.engineAccess
         Task {
@@ -45,31 +38,34 @@ extension RequestEngine {
             }
             access?.perform { engine in
                 switch outcome {
-                case .success(let request): engine.didPrepare(attempt: attempt, request)
-                case .failure(let failure): engine.failPreparation(attempt: attempt, failure)
+                case .success(let request): engine.notifyMonitors { $0.request($1, didAdapt: request, attempt: attempt) }
+                case .failure(let failure): engine.notifyMonitors { $0.request($1, didFailToPrepareWith: failure) }
                 }
+                engine.apply(engine.machine.adapted(token, outcome))
             }
         }
     }
 
-    private func didPrepare(attempt: Int, _ request: URLRequest) {
-        notifyMonitors { $0.request($1, didAdapt: request, attempt: attempt) }
-        apply(lifecycle.prepared(attempt: attempt, request))
-    }
-
     func failPreparation(attempt: Int, _ error: CourierError) {
         notifyMonitors { $0.request($1, didFailToPrepareWith: error) }
-        apply(lifecycle.preparationFailed(attempt: attempt, error))
+        apply(machine.preparationFailed(attempt: attempt, error))
+    }
+
+    /// Starts `excursion` off the executor; its result comes back to the machine with `token`.
+    func run(_ excursion: Machine.Excursion, _ token: Machine.ExcursionToken) {
+        switch excursion {
+        case .adapters(let attempt, let base): runAdapters(on: base, attempt: attempt, token)
+        case .responseHeadHandlers(_, let exchange): askResponseHeadHandlers(about: exchange, token)
+        case .retriers(_, let error): askRetriers(about: error, token)
+        }
     }
 
     // MARK: - Running an exchange
 
-    func startExchange(attempt: Int, request: URLRequest) {
+    func startExchange(attempt: Int, number: Int, request: URLRequest) {
         record.request = request
         record.bytesSent = 0
         record.live = LiveExchange()
-        let number = nextExchangeNumber
-        nextExchangeNumber += 1
         var transportRequest: TransportRequest
         do {
             transportRequest = try makeTransportRequest(request, attempt: attempt)
@@ -85,8 +81,8 @@ extension RequestEngine {
             // Nothing went on the network: report the failure as this exchange's outcome.
             record.live = nil
             let exchange = Exchange(number: number, request: request, transfer: InertTransfer(), route: nil)
-            apply(lifecycle.transferStarted(attempt: attempt, exchange))
-            apply(lifecycle.transferEnded(attempt: attempt, .failed(CourierError(wrapping: error, url: request.url))))
+            apply(machine.transferStarted(attempt: attempt, exchange))
+            apply(machine.transferEnded(attempt: attempt, .failed(CourierError(wrapping: error, url: request.url))))
             return
         }
         guard let owner else { return }
@@ -104,7 +100,7 @@ extension RequestEngine {
         let routed = session.route(context, sink: relay)
         record.origin = routed.origin
         let exchange = Exchange(number: number, request: request, transfer: routed.transfer, route: (context, routed.origin))
-        apply(lifecycle.transferStarted(attempt: attempt, exchange))
+        apply(machine.transferStarted(attempt: attempt, exchange))
     }
 
     /// Lets a feature tell this request's monitors something from any thread: the call waits its
@@ -166,12 +162,13 @@ extension RequestEngine {
 
     /// Handles one transport event, if it belongs to the exchange in flight.
     func handle(_ event: TransportEvent, exchange number: Int) {
-        guard case .transferring(let attempt, let exchange)? = lifecycle.currentPhase, exchange.number == number else {
+        guard let live = machine.liveExchange(number) else {
             // Events of a cancelled or superseded exchange can still be queued behind the change; drop them.
             return
         }
-        if exchange.heldEvents != nil {
-            exchange.heldEvents?.append(event)
+        let exchange = live.transfer
+        if machine.holdsEvents(of: number) {
+            exchange.heldEvents.append(event)
             return
         }
         switch event {
@@ -191,11 +188,9 @@ extension RequestEngine {
             if let route = exchange.route {
                 for feature in session.features { feature.exchangeDidComplete(route.context, origin: route.origin, error: error) }
             }
-            if exchange.failure == nil, let error {
-                exchange.failure = error.with(url: exchange.request.url, responseCode: exchange.head?.statusCode)
-            }
-            if exchange.failure == nil { checkTruncation(exchange) }
-            apply(lifecycle.transferEnded(attempt: attempt, exchange.end))
+            var failure = error?.with(url: exchange.request.url, responseCode: exchange.head?.statusCode)
+            if failure == nil, !machine.exchangeIsEnding { failure = truncationFailure(exchange) }
+            apply(machine.transferCompleted(exchange: number, failure: failure))
         }
     }
 
@@ -242,10 +237,9 @@ extension RequestEngine {
         storeCookies(from: head)
         let response = LazyHTTPResponse(head: head)
         record.latestHead = response
-        if let redirect = redirectRequest(for: head, after: exchange.request) {
+        if let redirect = redirectRequest(for: head, in: exchange) {
             switch redirect {
             case .success(let next):
-                exchange.redirect = next
                 notifyMonitors { $0.request($1, willRedirectTo: next, from: response.httpResponse) }
                 return
             case .failure(let error):
@@ -253,12 +247,19 @@ extension RequestEngine {
                 return
             }
         }
-        if !responseHeadHandlers.isEmpty {
-            // The body waits (unacknowledged, so the transport pauses) until the handlers decide.
-            askResponseHeadHandlers(head, response, in: exchange)
-            return
-        }
+        exchange.response = response
+        // With response-head handlers, the body waits (unacknowledged, so the transport pauses) until they decide.
+        apply(machine.headArrived(exchange: exchange.number, askHandlers: !responseHeadHandlers.isEmpty))
+    }
+
+    /// The final head of `exchange` may bring its body: the sink takes it, then the events held meanwhile.
+    func acceptHead(of exchange: Exchange) {
+        guard let head = exchange.head, let response = exchange.response else { return }
         beginBody(head, response, in: exchange)
+        guard !exchange.heldEvents.isEmpty else { return }
+        let held = exchange.heldEvents
+        exchange.heldEvents = []
+        for event in held { handle(event, exchange: exchange.number) }
     }
 
     /// The final response head passed every check: the sink decides what happens to its body.
@@ -289,7 +290,7 @@ extension RequestEngine {
         case .restart:
             var again = exchange.request
             ["Range", "If-Range"].forEach { again.setValue(nil, forHTTPHeaderField: $0) }
-            exchange.redirect = again
+            machine.restart(exchange: exchange.number, with: again)
             return
         }
         if let response = record.response { notifyMonitors { $0.request($1, didReceiveResponse: response.httpResponse) } }
@@ -299,7 +300,7 @@ extension RequestEngine {
     }
 
     private func receiveBody(_ data: Data, in exchange: Exchange) {
-        guard exchange.redirect == nil, exchange.failure == nil, case .store(let offset, let total)? = exchange.disposition else {
+        guard !machine.exchangeIsEnding, case .store(let offset, let total)? = exchange.disposition else {
             exchange.transfer.acknowledge(data.count)
             return
         }
@@ -326,26 +327,24 @@ extension RequestEngine {
 
     /// Ends `exchange` as failed: its first failure is the one it ends with, and the transport stops.
     private func stop(_ exchange: Exchange, failing failure: CourierError) {
-        exchange.failure = failure
-        exchange.transfer.cancel()
+        apply(machine.exchangeFailed(exchange: exchange.number, failure))
     }
 
     /// A body shorter than its `Content-Length` is a lost connection, never a silent success.
-    private func checkTruncation(_ exchange: Exchange) {
-        guard exchange.redirect == nil, case .store? = exchange.disposition, let head = exchange.head,
-            !head.hasNoBody(for: exchange.request.method)
-        else { return }
-        let expected = head.expectedContentLength
-        if expected >= 0, exchange.received < expected {
-            exchange.failure = CourierError(
-                .connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
-                responseCode: head.statusCode, url: head.url)
+    private func truncationFailure(_ exchange: Exchange) -> CourierError? {
+        guard case .store? = exchange.disposition, let head = exchange.head, !head.hasNoBody(for: exchange.request.method) else {
+            return nil
         }
+        let expected = head.expectedContentLength
+        guard expected >= 0, exchange.received < expected else { return nil }
+        return CourierError(
+            .connectionLost, "The connection closed after \(exchange.received) of \(expected) body bytes.",
+            responseCode: head.statusCode, url: head.url)
     }
 
     func mergedMetrics(_ metrics: TransferMetrics) -> TransferMetrics {
         var merged = metrics.values
-        merged.redirectCount = redirectHistory.count
+        merged.redirectCount = machine.redirectHistory.count
         merged.total = ContinuousClock.now - createdAt
         return TransferMetrics(merged)
     }

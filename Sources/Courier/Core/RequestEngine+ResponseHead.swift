@@ -4,16 +4,14 @@ import FoundationNetworking
 #endif
 
 extension RequestEngine {
-    /// Asks the response-head handlers about `head`, holding the exchange's further events until
-    /// they decide; the decision comes back through the executor like any other event.
-    func askResponseHeadHandlers(_ head: ResponseHead, _ response: LazyHTTPResponse, in exchange: Exchange) {
-        guard let access = owner?.engineAccess else {
-            beginBody(head, response, in: exchange)
+    /// Asks the response-head handlers about `exchange`'s final head off the executor; the
+    /// decision comes back to the machine with `token`, and the exchange's events wait meanwhile.
+    func askResponseHeadHandlers(about exchange: Exchange, _ token: Machine.ExcursionToken) {
+        guard let access = owner?.engineAccess, let response = exchange.response else {
+            apply(machine.responseHeadDecided(token, proceed: true))
             return
         }
-        exchange.heldEvents = []
         let handlers = responseHeadHandlers
-        let number = exchange.number
         let httpResponse = response.httpResponse
         Task {
             var disposition = ResponseDisposition.allow
@@ -21,23 +19,8 @@ extension RequestEngine {
                 disposition = await handler(httpResponse)
                 if disposition == .cancel { break }
             }
-            let decided = disposition
-            access.perform { $0.responseHeadDecided(decided, head: head, response: response, exchange: number) }
+            let proceed = disposition != .cancel
+            access.perform { $0.apply($0.machine.responseHeadDecided(token, proceed: proceed)) }
         }
-    }
-
-    private func responseHeadDecided(_ disposition: ResponseDisposition, head: ResponseHead, response: LazyHTTPResponse, exchange number: Int) {
-        // A cancel (or a timeout) may have ended the exchange while the handlers decided.
-        guard case .transferring(_, let exchange)? = lifecycle.currentPhase, exchange.number == number,
-            let held = exchange.heldEvents
-        else { return }
-        exchange.heldEvents = nil
-        if disposition == .cancel {
-            record.response = response
-            cancel()
-            return
-        }
-        beginBody(head, response, in: exchange)
-        for event in held { handle(event, exchange: number) }
     }
 }

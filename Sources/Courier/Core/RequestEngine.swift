@@ -6,7 +6,8 @@ import FoundationNetworking
 /// Courier's machinery behind a request: lifecycle, exchanges, body, validators and response
 /// handlers. It lives inside the request actor and is only ever used on that actor's executor.
 package final class RequestEngine {
-    typealias Lifecycle = RequestLifecycle<Exchange, CourierError, RequestCompletion>
+    typealias Machine = ExchangeMachine<Exchange, CourierError, RequestCompletion>
+    typealias Lifecycle = Machine.Lifecycle
 
     let id: UUID
     let session: Session
@@ -16,7 +17,12 @@ package final class RequestEngine {
     /// The request actor that owns this engine; set once by the actor's initializer.
     weak var owner: (any RequestInternals)?
 
-    var lifecycle = Lifecycle()
+    /// Where the request and its exchanges stand: attempts, admission, redirects, retries, the
+    /// asynchronous excursions and how the request ended. The engine feeds it events and performs
+    /// the actions it returns.
+    var machine = Machine()
+    /// The request's phase, as the machine tracks it.
+    var lifecycle: Lifecycle { machine.lifecycle }
     /// Response handlers waiting for the completion, in the order they were added.
     var pendingHandlers: [(RequestCompletion) -> Void] = []
     var validators: [Validator] = []
@@ -40,11 +46,6 @@ package final class RequestEngine {
     var pacedStreamMayShare = false
     /// What the request learned so far: the last request, response, metrics and error.
     var record = RequestRecord()
-    /// Redirects followed within the current attempt, for the limit and loop detection.
-    var redirectHistory: [RedirectStep] = []
-    /// Whether a redirect of this attempt dropped the body (POST → GET after 301/302, anything → GET after 303).
-    var redirectDroppedBody = false
-    var nextExchangeNumber = 1
     /// The upload body, prepared at the first exchange and kept for retries and 307/308 redirects.
     var preparedUpload: PreparedUpload?
     /// The sleep before the next attempt, cancelled if the request is.
@@ -52,8 +53,6 @@ package final class RequestEngine {
     /// Set at the first resume: no exchange runs past it.
     var deadline: ContinuousClock.Instant?
     let createdAt = ContinuousClock.now
-    /// Whether the session let the request start (see ``Session/shutdown(gracePeriod:clock:)``).
-    var admitted = false
 
     /// ``Request/metrics``: the last exchange's metrics, or, while an exchange is in flight, what
     /// is known of it so far.
@@ -66,7 +65,7 @@ package final class RequestEngine {
             TransferMetrics.Values(
                 start: live.start, dnsLookup: nil, connect: nil, tlsHandshake: nil,
                 timeToFirstByte: live.headAt.map { $0 - live.startedAt }, total: now - createdAt,
-                bytesSent: record.bytesSent, bytesReceived: live.bytesReceived, redirectCount: redirectHistory.count,
+                bytesSent: record.bytesSent, bytesReceived: live.bytesReceived, redirectCount: machine.redirectHistory.count,
                 connectionReused: nil, httpVersion: live.httpVersion, remoteAddress: nil,
                 transport: session.transportName))
     }
@@ -86,12 +85,12 @@ package final class RequestEngine {
         if deadline == nil {
             deadline = session.configuration.transportClock.now + .seconds(session.configuration.resourceTimeout)
         }
-        apply(lifecycle.resume())
+        apply(machine.resume())
     }
 
     /// The start that follows adding a response handler (see ``RequestLifecycle/startAutomatically()``).
     func startAutomatically() {
-        let transition = lifecycle.startAutomatically()
+        let transition = machine.startAutomatically()
         if case .prepare = transition.action, deadline == nil {
             deadline = session.configuration.transportClock.now + .seconds(session.configuration.resourceTimeout)
         }
@@ -99,7 +98,7 @@ package final class RequestEngine {
     }
 
     func suspend() {
-        apply(lifecycle.suspend())
+        apply(machine.suspend())
     }
 
     func cancel() {
@@ -111,7 +110,7 @@ package final class RequestEngine {
         let error = CourierError(
             .cancelled, "The request was cancelled.", responseCode: record.response?.statusCode,
             url: record.request?.url)
-        apply(lifecycle.cancel(makeCompletion(error: error, cancelled: true)))
+        apply(machine.cancel(makeCompletion(error: error, cancelled: true)))
     }
 
     /// Runs `observer` when the first exchange starts, or now if one already did.
@@ -134,22 +133,45 @@ package final class RequestEngine {
 
     // MARK: - Acting on transitions
 
-    func apply(_ transition: Lifecycle.Transition) {
+    func apply(_ transition: Machine.Transition) {
         if let hook = transition.hook { run(hook) }
         switch transition.action {
         case .none:
             break
+        case .admit(let attempt):
+            if session.startRunning(id) {
+                apply(machine.admitted(attempt: attempt))
+            } else {
+                let error = Session.shutDownError(url: record.request?.url)
+                notifyMonitors { $0.request($1, didFailToPrepareWith: error) }
+                apply(machine.refused(attempt: attempt, error))
+            }
+        case .releaseAdmission:
+            session.endRunning(id)
         case .prepare(let attempt):
             prepare(attempt: attempt)
-        case .startTransfer(let attempt, let request):
-            startExchange(attempt: attempt, request: request)
+        case .runExcursion(let excursion, let token):
+            run(excursion, token)
+        case .startTransfer(let attempt, let number, let request):
+            startExchange(attempt: attempt, number: number, request: request)
         case .suspendTransfer(let exchange):
             exchange.transfer.suspend()
+        case .stopTransfer(let exchange):
+            exchange.transfer.cancel()
         case .resumeTransfer(let exchange):
             exchange.transfer.resume()
+        case .acceptHead(_, let exchange):
+            acceptHead(of: exchange)
+        case .refuseHead(_, let exchange):
+            record.response = exchange.response
+            cancel()
         case .evaluate(let attempt, let failure):
             evaluate(attempt: attempt, failure: failure)
-        case .scheduleRetry(let attempt, let delay):
+        case .conclude(let attempt, let failure):
+            conclude(attempt: attempt, error: failure)
+        case .scheduleRetry(let attempt, let delay, let error):
+            record.retryCount += 1
+            notifyMonitors { $0.request($1, willRetryAfter: delay, dueTo: error) }
             scheduleRetry(attempt: attempt, after: delay)
         case .cancel(let exchange, let completion):
             exchange?.transfer.cancel()
@@ -167,7 +189,7 @@ package final class RequestEngine {
             complete(completion)
         case .awaitDelivery(let completion):
             sink.awaitDelivery(of: completion) { [weak owner] in
-                owner?.engineAccess.perform { $0.apply($0.lifecycle.delivered()) }
+                owner?.engineAccess.perform { $0.apply($0.machine.delivered()) }
             }
         }
     }
@@ -274,12 +296,8 @@ final class Exchange {
     /// The exchange as the session's features saw it, and where its answer comes from; `nil` for
     /// an exchange that failed before anything started.
     let route: (context: ExchangeContext, origin: ExchangeOrigin)?
-    /// The first failure of this exchange, which ends it as failed.
-    var failure: CourierError?
     /// The response head, once it arrived.
     var head: ResponseHead?
-    /// The next request, when this exchange's response is a redirect being followed (or a restart).
-    var redirect: URLRequest?
     /// What the sink does with this exchange's body, decided when the head arrived.
     var disposition: BodyDisposition?
     /// Body bytes of this exchange stored so far.
@@ -288,9 +306,10 @@ final class Exchange {
     let startInstant = ContinuousClock.now
     /// When the response head arrived.
     var headInstant: ContinuousClock.Instant?
-    /// Transport events that arrived while response-head handlers were deciding, in order; `nil`
-    /// when nobody is deciding.
-    var heldEvents: [TransportEvent]?
+    /// The final response, once its head passed the checks and it is not a redirect.
+    var response: LazyHTTPResponse?
+    /// Transport events that arrived while response-head handlers were deciding, in order.
+    var heldEvents: [TransportEvent] = []
 
     init(
         number: Int, request: URLRequest, transfer: any TransportTransfer,
@@ -309,12 +328,5 @@ final class Exchange {
             start: Date(timeIntervalSinceNow: -elapsed.timeInterval), timeToFirstByte: headInstant.map { $0 - startInstant },
             total: elapsed, bytesSent: bytesSent, bytesReceived: received,
             httpVersion: head?.httpVersion, transport: transport)
-    }
-
-    /// How the exchange ended, once its transfer completed.
-    var end: RequestEngine.Lifecycle.ExchangeEnd {
-        if let failure { return .failed(failure) }
-        if let redirect { return .followed(redirect) }
-        return .answered
     }
 }

@@ -6,8 +6,9 @@ import FoundationNetworking
 /// The one state machine of a request's life: every public verb and every asynchronous
 /// outcome is an event here, and the caller performs the returned ``Transition`` afterwards.
 ///
-/// Pure value type, no I/O: the request engine owns one and acts on what it returns; the tests
-/// drive it as event → transition tables. `Transfer` is the handle of a running exchange,
+/// Pure value type, no I/O: ``ExchangeMachine`` wraps one (the request engine talks to that
+/// machine, which adds admission, redirects, excursions and how each exchange ends) and alone
+/// tracks the phase and the attempt; the tests drive it as event → transition tables. `Transfer` is the handle of a running exchange,
 /// `Failure` what makes an attempt fail, and `Completion` the final outcome handed to response
 /// handlers. An attempt's failure travels in the events and phases that follow it (`transferEnded`,
 /// `evaluating`, `evaluate`), and how the request ended is the `cancelled` or `finished` state's

@@ -1,4 +1,4 @@
-import CCurl
+import CCodecs
 
 /// A content coding the curl transport undoes itself (libcurl's own decoding stays off).
 enum CurlContentCoding: String, Sendable, CaseIterable {

@@ -117,7 +117,7 @@ final class PreparedUpload {
 extension RequestEngine {
     /// Whether this exchange sends the upload body: the request has one and no redirect dropped it
     /// (301/302 after POST and 303 turn the method into GET without a body).
-    var sendsUpload: Bool { source.upload != nil && !redirectDroppedBody }
+    var sendsUpload: Bool { source.upload != nil && !machine.redirectDroppedBody }
 
     /// The upload body for an exchange, preparing it on first use; `nil` for requests without one
     /// and for redirects that turned the method into GET.

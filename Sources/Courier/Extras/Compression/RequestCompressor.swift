@@ -1,4 +1,4 @@
-import CCurl
+import CCodecs
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

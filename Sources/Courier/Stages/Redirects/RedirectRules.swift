@@ -69,21 +69,16 @@ enum RedirectRules {
 
 extension RequestEngine {
     /// The request to follow `head` with, a failure, or `nil` when `head` is not a redirect to follow.
-    func redirectRequest(for head: ResponseHead, after request: URLRequest) -> Result<URLRequest, CourierError>? {
+    func redirectRequest(for head: ResponseHead, in exchange: Exchange) -> Result<URLRequest, CourierError>? {
         var result = RedirectRules.nextRequest(
-            after: request, response: head, original: record.initialRequest,
-            history: redirectHistory, limit: session.configuration.maximumRedirects)
+            after: exchange.request, response: head, original: record.initialRequest,
+            history: machine.redirectHistory, limit: session.configuration.maximumRedirects)
         if case .success(let proposed)? = result {
             let policy = redirectPolicy ?? session.configuration.redirectPolicy
             result = policy.decide(proposed, LazyHTTPResponse(head: head).httpResponse).map { .success($0) }
         }
-        if case .success(let next)? = result, let url = next.url {
-            redirectHistory.append(RedirectStep(url: url, method: next.method))
-            // The upload lives outside the URLRequest: once a redirect turned the method into GET
-            // (or a policy dropped the body), no later exchange of this attempt sends it.
-            if next.method == .get || next.method == .head, request.method != next.method {
-                redirectDroppedBody = true
-            }
+        if case .success(let next)? = result {
+            machine.redirectFollowed(exchange: exchange.number, from: exchange.request, to: next)
         }
         return result
     }

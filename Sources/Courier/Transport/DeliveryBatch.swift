@@ -15,7 +15,7 @@ import Darwin
 /// A batch belongs to the thread that began it (an event loop's own thread) and is reached through
 /// a thread-local, so transports need no new parameter on their sinks.
 final class DeliveryBatch {
-    private var held: [RequestExecutor] = []
+    private var held: [any HeldDrain] = []
     /// Body bytes delivered since the last flush.
     private var heldBytes = 0
 
@@ -46,9 +46,9 @@ final class DeliveryBatch {
         Unmanaged<DeliveryBatch>.fromOpaque(pointer).release()
     }
 
-    /// Holds the drain of `executor`, which the caller has just claimed, until ``flush()``.
-    func hold(_ executor: RequestExecutor) {
-        held.append(executor)
+    /// Holds `drain` (a request's executor the caller has just claimed) until ``flush()``.
+    func hold(_ drain: any HeldDrain) {
+        held.append(drain)
     }
 
     /// Counts body bytes just delivered to a sink, and flushes once ``flushBytes`` are waiting.
@@ -61,9 +61,9 @@ final class DeliveryBatch {
     func flush() {
         heldBytes = 0
         guard !held.isEmpty else { return }
-        let executors = held
+        let drains = held
         held.removeAll(keepingCapacity: true)
-        for executor in executors { executor.startClaimedDrain() }
+        for drain in drains { drain.startClaimedDrain() }
     }
 
     private static let key: pthread_key_t = {
@@ -72,4 +72,11 @@ final class DeliveryBatch {
         pthread_key_create(&key, nil)
         return key
     }()
+}
+
+/// A drain claimed while a ``DeliveryBatch`` is open and started when it flushes: a request's
+/// executor (Core), named here through this protocol so that the transport layer names no Core type.
+protocol HeldDrain: AnyObject {
+    /// Starts the drain the caller claimed earlier.
+    func startClaimedDrain()
 }

@@ -1,4 +1,4 @@
-import CCurl
+import CCodecs
 import CourierLocking
 import Foundation
 
