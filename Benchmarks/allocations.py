@@ -15,9 +15,10 @@ can gate CI:
 
 --check fails (exit 1) when a Courier count is above its threshold; --write records today's counts
 as thresholds with a margin (--margin, 5 % by default) so that a regression fails and noise does not.
-Options: --build 0 (skip the build), --n N (counted requests, default 2000), --port P (default 18090).
+Options: --build 0 (skip the build), --n N (counted requests, default 2000), --port P (plain HTTP on P,
+HTTPS on P+1; by default two free ports).
 """
-import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, signal, socket, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BODY = '{"id":42,"name":"' + "x" * 84 + '"}' + "\n" * 0
@@ -53,7 +54,13 @@ def make_certs(d):
             sys.exit("openssl failed: " + " ".join(cmd) + "\n" + p.stderr)
 
 
-def start_nginx(d, port):
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_nginx(d, port, tls_port):
     os.makedirs(os.path.join(d, "www"), exist_ok=True)
     with open(os.path.join(d, "www", "small.json"), "w") as f:
         f.write(BODY)
@@ -65,7 +72,7 @@ http {{
   access_log off; keepalive_requests 1000000; keepalive_timeout 300s; default_type application/json;
   client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;
   server {{ listen 127.0.0.1:{port}; root {d}/www; }}
-  server {{ listen 127.0.0.1:{port + 1} ssl http2; root {d}/www; ssl_certificate {d}/server.crt;
+  server {{ listen 127.0.0.1:{tls_port} ssl http2; root {d}/www; ssl_certificate {d}/server.crt;
            ssl_certificate_key {d}/server.key; ssl_protocols TLSv1.2 TLSv1.3; http2_max_concurrent_streams 128; }}
 }}
 """)
@@ -103,7 +110,7 @@ def main():
     ap.add_argument("--margin", type=float, default=0.05)
     ap.add_argument("--build", default="1")
     ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--port", type=int, default=18090)
+    ap.add_argument("--port", type=int, default=0, help="plain HTTP port (0: a free one); HTTPS on the next free one")
     a = ap.parse_args()
     clients = ["courier"] if a.courier_only else ["courier", "ahc"]
     if a.build != "0":
@@ -120,10 +127,12 @@ def main():
     os.makedirs(os.path.join(d, "tmp"))
     make_certs(d)
     results = {}
-    nginx = start_nginx(d, a.port)
+    port = a.port or free_port()
+    tls_port = a.port + 1 if a.port else free_port()
+    nginx = start_nginx(d, port, tls_port)
     try:
         for wid, _, args, tls in WORKLOADS:
-            url = f"https://127.0.0.1:{a.port + 1}/small.json" if tls else f"http://127.0.0.1:{a.port}/small.json"
+            url = f"https://127.0.0.1:{tls_port}/small.json" if tls else f"http://127.0.0.1:{port}/small.json"
             for c in clients:
                 r = run_client(os.path.join(bindir, f"bench-alloc-{c}"), interposer, args, url, a.n,
                                os.path.join(d, "ca.crt") if tls else "")
