@@ -47,9 +47,8 @@ let package = Package(
         // CourierTracing's spans exported for real (OTelExportTests): swift-otel's OTLP/HTTP exporter only;
         // its OTLP/gRPC trait (grpc-swift and its transport) stays off.
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
-        // Allocations per request (allocations.py): the malloc counter package-benchmark itself uses.
-        // package-benchmark 1.38.1 cannot resolve here: on Linux with Swift 6.3 it requires
-        // ordo-one/swift-runtime-interposer, which is not mirrored (README.md, "Allocations per request").
+        // Allocations per request (allocations.py): the malloc counter package-benchmark itself uses, driven
+        // directly; why not package-benchmark's plugin: README.md, "Allocations per request".
         .package(url: "https://github.com/ordo-one/malloc-interposer", exact: "1.6.1"),
     ],
     targets: [

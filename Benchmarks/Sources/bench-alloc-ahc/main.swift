@@ -32,4 +32,4 @@ await countAllocations(client: "ahc", arguments) {
     guard response.status == .ok else { throw BadStatus() }
     return try await response.body.collect(upTo: 1 << 20).readableBytes
 }
-try? await client.shutdown()
+try? await client.shutdown().get()
