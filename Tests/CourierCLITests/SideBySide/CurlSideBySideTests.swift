@@ -17,11 +17,6 @@ import FoundationNetworking
 /// Needs the curl CLI and the interop servers (`.ci/start-servers.sh`, as `.ci/run` starts them);
 /// without them it prints one `SKIPPED` line.
 @Suite struct CurlSideBySideTests {
-    /// Whether the order of response fields is compared. Courier hands out response fields through
-    /// `HTTPURLResponse`, which does not keep the order on the wire (issue 39 adds ordered fields):
-    /// until then the fields are compared as sets, and turning this on is the one change needed.
-    static let comparesFieldOrder = false
-
     /// How many cases run at once.
     static let concurrency = 4
 
@@ -65,7 +60,7 @@ import FoundationNetworking
                         return (
                             testCase,
                             .success(
-                                SideBySideVerdict(curl: curlRun, courier: courierRun, testCase: testCase, comparesFieldOrder: Self.comparesFieldOrder)
+                                SideBySideVerdict(curl: curlRun, courier: courierRun, testCase: testCase)
                             )
                         )
                     } catch {

@@ -14,7 +14,7 @@ enum Aspect: String, Sendable, CaseIterable, Comparable {
     case fieldSet
     /// The spelling of the field names (`ETag` or `Etag`, `content-type` or `Content-Type`).
     case fieldNameCase
-    /// The order of the field lines (compared once Courier keeps it: see ``SideBySideRun/comparesFieldOrder``).
+    /// The order of the field lines (first appearance of each name).
     case fieldOrder
     /// `-v`'s request-head field lines (`> `), as a set.
     case requestFields
@@ -27,9 +27,6 @@ enum Aspect: String, Sendable, CaseIterable, Comparable {
 enum KnownDifference: String, Sendable, CaseIterable {
     case userAgent = "user-agent"
     case reasonPhrase = "reason-phrase"
-    case fieldNameCase = "field-name-case"
-    case fieldOrder = "field-order"
-    case repeatedFieldsJoined = "repeated-fields-joined"
     case expectContinue = "expect-100-continue"
     case multipartBoundary = "multipart-boundary"
     case jsonChecked = "json-checked"
@@ -44,9 +41,6 @@ enum KnownDifference: String, Sendable, CaseIterable {
         switch self {
         case .userAgent, .expectContinue, .multipartBoundary, .decodedSizeDownload, .versionProtocols: .standardOutput
         case .reasonPhrase: .statusLine
-        case .fieldNameCase: .fieldNameCase
-        case .fieldOrder: .fieldOrder
-        case .repeatedFieldsJoined: .fieldSet
         case .jsonChecked, .retryGivesUp22, .binaryDataRefused: .exitCode
         case .resumeRefetchesUnproven: .standardOutput
         }

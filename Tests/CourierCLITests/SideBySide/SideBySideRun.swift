@@ -164,12 +164,6 @@ extension KnownDifference {
             return replacing(#"(curl|courier)/[0-9][0-9.a-z-]*"#, with: "AGENT", in: value)
         case (.reasonPhrase, .statusLine):
             return replacing(#"(?m)^(HTTP/[0-9.]+ [0-9]{3}).*$"#, with: "$1", in: value)
-        case (.fieldNameCase, .fieldNameCase):
-            return value.lowercased()
-        case (.fieldOrder, .fieldOrder):
-            return value.split(separator: "\n").map { $0.split(separator: " ").sorted().joined(separator: " ") }.joined(separator: "\n")
-        case (.repeatedFieldsJoined, .fieldSet):
-            return value.components(separatedBy: "\n---\n").map(Self.joiningRepeats).joined(separator: "\n---\n")
         case (.expectContinue, .standardOutput):
             return replacing(#"(?m)^.*"Expect": "100-continue",\n"#, with: "", in: value)
         case (.multipartBoundary, .standardOutput):
@@ -193,22 +187,6 @@ extension KnownDifference {
         default: [aspect]
         }
     }
-
-    /// One head's sorted `name: value` lines with repeated names joined with `, `, as Foundation joins them.
-    private static func joiningRepeats(_ head: String) -> String {
-        var joined: [(name: String, values: [String])] = []
-        for line in head.split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            let name = parts.first ?? ""
-            let value = parts.count > 1 ? parts[1] : ""
-            if let index = joined.firstIndex(where: { $0.name == name }) {
-                joined[index].values.append(value)
-            } else {
-                joined.append((name, [value]))
-            }
-        }
-        return joined.map { "\($0.name): \($0.values.joined(separator: ", "))" }.sorted().joined(separator: "\n")
-    }
 }
 
 /// The verdict on one case: the aspects that differ unexpectedly, and the declared differences
@@ -220,18 +198,15 @@ struct SideBySideVerdict: Sendable {
     /// Whether curl and courier behaved as the case says.
     var holds: Bool { unexpected.isEmpty && missing.isEmpty }
 
-    /// Compares the runs; with `comparesFieldOrder` off, field order is left out (Courier cannot
-    /// keep it yet: see `docs/curl-compatibility.md`).
-    init(curl: ToolRun, courier: ToolRun, testCase: SideBySideCase, comparesFieldOrder: Bool) {
+    /// Compares the runs, every aspect, field order and field-name spelling included.
+    init(curl: ToolRun, courier: ToolRun, testCase: SideBySideCase) {
         let curlValues = AspectValues(curl, of: testCase).values
         let courierValues = AspectValues(courier, of: testCase).values
         var shown: Set<KnownDifference> = []
         defer {
-            let skipped: Set<KnownDifference> = comparesFieldOrder ? [] : [.fieldOrder]
-            missing = testCase.differences.subtracting(shown).subtracting(skipped).sorted { $0.rawValue < $1.rawValue }
+            missing = testCase.differences.subtracting(shown).sorted { $0.rawValue < $1.rawValue }
         }
         for aspect in Aspect.allCases.sorted() {
-            if aspect == .fieldOrder, !comparesFieldOrder { continue }
             guard let curlValue = curlValues[aspect], let courierValue = courierValues[aspect] else { continue }
             let declared = testCase.differences.filter { $0.aspects.contains(aspect) }
             if declared.isEmpty {
