@@ -23,7 +23,7 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         var onward: (exchange: ExchangeContext, onward: ExchangeOnward, unconditional: TransportRequest)?
     }
 
-    private let cache: ResponseCache
+    private let cache: CacheStore
     private let key: ResponseCacheKey
     /// The stored response this exchange revalidates (or may serve for an error, or extends with
     /// a new partial response), if any.
@@ -41,7 +41,7 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     private let includesBody: Bool
 
     init(
-        cache: ResponseCache, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
+        cache: CacheStore, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
         includesBody: Bool = true, downstream: (any TransportEventSink)?, notifyMonitors: MonitorNotifier, now: @escaping @Sendable () -> Date,
         onEnd: (@Sendable () -> Void)? = nil
     ) {
