@@ -43,6 +43,9 @@ final class CacheStore: Sendable {
     let diskEstimate = Locked((bytes: Int64?.none, writtenSinceScan: Int64(0), scanning: false))
     /// The current time; tests move it to expire entries without sleeping.
     let now: @Sendable () -> Date
+    /// Called on the writing thread before each disk write of a body or an entry (a test hook:
+    /// tests check which thread does the store's file I/O).
+    let diskWriteObserver = Locked<(@Sendable () -> Void)?>(nil)
 
     init(memoryCapacity: Int, diskDirectory: URL?, diskCapacity: Int64, maximumEntrySize: Int64?, now: @escaping @Sendable () -> Date) {
         self.memoryCapacity = max(0, memoryCapacity)
@@ -198,6 +201,7 @@ final class CacheStore: Sendable {
     func publish(_ entry: StoredEntry, spilledBody: DiskResponseStore.SpilledBody?) -> StoredEntry? {
         var published = entry
         if let disk {
+            willWriteToDisk()
             let result = disk.publish(entry, spilledBody: spilledBody, inlineLimit: Self.spillThreshold, now: now())
             if let result { noteDiskWrite(result.bytes) }
             if spilledBody != nil {
@@ -214,6 +218,11 @@ final class CacheStore: Sendable {
         let now = now()
         withMemory { $0.insert(published, markedOnDiskAt: disk == nil ? nil : now) }  // a file body is not kept (and drops an older copy)
         return published
+    }
+
+    /// Tells ``diskWriteObserver``, if any, that the calling thread is about to write to disk.
+    func willWriteToDisk() {
+        diskWriteObserver.withLock { $0 }?()
     }
 
     /// Counts `bytes` written to disk and scans the directory (cleaning and eviction) before this

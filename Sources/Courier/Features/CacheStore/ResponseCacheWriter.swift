@@ -69,6 +69,7 @@ final class ResponseCacheWriter: Sendable {
             }
             state.length += Int64(data.count)
             if let spill = state.spill {
+                cache.willWriteToDisk()
                 guard CacheFileIO.writeAll(spill.descriptor, data) else {
                     Self.discard(&state)
                     return false
@@ -80,6 +81,7 @@ final class ResponseCacheWriter: Sendable {
                 state.buffer.append(data)
                 return true
             }
+            cache.willWriteToDisk()
             guard let (url, descriptor) = disk.createTemporaryFile() else {
                 Self.discard(&state)
                 return false

@@ -46,7 +46,8 @@ import FoundationNetworking
 ///   anyway. A body larger than ``maximumEntrySize`` is not stored.
 ///
 /// All methods are thread-safe. Disk reads and writes happen on the calling thread (for a
-/// request, its own executor) outside the cache's locks; disk failures only cause misses.
+/// request, its own executor; for what the HTTP cache stores, a serial queue of its exchange, never
+/// the transport's thread) outside the cache's locks; disk failures only cause misses.
 public final class ResponseCache: Sendable {
     /// The memory capacity used when none is given: 10 MiB.
     public static let defaultMemoryCapacity = 10 << 20
