@@ -67,7 +67,8 @@ final class CacheStore: Sendable {
     /// The bytes the disk store's files take now, found by listing the directory; `0` without one.
     var diskSize: Int64 { disk?.size() ?? 0 }
 
-    /// The entry behind ``fresh(for:maximumAge:version:)``, with its body file unread.
+    /// The entry stored for `key` if it is younger than `maximumAge` and was stored with the same
+    /// `version` (see ``ResponseCache/fresh(for:maximumAge:version:)``), with its body file unread.
     func freshEntry(for key: ResponseCacheKey, maximumAge: Duration, version: Int?) -> StoredEntry? {
         let now = now()
         func isFresh(_ entry: StoredEntry) -> Bool {
