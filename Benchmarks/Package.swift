@@ -47,6 +47,9 @@ let package = Package(
         // CourierTracing's spans exported for real (OTelExportTests): swift-otel's OTLP/HTTP exporter only;
         // its OTLP/gRPC trait (grpc-swift and its transport) stays off.
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // Allocations per request (allocations.py): the malloc counter package-benchmark itself uses, driven
+        // directly; why not package-benchmark's plugin: README.md, "Allocations per request".
+        .package(url: "https://github.com/ordo-one/malloc-interposer", exact: "1.6.1"),
     ],
     targets: [
         .target(name: "BenchSupport", path: "Sources/BenchSupport"),
@@ -54,6 +57,29 @@ let package = Package(
             name: "bench-courier",
             dependencies: ["BenchSupport", .product(name: "Courier", package: "Courier")],
             path: "Sources/bench-courier"
+        ),
+        // Allocations per request (BENCHMARKS.md, "Allocations per request"; run by allocations.py under
+        // LD_PRELOAD of the interposer). Courier's executable has no other dependency, so that CI's gate
+        // builds only Courier and the counter in release.
+        .target(
+            name: "AllocationCounting",
+            dependencies: [.product(name: "MallocInterposerSwift", package: "malloc-interposer")],
+            path: "Sources/AllocationCounting"
+        ),
+        .executableTarget(
+            name: "bench-alloc-courier",
+            dependencies: ["AllocationCounting", .product(name: "Courier", package: "Courier")],
+            path: "Sources/bench-alloc-courier"
+        ),
+        .executableTarget(
+            name: "bench-alloc-ahc",
+            dependencies: [
+                "AllocationCounting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Sources/bench-alloc-ahc"
         ),
         .executableTarget(
             name: "bench-urlsession",

@@ -33,6 +33,8 @@ Knobs (environment):
   BASELINE_BIN=DIR    also run DIR/bench-courier as client "courier-curl@base" in A, B, H and I (DIR: the
                       .build/release of another checkout's Benchmarks package, e.g. the previous main), so a
                       change is compared with the code before it in the same run, rounds interleaved
+  FAST_PATHS_AB=1     also run Courier with COURIER_FAST_PATHS=0 as client "courier-curl@nofast" in A, B, H and
+                      I: the speed tricks behind that switch, on against off, in the same run
   QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M (smoke test; the report says so)
   WS_PORT=PORT+3      bench-ws-server's port (workload L)
   H3_PORT=PORT+4      workload N's server (.ci/h3-server.py: hypercorn with aioquic, Python): HTTP/3 on this UDP
@@ -831,6 +833,8 @@ def clients_for(wl):
     if BASELINE_BIN and wl in BASELINE_WORKLOADS:
         base = swift_cmd("bench-courier", "courier-curl", wl)
         add("courier-curl@base", [os.path.join(BASELINE_BIN, "bench-courier")] + base[1:], parse_swift)
+    if os.environ.get("FAST_PATHS_AB") == "1" and wl in BASELINE_WORKLOADS:
+        add("courier-curl@nofast", ["env", "COURIER_FAST_PATHS=0"] + swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
     if wl in H3_WORKLOADS:
         return h3_clients(wl)
     if wl in WS_WORKLOADS:

@@ -7,8 +7,9 @@ import FoundationNetworking
 #endif
 
 extension HTTPFields {
-    /// Courier's headers as swift-http-types fields: in order, names as written. Lossless:
-    /// `HTTPHeaders(HTTPFields(headers)) == headers`.
+    /// Courier's headers as swift-http-types fields: line for line, in order, names as written,
+    /// repeated names (lines made by `HTTPHeaders.append(name:value:)`, each `Set-Cookie` of
+    /// `headerFields`) kept apart. Lossless: `HTTPHeaders(HTTPFields(headers)) == headers`.
     ///
     /// - Throws: `CourierError` of kind `.invalidRequest` naming the first header whose name is
     ///   not a valid field name or whose value is not a valid field value (swift-http-types would
@@ -28,21 +29,14 @@ extension HTTPFields {
 }
 
 extension HTTPHeaders {
-    /// swift-http-types fields as Courier's headers: in order, each name as it was first written
-    /// (its `rawName`).
-    ///
-    /// `HTTPHeaders` holds one value per name: the values of a repeated name are joined with `, `
-    /// in order, at the name's first position, as HTTP allows for list fields (RFC 9110, 5.3) and
-    /// as Foundation does; nothing is dropped. (Two `Set-Cookie` fields cannot be told apart
-    /// once joined: read those from the `HTTPFields`.)
+    /// swift-http-types fields as Courier's headers: line for line, in order, each name as it was
+    /// written (its `rawName`), repeated names kept as lines of their own (`HTTPHeaders.append`).
+    /// Lossless: `HTTPFields(HTTPHeaders(fields)) == fields`; Courier's curl transport sends each
+    /// line as its own, URLSession joins a repeated name's lines (see `HTTPHeaders.dictionary`).
     public init(_ fields: HTTPFields) {
         self.init()
         for field in fields {
-            let value = self[field.name.rawName].map { "\($0), \(field.value)" } ?? field.value
-            update(
-                HTTPHeader(
-                    name: self.first { $0.name.caseInsensitiveCompare(field.name.rawName) == .orderedSame }?.name ?? field.name.rawName, value: value)
-            )
+            append(name: field.name.rawName, value: field.value)
         }
     }
 }
@@ -93,12 +87,36 @@ extension HTTPRequest {
 }
 
 extension HTTPResponse {
+    /// A response head Courier received, with its field lines as they arrived
+    /// (`DataResponse.headerFields`, `Request.headerFields`): line for line, in wire order,
+    /// repeated names and each `Set-Cookie` apart. Over URLSession the lines are what
+    /// FoundationNetworking kept (one per name, sorted by name).
+    ///
+    /// ```swift
+    /// let response = await session.request("items").serializingData().response
+    /// if let head = response.response, let fields = response.headerFields {
+    ///     let converted = try HTTPResponse(head, headerFields: fields)
+    /// }
+    /// ```
+    ///
+    /// - Throws: `CourierError` of kind `.invalidResponse` for a field that is not valid HTTP.
+    public init(_ response: HTTPURLResponse, headerFields: HTTPHeaders) throws(CourierError) {
+        let fields: HTTPFields
+        do {
+            fields = try HTTPFields(headerFields)
+        } catch {
+            throw CourierError(.invalidResponse, error.message, url: response.url)
+        }
+        self.init(status: HTTPResponse.Status(code: response.statusCode), headerFields: fields)
+    }
+
     /// A response head Courier received (`Response.response`, `Request.response`) as a
     /// swift-http-types response: the status code and the headers.
     ///
     /// `HTTPURLResponse` keeps headers in a dictionary: their order is not kept (they come
-    /// sorted by name), and repeated names (two `Set-Cookie`) arrive joined with `, `. The reason phrase is not kept by
-    /// `HTTPURLResponse` either (the status's standard phrase is used).
+    /// sorted by name), and repeated names (two `Set-Cookie`) arrive joined with `, `: use
+    /// ``init(_:headerFields:)`` with Courier's `headerFields` to keep them. The reason phrase is
+    /// not kept by `HTTPURLResponse` either (the status's standard phrase is used).
     ///
     /// - Throws: `CourierError` of kind `.invalidResponse` for a header that is not valid HTTP.
     public init(_ response: HTTPURLResponse) throws(CourierError) {

@@ -66,7 +66,13 @@ public struct CourierTransport: ClientTransport {
         guard let head = await courierRequest.response else {
             throw CourierError(.invalidResponse, "The request ended without a response.", url: url)
         }
-        let response = try HTTPResponse(head)
+        // Every field line as it arrived (repeated names, each Set-Cookie), not the joined dictionary.
+        let response =
+            if let fields = await courierRequest.headerFields {
+                try HTTPResponse(head, headerFields: fields)
+            } else {
+                try HTTPResponse(head)
+            }
         // (The reader, dropped here, cancels the request if a body the status rules out still came.)
         guard Self.hasBody(response.status, method: request.method) else { return (response, nil) }
         return (response, HTTPBody(ResponseBody(reader: reader), length: Self.length(of: head), iterationBehavior: .single))

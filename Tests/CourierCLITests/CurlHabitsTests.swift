@@ -21,6 +21,32 @@ import Glibc
         #expect(text.hasSuffix("\r\n\r\nthe body"), "\(text.debugDescription)")
     }
 
+    /// The head as it came: fields in wire order, each repeated line (every `Set-Cookie`) apart,
+    /// as curl prints it (#39).
+    @Test func includePrintsTheFieldsInWireOrder() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        server.route("/i") { _ in
+            .text("body").header("X-Zulu", "1").header("Set-Cookie", "a=1").header("X-Alpha", "2").header("Set-Cookie", "b=2")
+        }
+        let result = try await runCLI(["-i", server.url("/i").absoluteString])
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stdoutText.components(separatedBy: "\r\n").filter { $0.hasPrefix("X-") || $0.hasPrefix("Set-Cookie") }
+        #expect(lines == ["X-Zulu: 1", "Set-Cookie: a=1", "X-Alpha: 2", "Set-Cookie: b=2"], "\(result)")
+    }
+
+    /// `-H` twice with one name sends two lines, in order, as curl does (#39).
+    @Test func aRepeatedHeaderFlagSendsEveryLine() async throws {
+        let server = try TestServer()
+        defer { expectClean(server.shutdown()) }
+        server.route("/h") { _ in .text("ok") }
+        let result = try await runCLI(["-H", "X-Test: a", "-H", "X-Other: o", "-H", "X-Test: b", server.url("/h").absoluteString])
+        #expect(result.status == 0, "\(result)")
+        let request = try await server.takeRequest()
+        #expect(request.headers.values(for: "X-Test") == ["a", "b"])
+        #expect(request.headers.names.filter { $0.hasPrefix("X-") } == ["X-Test", "X-Other", "X-Test"])
+    }
+
     @Test(arguments: ["-I", "--head"])
     func headSendsHEADAndPrintsTheHead(flag: String) async throws {
         let server = try TestServer()

@@ -23,16 +23,28 @@ import FoundationNetworking
         #expect(Array(HTTPHeaders(fields)).map(\.name) == ["X-Trace", "set-cookie", "Accept", "content-TYPE"])
     }
 
-    @Test func repeatedFieldsAreJoinedInOrderNotDropped() throws {
+    @Test func repeatedFieldsStayLinesOfTheirOwnBothWays() throws {
         var fields = HTTPFields()
         fields.append(HTTPField(name: .accept, value: "text/html"))
         fields.append(HTTPField(name: .cacheControl, value: "no-cache"))
         fields.append(HTTPField(name: .accept, value: "application/json"))
+        fields.append(HTTPField(name: .setCookie, value: "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT"))
+        fields.append(HTTPField(name: .setCookie, value: "b=2"))
         let headers = HTTPHeaders(fields)
         #expect(
             Array(headers) == [
-                HTTPHeader(name: "Accept", value: "text/html, application/json"), HTTPHeader(name: "Cache-Control", value: "no-cache"),
+                HTTPHeader(name: "Accept", value: "text/html"), HTTPHeader(name: "Cache-Control", value: "no-cache"),
+                HTTPHeader(name: "Accept", value: "application/json"),
+                HTTPHeader(name: "Set-Cookie", value: "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT"), HTTPHeader(name: "Set-Cookie", value: "b=2"),
             ])
+        #expect(headers.values(for: "accept") == ["text/html", "application/json"])
+        #expect(try HTTPFields(headers) == fields)
+
+        var appended: HTTPHeaders = ["X-Test": "a"]
+        appended.append(name: "X-Test", value: "b")
+        let converted = try HTTPFields(appended)
+        #expect(converted.map(\.value) == ["a", "b"])
+        #expect(HTTPHeaders(converted) == appended)
     }
 
     @Test func aHeaderThatIsNotValidHTTPIsRefusedNotRewritten() {
@@ -70,6 +82,33 @@ import FoundationNetworking
             #expect(head.status == .created)
             #expect(head.headerFields[try #require(HTTPField.Name("X-Id"))] == "42")
             #expect(head.headerFields[.contentType]?.hasPrefix("text/plain") == true)
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.available)
+    func aResponsesFieldLinesConvertOneToOne(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.enqueue([
+                MockResponse.text("made").header("X-B", "1").header("Set-Cookie", "a=1; Path=/").header("X-A", "2")
+                    .header("Set-Cookie", "b=2; Path=/").header("X-B", "3")
+            ])
+            let session = transport.session(server, monitors: [])
+            let response = await session.request("things").serializingString().response
+            let fields = try #require(response.headerFields)
+            let head = try HTTPResponse(try #require(response.response), headerFields: fields)
+            #expect(Array(HTTPHeaders(head.headerFields)) == Array(fields))
+            let xB = try #require(HTTPField.Name("X-B"))
+            switch transport {
+            case .curl:
+                // Wire order, every line apart.
+                #expect(head.headerFields[values: .setCookie] == ["a=1; Path=/", "b=2; Path=/"])
+                #expect(head.headerFields[values: xB] == ["1", "3"])
+                let names = head.headerFields.map(\.name.rawName).filter { ["X-A", "X-B", "Set-Cookie"].contains($0) }
+                #expect(names == ["X-B", "Set-Cookie", "X-A", "Set-Cookie", "X-B"])
+            case .urlSession:
+                // FoundationNetworking joins a name's lines and keeps no order.
+                #expect(Set(head.headerFields[values: xB].flatMap { $0.components(separatedBy: ", ") }) == ["1", "3"])
+            }
         }
     }
 }

@@ -72,6 +72,13 @@ extension Request {
     public var lastRequest: URLRequest? { withIsolatedEngine { $0.record.request } }
     /// The last response head received.
     public var response: HTTPURLResponse? { withIsolatedEngine { $0.record.response?.httpResponse } }
+    /// The last response head's header fields, every line in arrival order (see
+    /// ``DataResponse/headerFields``); available as soon as the head arrives, so a stream can read
+    /// them before its body ends.
+    public var headerFields: HTTPHeaders? { withIsolatedEngine { $0.record.response?.fields } }
+    /// The field lines of the last final head received, a redirect's included, for a monitor
+    /// printing the head it was just told about (the `courier` tool).
+    package var latestHeadFields: HTTPHeaders? { withIsolatedEngine { $0.record.latestHead?.fields } }
     /// Timings and byte counts of the transfer so far; `nil` before the first exchange starts.
     ///
     /// While an exchange is in flight this is a partial view: ``TransferMetrics/start``, the bytes

@@ -116,7 +116,9 @@ extension RequestEngine {
         guard let url = request.url, url.isHTTP else {
             throw CourierError(.invalidURL, "\"\(request.url?.absoluteString ?? "")\" is not an absolute http(s) URL.", url: request.url)
         }
-        var headers = request.headers
+        // The URLRequest holds one value per name, in no order: the lines come back from the
+        // session's and the caller's headers wherever the request still says the same.
+        var headers = request.headers.restoringLines(of: session.headers.merging(source.headers ?? [:]))
         if let storage = session.configuration.cookies.storage, !headers.contains("Cookie"),
             let cookies = storage.cookies(for: url), !cookies.isEmpty
         {
@@ -237,6 +239,7 @@ extension RequestEngine {
         }
         storeCookies(from: head)
         let response = LazyHTTPResponse(head: head)
+        record.latestHead = response
         if let redirect = redirectRequest(for: head, in: exchange) {
             switch redirect {
             case .success(let next):

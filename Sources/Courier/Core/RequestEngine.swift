@@ -251,6 +251,8 @@ struct RequestRecord {
     var request: URLRequest?
     /// The final response of the last exchange (its `HTTPURLResponse` is built on demand).
     var response: LazyHTTPResponse?
+    /// The last final head received, a redirect's included: what monitors were just told about.
+    var latestHead: LazyHTTPResponse?
     /// Metrics of the last exchange, with the whole request's total time.
     var metrics: TransferMetrics?
     /// Where the answer of the last exchange came from; `nil` until an exchange started.

@@ -19,15 +19,20 @@ struct RequestSource: Sendable {
     /// Whether the response is read while the body is still produced (a full-duplex stream),
     /// which only the curl transport does.
     var fullDuplex = false
+    /// The headers given for this request, every line in order: a `URLRequest` holds one value per
+    /// name and no order, so the lines sent are restored from these and the session's
+    /// (``HTTPHeaders/restoringLines(of:)``) wherever the built request still agrees with them.
+    var headers: HTTPHeaders?
 
     init(
         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil, upload: UploadSource? = nil,
-        makeRequest: @escaping @Sendable (Session) throws -> URLRequest
+        headers: HTTPHeaders? = nil, makeRequest: @escaping @Sendable (Session) throws -> URLRequest
     ) {
         self.makeRequest = makeRequest
         self.timeout = timeout
         self.interceptor = interceptor
         self.upload = upload
+        self.headers = headers
     }
 
     /// A source for any `URLRequestConvertible`: relative URLs resolve against the base URL and

@@ -9,6 +9,11 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
     public let request: URLRequest?
     /// The final HTTP response, if one arrived.
     public var response: HTTPURLResponse? { responseHead?.httpResponse }
+    /// The final response's header fields, every line in the order it arrived: repeated names
+    /// (each `Set-Cookie`) stay apart, where ``response``'s `allHeaderFields` joins them and loses
+    /// the order. Over URLSession only what FoundationNetworking reports is known: one line per
+    /// name, in no wire order. `nil` when no response arrived.
+    public var headerFields: HTTPHeaders? { responseHead?.fields }
     let responseHead: LazyHTTPResponse?
     /// The body as received (decoded from gzip and the like).
     public let data: Data?
@@ -72,6 +77,11 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
     public let request: URLRequest?
     /// The final HTTP response, if one arrived.
     public var response: HTTPURLResponse? { responseHead?.httpResponse }
+    /// The final response's header fields, every line in the order it arrived: repeated names
+    /// (each `Set-Cookie`) stay apart, where ``response``'s `allHeaderFields` joins them and loses
+    /// the order. Over URLSession only what FoundationNetworking reports is known: one line per
+    /// name, in no wire order. `nil` when no response arrived.
+    public var headerFields: HTTPHeaders? { responseHead?.fields }
     let responseHead: LazyHTTPResponse?
     /// Where the downloaded file is (its final destination), if it was written.
     public let fileURL: URL?

@@ -77,8 +77,8 @@ extension RequestEngine {
     /// The failure for a head with more fields or more bytes than the session allows.
     func headLimitFailure(_ head: ResponseHead) -> CourierError? {
         if let maximum = session.configuration.maximumResponseHeaderCount {
-            // Repeated fields are joined in `headers`; `Set-Cookie` fields are also kept apart.
-            let count = head.headers.count + max(0, head.setCookies.count - 1)
+            // Every line counts: `fields` keeps each one, repeated names included.
+            let count = head.fields.count
             if count > maximum {
                 return CourierError(
                     .responseTooLarge,
@@ -87,7 +87,7 @@ extension RequestEngine {
             }
         }
         if let maximum = session.configuration.maximumResponseHeadSize {
-            let size = head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+            let size = head.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
             if size > maximum {
                 return CourierError(
                     .responseTooLarge,

@@ -116,10 +116,9 @@ public final class Session: Sendable {
     ) {
         self.configuration = configuration
         self.baseURL = baseURL
-        var defaults = HTTPHeaders.default
-        // Asking for compressed bodies that nothing will decode would hand the caller encoded bytes.
-        if !configuration.automaticDecompression { defaults.remove(name: "Accept-Encoding") }
-        self.headers = defaults.merging(headers)
+        // No Accept-Encoding among the defaults: the transport lists what it decodes (only a
+        // caller's own is ever sent as given).
+        self.headers = HTTPHeaders.default.merging(headers)
         headerFields = self.headers.dictionary
         self.interceptor = interceptor
         self.callbackQueue = callbackQueue

@@ -134,10 +134,10 @@ public struct SessionConfiguration: Sendable {
     /// The slowest a transfer may go before it fails with `.timedOut` (see ``MinimumTransferRate``);
     /// `nil` (off) by default. A request's own ``Request/minimumTransferRate(_:)`` wins.
     public var minimumTransferRate: MinimumTransferRate? = nil
-    /// The most header fields a response head may have (repeated fields count once each time
-    /// they appear for `Set-Cookie`, once in all for other names, which are joined): 1000 by
-    /// default, `nil` for no limit. More fails the request with `.responseTooLarge`. A response's
-    /// trailer section (``DataResponse/trailerFields``) is held to the same limit.
+    /// The most header field lines a response head may have (a repeated name counts each time it
+    /// appears: Courier keeps every line, see ``DataResponse/headerFields``): 1000 by default,
+    /// `nil` for no limit. More fails the request with `.responseTooLarge`. A response's trailer
+    /// section (``DataResponse/trailerFields``) is held to the same limit.
     public var maximumResponseHeaderCount: Int? = 1000
     /// The most bytes of header fields a response head may have: 256 KiB by default, `nil` for no
     /// limit of Courier's own. More fails the request with `.responseTooLarge`. libcurl (both

@@ -1,9 +1,21 @@
 import Foundation
 
-/// An ordered, case-insensitive collection of HTTP headers holding one value per name.
+/// An ordered, case-insensitive collection of HTTP field lines.
 ///
-/// Insertion order is kept. Adding or updating a name that already exists (in any case)
-/// replaces its value in place and keeps the spelling of the latest write.
+/// Insertion order is kept. ``add(name:value:)`` and ``update(name:value:)`` keep one line per name
+/// (Alamofire's meaning): writing a name that already exists (in any case) replaces its value in
+/// place and keeps the spelling of the latest write. ``append(name:value:)`` adds a further line
+/// for a name that never replaces one, for fields sent or received more than once (two `X-Test`
+/// lines, every `Set-Cookie` of a response); ``values(for:)`` reads them all, in order. This is
+/// swift-http-types' `HTTPFields` model, so the two convert line for line.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers.append(name: "X-Test", value: "a")
+/// headers.append(name: "X-Test", value: "b")   // a second line, sent as its own
+/// headers.values(for: "x-test")                // ["a", "b"]
+/// headers["X-Test"]                            // "a, b"
+/// ```
 public struct HTTPHeaders: Sendable, Hashable {
     private var headers: [HTTPHeader] = []
 
@@ -15,7 +27,8 @@ public struct HTTPHeaders: Sendable, Hashable {
         headers.reserveCapacity(capacity)
     }
 
-    /// Creates headers from a list; later duplicates replace earlier ones.
+    /// Creates headers from a list; later duplicates replace earlier ones (build repeated lines
+    /// with ``append(name:value:)``).
     public init(_ headers: [HTTPHeader]) {
         self.headers.reserveCapacity(headers.count)
         headers.forEach { update($0) }
@@ -27,28 +40,49 @@ public struct HTTPHeaders: Sendable, Hashable {
         dictionary.forEach { update(name: $0.key, value: $0.value) }
     }
 
-    /// Adds a header, or replaces the value of a header with the same name.
+    /// Adds a header, or replaces the value of a header with the same name (every line of it).
     public mutating func add(name: String, value: String) {
         update(HTTPHeader(name: name, value: value))
     }
 
-    /// Adds a header, or replaces the value of a header with the same name.
+    /// Adds a header, or replaces the value of a header with the same name (every line of it).
     public mutating func add(_ header: HTTPHeader) {
         update(header)
     }
 
-    /// Sets `name` to `value`, keeping its position if it already exists.
+    /// Sets `name` to `value`, keeping its position if it already exists; further lines of that
+    /// name (made by ``append(name:value:)``) are removed.
     public mutating func update(name: String, value: String) {
         update(HTTPHeader(name: name, value: value))
     }
 
-    /// Sets a header, keeping its position if one with the same name already exists.
+    /// Sets a header, keeping its position if one with the same name already exists; further lines
+    /// of that name (made by ``append(_:)``) are removed.
     public mutating func update(_ header: HTTPHeader) {
         if let index = index(of: header.name) {
             headers[index] = header
+            removeLines(named: header.name, after: index)
         } else {
             headers.append(header)
         }
+    }
+
+    /// Appends a field line, after every line already there, without replacing any: a name that
+    /// is present gets a further line (`X-Test: a` then `X-Test: b`). The curl transport sends
+    /// each line as its own; URLSession joins them (see ``dictionary``).
+    public mutating func append(name: String, value: String) {
+        headers.append(HTTPHeader(name: name, value: value))
+    }
+
+    /// Appends a field line without replacing any (see ``append(name:value:)``).
+    public mutating func append(_ header: HTTPHeader) {
+        headers.append(header)
+    }
+
+    /// Every value of the lines named `name` (compared case-insensitively), in order; empty when
+    /// there is none.
+    public func values(for name: String) -> [String] {
+        headers.lazy.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
     }
 
     /// Appends a header the caller knows is not present yet (no lookup).
@@ -65,16 +99,28 @@ public struct HTTPHeaders: Sendable, Hashable {
         }
     }
 
-    /// Removes the header with this name, whatever its case.
+    /// Removes the header with this name (every line of it), whatever its case.
     public mutating func remove(name: String) {
         if let index = index(of: name) {
             headers.remove(at: index)
+            removeLines(named: name, after: index - 1)
         }
     }
 
-    /// The value for `name`, compared case-insensitively.
+    /// The value for `name`, compared case-insensitively. A name with several lines gives their
+    /// values joined as one field (RFC 9110 §5.3): with `", "`, or `"; "` for `Cookie`
+    /// (RFC 9113 §8.2.3). ``values(for:)`` gives them apart.
     public func value(for name: String) -> String? {
-        index(of: name).map { headers[$0].value }
+        guard let index = index(of: name) else { return nil }
+        var value = headers[index].value
+        var next = index + 1
+        while next < headers.endIndex {
+            if headers[next].name.caseInsensitiveEquals(name) {
+                value += Self.separator(joining: name) + headers[next].value
+            }
+            next += 1
+        }
+        return value
     }
 
     /// The value for `name`; setting `nil` removes the header.
@@ -92,20 +138,120 @@ public struct HTTPHeaders: Sendable, Hashable {
     /// Whether a header with this name is present.
     public func contains(_ name: String) -> Bool { index(of: name) != nil }
 
-    /// The headers as a dictionary, for APIs such as `URLRequest.allHTTPHeaderFields`.
+    /// The headers as a dictionary, for APIs such as `URLRequest.allHTTPHeaderFields`: one entry
+    /// per name, under the spelling of its first line. Several lines of a name are joined as
+    /// ``value(for:)`` joins them, never dropped; `URLRequest` cannot hold them apart, nor keep the
+    /// order of names.
     public var dictionary: [String: String] {
-        Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+        // Most headers repeat no name: one dictionary, no lower-cased copies.
+        guard hasRepeatedName else { return Dictionary(headers.lazy.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }) }
+        var dictionary: [String: String] = [:]
+        dictionary.reserveCapacity(headers.count)
+        var spelling: [String: String] = [:]
+        for header in headers {
+            let key = header.name.lowercased()
+            if let first = spelling[key], let value = dictionary[first] {
+                dictionary[first] = value + Self.separator(joining: first) + header.value
+            } else {
+                spelling[key] = header.name
+                dictionary[header.name] = header.value
+            }
+        }
+        return dictionary
     }
 
-    /// Returns these headers with `other`'s values added or replacing, in `other`'s order for new names.
+    /// Returns these headers with `other`'s added or replacing: a name both have keeps its place
+    /// here, with every line `other` has of it (in `other`'s order) instead of this one's; `other`'s
+    /// other lines follow, in `other`'s order.
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        guard !other.isEmpty else { return self }
         var merged = self
-        other.forEach { merged.update($0) }
+        // Names of `other` that were here: their lines replace this one's, in its place.
+        var replaced: [String] = []
+        // Names of `other` that were not here: their lines are appended as they come.
+        var added: [String] = []
+        for header in other {
+            if added.contains(where: { $0.caseInsensitiveEquals(header.name) }) {
+                merged.headers.append(header)
+            } else if replaced.contains(where: { $0.caseInsensitiveEquals(header.name) }) {
+                merged.headers.insert(header, at: merged.lastIndex(of: header.name).map { $0 + 1 } ?? merged.endIndex)
+            } else if contains(header.name) {
+                replaced.append(header.name)
+                merged.update(header)
+            } else {
+                added.append(header.name)
+                merged.headers.append(header)
+            }
+        }
         return merged
+    }
+
+    /// These headers (read back from a `URLRequest`, one line per name, in no order) with the lines
+    /// and order of `lines` wherever they still hold: a name whose value here is what `lines`'
+    /// lines of that name join to goes out as those lines, each at its place; a name an adapter or
+    /// modifier changed keeps its new value as one line, at the place of its first line in `lines`;
+    /// a name `lines` lacks follows, in this collection's order. A name only `lines` has was
+    /// removed, and stays so.
+    func restoringLines(of lines: HTTPHeaders) -> HTTPHeaders {
+        guard !lines.isEmpty else { return self }
+        // For each name of `lines`: whether its lines there still join to its value here.
+        var decided: [(name: String, intact: Bool)] = []
+        var restored = HTTPHeaders(minimumCapacity: Swift.max(count, lines.count))
+        for line in lines {
+            if let decision = decided.first(where: { $0.name.caseInsensitiveEquals(line.name) }) {
+                if decision.intact { restored.headers.append(line) }
+                continue
+            }
+            let current = index(of: line.name).map { headers[$0] }
+            let group = lines.values(for: line.name)
+            let intact = current.map { group.count > 1 && group.joined(separator: Self.separator(joining: line.name)) == $0.value } ?? false
+            decided.append((line.name, intact))
+            if intact {
+                restored.headers.append(line)
+            } else if let current {
+                restored.headers.append(current)
+            }
+        }
+        for header in headers where !decided.contains(where: { $0.name.caseInsensitiveEquals(header.name) }) {
+            restored.headers.append(header)
+        }
+        return restored
+    }
+
+    /// Request fields that take one value, so never go out as repeated lines: a request with two
+    /// lines of one of them fails with `.invalidRequest` before anything is sent.
+    package static let singleValueFieldNames = ["Content-Length", "Host", "Authorization", "Proxy-Authorization", "Content-Type"]
+
+    /// What joins two lines of `name` into one field: `"; "` for `Cookie`, `", "` for the rest.
+    static func separator(joining name: String) -> String {
+        name.caseInsensitiveEquals("Cookie") ? "; " : ", "
+    }
+
+    /// Whether two lines share a name (in any case). Names of different lengths never compare, so
+    /// the few headers of a request cost a few length checks.
+    private var hasRepeatedName: Bool {
+        for later in headers.indices.dropFirst() {
+            for earlier in headers.startIndex..<later where headers[later].name.caseInsensitiveEquals(headers[earlier].name) { return true }
+        }
+        return false
     }
 
     private func index(of name: String) -> Int? {
         headers.firstIndex { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    private func lastIndex(of name: String) -> Int? {
+        headers.lastIndex { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    /// Removes the lines named `name` that come after `index`.
+    private mutating func removeLines(named name: String, after index: Int) {
+        var kept = index + 1
+        for position in (index + 1)..<headers.endIndex where !headers[position].name.caseInsensitiveEquals(name) {
+            headers.swapAt(kept, position)
+            kept += 1
+        }
+        headers.removeSubrange(kept...)
     }
 }
 
@@ -140,12 +286,16 @@ extension HTTPHeaders: CustomStringConvertible {
 }
 
 extension HTTPHeaders {
-    /// Courier's defaults: `Accept-Encoding`, `Accept-Language` and `User-Agent` (a session with
-    /// ``SessionConfiguration/automaticDecompression`` off leaves out `Accept-Encoding`, and a
-    /// process whose locale names no language leaves out `Accept-Language`; see
-    /// ``HTTPHeader/defaultAcceptLanguage``).
+    /// Courier's defaults: `Accept-Language` and `User-Agent` (a process whose locale names no
+    /// language leaves out `Accept-Language`; see ``HTTPHeader/defaultAcceptLanguage``).
+    ///
+    /// `Accept-Encoding` is not among them: with ``SessionConfiguration/automaticDecompression``
+    /// on, a request without one gets it from the transport, listing every coding that transport
+    /// decodes on this machine (curl: `deflate, gzip`, plus `br` and `zstd` when their libraries
+    /// load; URLSession: what FoundationNetworking adds and decodes). An `Accept-Encoding` the
+    /// caller sets, on the session or the request, is sent as it is.
     public static var `default`: HTTPHeaders {
-        HTTPHeaders([.defaultAcceptEncoding, .defaultAcceptLanguage, .defaultUserAgent].compactMap { $0 })
+        HTTPHeaders([.defaultAcceptLanguage, .defaultUserAgent].compactMap { $0 })
     }
 }
 
@@ -207,7 +357,9 @@ extension HTTPHeader {
     /// `User-Agent: value`.
     public static func userAgent(_ value: String) -> HTTPHeader { HTTPHeader(name: "User-Agent", value: value) }
 
-    /// The `Accept-Encoding` Courier sends by default; the transport decodes these.
+    /// `Accept-Encoding: gzip, deflate`: codings every transport decodes. Courier no longer sends it
+    /// by default (a request without `Accept-Encoding` lists what its transport decodes, which may
+    /// include `br` and `zstd`); set it to ask for these two only.
     public static let defaultAcceptEncoding = acceptEncoding("gzip, deflate")
     /// `Accept-Language` for what the process's locale says (at most six languages, with
     /// q-values); `nil` when it names no language, as under the C or POSIX locale, and then none is

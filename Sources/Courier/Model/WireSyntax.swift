@@ -69,6 +69,15 @@ enum WireSyntax {
                 throw CourierError(.invalidRequest, "The value of header \(header.name) contains CR, LF or NUL; nothing was sent.", url: url)
             }
         }
+        // Lines made by HTTPHeaders.append: a field that is not a list must not be repeated
+        // (RFC 9110 §5.3), and two of these would leave framing, routing or credentials to each
+        // server's reading.
+        if headers.count > 1 {
+            for name in HTTPHeaders.singleValueFieldNames where headers.values(for: name).count > 1 {
+                throw CourierError(
+                    .invalidRequest, "The request has more than one \(name) line, a field that takes one value; nothing was sent.", url: url)
+            }
+        }
     }
 
     /// `text` in quotes with control characters escaped, so a message never carries a line break.

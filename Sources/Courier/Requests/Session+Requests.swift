@@ -28,7 +28,7 @@ extension Session {
         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataRequest {
-        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+        let source = RequestSource(timeout: timeout, interceptor: interceptor, headers: headers) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
         return makeDataRequest(source)
@@ -41,7 +41,7 @@ extension Session {
         encoder: any ParameterEncoder = .urlEncodedForm, headers: HTTPHeaders? = nil, timeout: TimeInterval? = nil,
         interceptor: (any RequestInterceptor)? = nil, requestModifier: RequestModifier? = nil
     ) -> DataRequest {
-        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+        let source = RequestSource(timeout: timeout, interceptor: interceptor, headers: headers) { session in
             // The encoder sees only the request's own headers: the body's type (JSON, form) wins
             // over a session default, an explicit request header over both.
             var encoded = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil) { request in

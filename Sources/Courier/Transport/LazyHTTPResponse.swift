@@ -42,6 +42,9 @@ final class LazyHTTPResponse: Sendable {
     /// A header's value, without building anything.
     func header(_ name: String) -> String? { head.headers.value(for: name) }
 
+    /// Every field line in arrival order, without building anything.
+    var fields: HTTPHeaders { head.fields }
+
     /// The `HTTPURLResponse`, built on first use.
     var httpResponse: HTTPURLResponse {
         built.withLock { built in

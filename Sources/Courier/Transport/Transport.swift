@@ -159,6 +159,10 @@ import Foundation
     public var headers: HTTPHeaders
     /// Every `Set-Cookie` field, which cannot be joined.
     public let setCookies: [String]
+    /// Every field line as it arrived, in order, repeated names (each `Set-Cookie`) apart: what
+    /// ``HTTPHeaders`` callers read as the response's `headerFields`. Bounded with the rest of the
+    /// head by the transport's head-size limit.
+    public let fields: HTTPHeaders
     /// The URL that answered.
     public var url: URL
     /// `"HTTP/1.1"`, `"HTTP/2"`, ...
@@ -185,6 +189,14 @@ import Foundation
             : Self.joinedByIndex(fields, setCookies: &setCookies, lengthsSeen: &lengthsSeen)
         self.headers = headers
         self.setCookies = setCookies
+        if headers.count == fields.count {
+            // No name repeated (most heads): the joined headers are the lines, sharing storage.
+            self.fields = headers
+        } else {
+            var lines = HTTPHeaders(minimumCapacity: fields.count)
+            for field in fields { lines.append(name: field.name, value: field.value) }
+            self.fields = lines
+        }
         self.expectedContentLength = Self.announcedLength(in: headers, nameLengths: lengthsSeen)
     }
 

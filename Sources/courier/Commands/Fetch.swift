@@ -61,10 +61,19 @@ struct FetchCommand {
     /// The method as Courier's type.
     var method: HTTPMethod { HTTPMethod(rawValue: options.method) }
 
-    /// The `-H` headers, plus `defaults`, `Accept: */*` (as curl sends), the cookies of `-b`, and
-    /// `Range` for `-C OFFSET`, for names the user did not set; `-H 'Name:'` removes a name.
+    /// The `-H` headers (a name given twice goes out as two lines, as curl sends it; for a field
+    /// that takes one value, such as `Authorization` from `-u` and `-H`, the last wins), plus
+    /// `defaults`, `Accept: */*` (as curl sends), the cookies of `-b`, and `Range` for
+    /// `-C OFFSET`, for names the user did not set; `-H 'Name:'` removes a name.
     func requestHeaders(defaults: [HTTPHeader] = []) -> HTTPHeaders {
-        var headers = HTTPHeaders(options.headers.map { HTTPHeader(name: $0.name, value: $0.value) })
+        var headers = HTTPHeaders()
+        for header in options.headers {
+            if HTTPHeaders.singleValueFieldNames.contains(where: { $0.caseInsensitiveCompare(header.name) == .orderedSame }) {
+                headers.update(name: header.name, value: header.value)
+            } else {
+                headers.append(name: header.name, value: header.value)
+            }
+        }
         var added = defaults + [.accept("*/*")]
         if let cookie = context.cookieHeader(for: options.url) { added.append(HTTPHeader(name: "Cookie", value: cookie)) }
         if let offset = options.resumeOffset, offset > 0 { added.append(HTTPHeader(name: "Range", value: "bytes=\(offset)-")) }

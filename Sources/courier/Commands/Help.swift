@@ -107,8 +107,8 @@ enum Help {
         ('> GET /path HTTP/1.1'...) and the response head ('< HTTP/1.1 200 OK'...) to standard
         error, and Courier's metrics; -i prints the response head to standard output before the
         body (into the file with -o); -I sends HEAD and prints the head; -D FILE writes the heads
-        to FILE. Response fields are printed sorted by name (the order on the wire is not kept
-        yet). Errors read like curl's, with curl's exit code in parentheses: 'courier: (6) Could
+        to FILE. Response fields are printed as they came, in wire order (over URLSession
+        sorted by name: FoundationNetworking does not keep the order). Errors read like curl's, with curl's exit code in parentheses: 'courier: (6) Could
         not resolve host: example.invalid'; -v adds the transport's own words on a
         'courier: details:' line. -s hides errors and progress, -S brings errors back.
         -f/--fail exits with 22 on a status of 400 or more (--fail-with-body: after printing the

@@ -2,15 +2,17 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Courier
 import CourierLocking
 
 /// A response head as `-i`, `-I`, `-D` and `-v` print it: the status line, then one line per
 /// field, in the order of ``fields``.
 ///
 /// The printers take the fields as an ordered list, so that they print whatever order they are
-/// given. From an `HTTPURLResponse` (what Courier offers today) the order on the wire is lost:
-/// Foundation keeps the fields in a dictionary and joins repeated ones, so ``init(_:version:)``
-/// sorts them by name to print the same head the same way every time.
+/// given: Courier's ``HTTPHeaders`` field lines, in wire order with repeated names apart. From an
+/// `HTTPURLResponse` alone the order on the wire is lost (Foundation keeps the fields in a
+/// dictionary and joins repeated ones), so ``init(_:version:fields:)`` without lines sorts them by
+/// name to print the same head the same way every time.
 struct ResponseHeadText: Equatable, Sendable {
     /// `HTTP/1.1 200 OK`, or `HTTP/2 200 ` (HTTP/2 has no reason phrase on the wire; curl ends
     /// the line with a space all the same).
@@ -28,14 +30,19 @@ struct ResponseHeadText: Equatable, Sendable {
         self.fields = fields
     }
 
-    /// The head of `response` spoken over `version`, its fields sorted by name (see the type's note).
-    init(_ response: HTTPURLResponse, version: String) {
+    /// The head of `response` spoken over `version`: `lines` in their order when given, else the
+    /// response's fields sorted by name (see the type's note).
+    init(_ response: HTTPURLResponse, version: String, fields lines: HTTPHeaders? = nil) {
         statusLine =
             version.hasPrefix("HTTP/1")
             ? "\(version) \(HTTPStatusText.line(response.statusCode))"
             : "\(version) \(response.statusCode) "
-        fields = response.allHeaderFields.map { (name: "\($0.key)", value: "\($0.value)") }
-            .sorted { $0.name.lowercased() < $1.name.lowercased() }
+        if let lines {
+            fields = lines.map { (name: $0.name, value: $0.value) }
+        } else {
+            fields = response.allHeaderFields.map { (name: "\($0.key)", value: "\($0.value)") }
+                .sorted { $0.name.lowercased() < $1.name.lowercased() }
+        }
     }
 
     /// The lines without line ends: the status line, then `Name: value` for each field.

@@ -113,7 +113,7 @@ struct VerboseMonitor: EventMonitor {
 
     private func printHeads(_ response: HTTPURLResponse, of request: any Request, version: String?) {
         let version = version ?? fallbackVersion
-        let head = ResponseHeadText(response, version: version)
+        let head = ResponseHeadText(response, version: version, fields: Self.latestHeadFields(of: request))
         if printsRequestHeads {
             flushRequest(of: request, version: version)
             (head.lines.map { "< \($0)" } + ["<"]).forEach(console.message)
@@ -147,6 +147,15 @@ struct VerboseMonitor: EventMonitor {
         let defaultPort = url.scheme?.lowercased() == "https" ? 443 : 80
         guard let port = url.port, port != defaultPort else { return bracketed }
         return "\(bracketed):\(port)"
+    }
+
+    /// The field lines of the head monitors were just told about, in wire order (called on the
+    /// request's executor, as monitors are).
+    static func latestHeadFields(of request: any Request) -> HTTPHeaders? {
+        func read<R: Request>(_ request: R) -> HTTPHeaders? {
+            request.assumeIsolated { $0.latestHeadFields }
+        }
+        return read(request)
     }
 
     /// The HTTP version of the exchange in flight, from the request's live metrics. Monitors are

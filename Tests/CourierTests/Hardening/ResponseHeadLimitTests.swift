@@ -28,6 +28,29 @@ import CourierTestServer
         }
     }
 
+    /// Courier keeps every line of a repeated name (`headerFields`), so each one counts (#39).
+    @Test(arguments: TransportUnderTest.available)
+    func repeatedLinesOfOneNameCountEach(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            server.route("/repeated") { _ in
+                var response = MockResponse.ok("x")
+                for index in 0..<1_500 { response = response.header("X-Same", "\(index)") }
+                return response
+            }
+            let session = makeSession(transport, server: server)
+            let response = await session.request("repeated").serializingData().response
+            switch transport {
+            case .curl:
+                #expect(response.error?.kind == .responseTooLarge)
+                #expect(response.error?.message.contains("maximumResponseHeaderCount (1000)") == true, "\(response.error.map { "\($0)" } ?? "")")
+            case .urlSession:
+                // FoundationNetworking hands over one joined field: one line, well within the limit.
+                #expect(response.error == nil)
+                #expect(response.headerFields?.values(for: "X-Same").count == 1)
+            }
+        }
+    }
+
     @Test(arguments: TransportUnderTest.available)
     func headSizeLimitIsConfigurable(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in

@@ -54,7 +54,7 @@ extension Session {
         resumable: Bool = false, failsOnErrorStatus: Bool = true, integrity: DownloadIntegrity? = nil,
         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil
     ) -> DownloadRequest {
-        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+        let source = RequestSource(timeout: timeout, interceptor: interceptor, headers: headers) { session in
             let request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
             return try URLEncodedFormParameterEncoder(destination: .queryString).encode(parameters, into: request)
         }

@@ -87,7 +87,7 @@ public actor DataStreamRequest: Request {
                 end(
                     DataStreamCompletion(
                         request: completion?.request, response: completion?.response?.httpResponse,
-                        metrics: completion?.metrics, error: failure ?? completion?.error)),
+                        headerFields: completion?.response?.fields, metrics: completion?.metrics, error: failure ?? completion?.error)),
                 on: queue, to: handler)
         }
         return self
@@ -117,6 +117,8 @@ public struct DataStreamCompletion: Sendable {
     public let request: URLRequest?
     /// The response head.
     public let response: HTTPURLResponse?
+    /// The response's header fields, every line in arrival order (see ``DataResponse/headerFields``).
+    public let headerFields: HTTPHeaders?
     /// Timings and byte counts.
     public let metrics: TransferMetrics?
     /// The error, if the stream failed or was cancelled.
@@ -209,7 +211,7 @@ extension Session {
         timeout: TimeInterval? = nil, interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataStreamRequest {
-        let source = RequestSource(timeout: timeout, interceptor: interceptor) { session in
+        let source = RequestSource(timeout: timeout, interceptor: interceptor, headers: headers) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
         let request = DataStreamRequest(session: self, source: source)
@@ -272,7 +274,7 @@ extension Session {
     package func streamRequest<Body: AsyncSequence & Sendable>(
         _ url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, uploading body: Body, length: Int64?
     ) -> DataStreamRequest where Body.Element: Sequence<UInt8> {
-        let source = RequestSource(upload: .stream(BodyStream(body, length: length))) { session in
+        let source = RequestSource(upload: .stream(BodyStream(body, length: length)), headers: headers) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: nil, modifier: nil)
         }
         let request = DataStreamRequest(session: self, source: source)

@@ -163,7 +163,7 @@ extension Session {
         timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
         bodyContentType: String? = nil, fallbackContentType: String? = nil
     ) -> UploadRequest {
-        let source = RequestSource(timeout: timeout, interceptor: interceptor, upload: upload) { session in
+        let source = RequestSource(timeout: timeout, interceptor: interceptor, upload: upload, headers: headers) { session in
             let labelled: ((URLRequest) throws -> URLRequest)? = bodyContentType.map { type in
                 { request in
                     var request = request

@@ -159,7 +159,7 @@ final class EventStreamPump {
     private func makeConnection(verdict: ConnectionVerdict) -> DataStreamRequest {
         let lastEventID = parser.lastEventID
         let base = request.source
-        let source = RequestSource(timeout: request.timeout, interceptor: request.interceptor) { session in
+        let source = RequestSource(timeout: request.timeout, interceptor: request.interceptor, headers: request.headers) { session in
             var urlRequest = try base(session)
             if let lastEventID { urlRequest.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
             return urlRequest

@@ -32,6 +32,8 @@ public final class EventStreamRequest: Sendable {
     let source: @Sendable (Session) throws -> URLRequest
     let timeout: TimeInterval?
     let interceptor: (any RequestInterceptor)?
+    /// The headers given for the stream, every line in order (see `RequestSource.headers`).
+    let headers: HTTPHeaders?
     let maximumEventSize: Int
     let reconnection: EventStreamReconnection
     let initialLastEventID: String?
@@ -53,10 +55,11 @@ public final class EventStreamRequest: Sendable {
 
     init(
         session: Session, method: HTTPMethod, timeout: TimeInterval?, interceptor: (any RequestInterceptor)?,
-        maximumEventSize: Int, reconnection: EventStreamReconnection, lastEventID: String?,
+        maximumEventSize: Int, reconnection: EventStreamReconnection, lastEventID: String?, headers: HTTPHeaders? = nil,
         source: @escaping @Sendable (Session) throws -> URLRequest
     ) {
         self.initialLastEventID = lastEventID
+        self.headers = headers
         self.session = session
         self.method = method
         self.timeout = timeout

@@ -37,7 +37,7 @@ extension Session {
         return EventStreamRequest(
             session: self, method: method, timeout: timeout, interceptor: interceptor,
             maximumEventSize: maximumEventSize, reconnection: reconnection,
-            lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }
+            lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }, headers: headers
         ) { session in
             try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: requestModifier)
         }
@@ -63,7 +63,7 @@ extension Session {
         return EventStreamRequest(
             session: self, method: method, timeout: timeout, interceptor: interceptor,
             maximumEventSize: maximumEventSize, reconnection: reconnection,
-            lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }
+            lastEventID: lastEventID.flatMap { $0.isEmpty ? nil : $0 }, headers: headers
         ) { session in
             // The encoder sees only the request's own headers, so the body's type wins over a session default.
             var encoded = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil) { request in
@@ -76,8 +76,7 @@ extension Session {
 
     /// The stream's own headers under the caller's.
     private static func eventStreamHeaders(_ headers: HTTPHeaders?) -> HTTPHeaders {
-        var merged: HTTPHeaders = ["Accept": "text/event-stream", "Cache-Control": "no-cache"]
-        for header in headers ?? [:] { merged.update(name: header.name, value: header.value) }
-        return merged
+        // merging keeps every line of a name the caller repeated.
+        (["Accept": "text/event-stream", "Cache-Control": "no-cache"] as HTTPHeaders).merging(headers ?? [:])
     }
 }

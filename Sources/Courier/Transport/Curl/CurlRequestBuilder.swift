@@ -173,10 +173,12 @@ enum CurlRequestBuilder {
         // one-second wait on servers that ignore it); Courier sends it only when asked to.
         plan.suppressesExpect = plan.sendsBody && !request.headers.contains("Expect")
         // With decoding on, Courier advertises what it can decode; a caller's own Accept-Encoding
-        // header is sent instead, and decoding stays on.
-        if request.automaticDecompression, !request.headers.contains("Accept-Encoding"), let codings = CurlContentCoding.advertised {
+        // header is sent instead, and decoding stays on. With no decoder at all it asks for
+        // identity: a request without the field would accept any coding (RFC 9110 §12.5.3).
+        if request.automaticDecompression, !request.headers.contains("Accept-Encoding") {
+            let codings = CurlContentCoding.advertised ?? "identity"
             plan.acceptEncoding = codings
-            plan.fields.add(name: "Accept-Encoding", value: codings)
+            plan.fields.append(name: "Accept-Encoding", value: codings)
         }
         return plan
     }

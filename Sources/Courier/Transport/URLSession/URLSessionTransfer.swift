@@ -166,6 +166,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
                 guard let name = key as? String else { return nil }
                 return (name, "\(value)")
             }
+            // FoundationNetworking keeps one joined value per name and no wire order: the lines are
+            // given sorted by name, so the same head reads the same every time.
+            .sorted { $0.name.lowercased() < $1.name.lowercased() }
             head = ResponseHead(statusCode: http.statusCode, fields: fields, url: url, httpVersion: "HTTP/1.1")
             // FoundationNetworking decodes every content coding it knows and fails on the others.
             if let coding = head?.headers["Content-Encoding"]?.trimmedASCII, !coding.isEmpty, !coding.caseInsensitiveEquals("identity") {
@@ -317,7 +320,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
     private func makeURLRequest(_ continuation: Machine.Continuation?) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
-        for header in request.headers { urlRequest.setValue(header.value, forHTTPHeaderField: header.name) }
+        // A URLRequest holds one value per name: repeated lines go out joined (RFC 9110 §5.3),
+        // never dropped. Without an Accept-Encoding, FoundationNetworking adds the codings it decodes.
+        for (name, value) in request.headers.dictionary { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if case .data(let data) = request.body { urlRequest.httpBody = data }
         if case .stream(let stream) = request.body {
             // FoundationNetworking sends every stream chunked, even one that declares its length
