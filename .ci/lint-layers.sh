@@ -28,6 +28,10 @@
 # on purpose). A violation that needs a redesign is listed in `allowed` below with its reason:
 # keep that list short, it is debt.
 #
+# Within Features/, each folder is a feature of its own: a feature never names another feature's
+# types (so the two caches do not form a circle again), except the shared stores listed in
+# `shared_features` (Features/CacheStore: the storage both caches use, which names no feature).
+#
 # Usage: .ci/lint-layers.sh [--list]   (--list prints each folder's layer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +62,9 @@ allowed = {
     ("Core/Session.swift", "ServerPool"): "public Session.serverPool and init(servers:)",
 }
 
+# Folders under Features/ that every feature may name (they name no other feature themselves).
+shared_features = {"CacheStore"}
+
 declaration = re.compile(
     r"^(?:@\w+(?:\([^)\n]*\))?\s+)*(?:(?:public|package|internal|final|indirect|nonisolated|open)\s+)*"
     r"(?:class|struct|enum|actor|protocol|typealias)\s+([A-Z][A-Za-z0-9_]*)", re.M)
@@ -84,6 +91,11 @@ def layer_of(relative):
     return None
 
 
+def feature_of(relative):
+    parts = relative.split("/")
+    return parts[1] if parts[0] == "Features" and len(parts) > 2 else None
+
+
 sources = {}
 for directory, subdirectories, names in os.walk(root):
     subdirectories[:] = sorted(d for d in subdirectories if not d.endswith(".docc"))
@@ -107,11 +119,14 @@ if "--list" in sys.argv:
     sys.exit(status)
 
 declared = {}  # name -> lowest layer declaring it
+feature_of_name = {}  # name -> the Features/ folder declaring it
 for relative, text in sources.items():
     if layer[relative] is None:
         continue
     for name in declaration.findall(text):
         declared[name] = min(declared.get(name, 99), layer[relative])
+        if feature_of(relative):
+            feature_of_name.setdefault(name, set()).add(feature_of(relative))
 
 used_allowances = set()
 violations = 0
@@ -134,14 +149,31 @@ for relative, text in sorted(sources.items()):
         print(f"{root}/{relative}:{line}: lint-layers: {layers[own][0]} names {name}, "
               f"declared in {layers[declared[name]][0]}")
         violations += 1
+# Features of one layer: a feature names its own types and the shared stores' only.
+for relative, text in sorted(sources.items()):
+    own_feature = feature_of(relative)
+    if own_feature is None:
+        continue
+    own_names = set(declaration.findall(text))
+    named = set(re.findall(r"(?<![.\w])[A-Z][A-Za-z0-9_]*\b", text))
+    for name in sorted(named - own_names):
+        others = feature_of_name.get(name, set()) - {own_feature}
+        if not others or own_feature in feature_of_name.get(name, set()):
+            continue
+        if own_feature in shared_features or not others <= shared_features:
+            line = next(i for i, l in enumerate(text.split("\n"), 1) if re.search(rf"(?<![.\w]){name}\b", l))
+            print(f"{root}/{relative}:{line}: lint-layers: feature {own_feature} names {name}, "
+                  f"declared in feature {', '.join(sorted(others))}")
+            violations += 1
 for entry in sorted(set(allowed) - used_allowances):
     print(f"lint-layers: the allowance {entry} is no longer needed: remove it from .ci/lint-layers.sh")
     status = 1
 if violations:
-    print(f"lint-layers: {violations} upward reference(s); move the type down, or name a protocol of the lower layer")
+    print(f"lint-layers: {violations} upward or cross-feature reference(s); move the type down (or into a shared "
+          f"store), or name a protocol of the lower layer")
     status = 1
 if status == 0:
-    print(f"lint-layers: {len(sources)} files in {len(layers)} layers, no layer names a higher one "
-          f"({len(allowed)} allowed exceptions)")
+    print(f"lint-layers: {len(sources)} files in {len(layers)} layers, no layer names a higher one, "
+          f"no feature names another ({len(allowed)} allowed exceptions)")
 sys.exit(status)
 PYTHON

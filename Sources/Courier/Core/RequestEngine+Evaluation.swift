@@ -8,12 +8,12 @@ extension RequestEngine {
     func evaluate(attempt: Int, failure: CourierError?) {
         var error = failure
         if error == nil, let response = record.response {
-            if !sink.validatesAtHead { error = firstValidationFailure(response, body: sink.body) }
+            if !sink.kind.validatesAtHead { error = firstValidationFailure(response, body: sink.body) }
         } else if error == nil {
             error = CourierError(.invalidResponse, "The exchange ended without a response.", url: record.request?.url)
         }
         let askRetriers =
-            error?.isCancelled == false && (session.interceptor != nil || !interceptors.isEmpty) && sink.allowsRetry && owner != nil
+            error?.isCancelled == false && (session.interceptor != nil || !interceptors.isEmpty) && !sink.hasHandedOutBytes && owner != nil
         apply(machine.evaluated(attempt: attempt, error, askRetriers: askRetriers))
     }
 
@@ -74,17 +74,17 @@ extension RequestEngine {
     func conclude(attempt: Int, error: CourierError?) {
         if let error {
             sink.discard()
-            return apply(machine.finish(attempt: attempt, completion(body: sink.body, error: error), awaitingDelivery: sink.consumerSetsPace))
+            return apply(machine.finish(attempt: attempt, completion(body: sink.body, error: error), awaitingDelivery: sink.kind.consumerSetsPace))
         }
         do {
             let body = try sink.finalize(response: record.response)
-            apply(machine.finish(attempt: attempt, completion(body: body, error: nil), awaitingDelivery: sink.consumerSetsPace))
+            apply(machine.finish(attempt: attempt, completion(body: body, error: nil), awaitingDelivery: sink.kind.consumerSetsPace))
         } catch {
             let failure = CourierError(wrapping: error, url: record.request?.url)
             // Discarded first: a body that could not be made final (a download whose move failed)
             // must not be handed out as a file that no longer exists.
             sink.discard()
-            apply(machine.finish(attempt: attempt, completion(body: sink.body, error: failure), awaitingDelivery: sink.consumerSetsPace))
+            apply(machine.finish(attempt: attempt, completion(body: sink.body, error: failure), awaitingDelivery: sink.kind.consumerSetsPace))
         }
     }
 

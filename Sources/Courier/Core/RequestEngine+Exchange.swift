@@ -73,8 +73,8 @@ extension RequestEngine {
             transportRequest.httpVersion = httpVersion ?? session.configuration.httpVersion
             transportRequest.maximumBodySize = bodySizeLimit?.bytes
             transportRequest.maximumDecompressionRatio = maximumDecompressionRatio
-            transportRequest.consumerSetsPace = sink.consumerSetsPace && !pacedStreamMayShare
-            if sink.consumerSetsPace, let backlog = session.configuration.maximumStreamBacklog {
+            transportRequest.consumerSetsPace = sink.kind.consumerSetsPace && !pacedStreamMayShare
+            if sink.kind.consumerSetsPace, let backlog = session.configuration.maximumStreamBacklog {
                 transportRequest.maximumUnacknowledgedBytes = Int64(backlog)
             }
         } catch {
@@ -95,8 +95,8 @@ extension RequestEngine {
         // Where the answer comes from is decided here, once, by the session's features.
         let context = ExchangeContext(
             request: transportRequest, initialRequest: record.initialRequest,
-            hasUploadBody: sendsUpload, bodyMayBeShared: sink.allowsSharing,
-            bodyMayBeStored: sink.allowsStoring, settings: featureSettings, notifyMonitors: monitorNotifier(owner))
+            hasUploadBody: sendsUpload, bodyMayBeShared: sink.kind.allowsSharing,
+            bodyMayBeStored: sink.kind.allowsStoring, settings: featureSettings, notifyMonitors: monitorNotifier(owner))
         let routed = session.route(context, sink: relay)
         record.origin = routed.origin
         let exchange = Exchange(number: number, request: request, transfer: routed.transfer, route: (context, routed.origin))
@@ -157,7 +157,7 @@ extension RequestEngine {
             idleTimeout: timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil,
             deadline: deadline,
             automaticDecompression: session.configuration.automaticDecompression && !ranged,
-            flowControlWindow: sink.flowControlWindow)
+            flowControlWindow: sink.kind.flowControlWindow)
     }
 
     /// Handles one transport event, if it belongs to the exchange in flight.
@@ -297,7 +297,7 @@ extension RequestEngine {
             return
         }
         if let response = record.response { notifyMonitors { $0.request($1, didReceiveResponse: response.httpResponse) } }
-        if sink.validatesAtHead, let response = record.response, let failure = firstValidationFailure(response, body: .memory(nil)) {
+        if sink.kind.validatesAtHead, let response = record.response, let failure = firstValidationFailure(response, body: .memory(nil)) {
             stop(exchange, failing: failure)
         }
     }

@@ -76,21 +76,11 @@ protocol ResponseBodySink: AnyObject {
     func finalize(response: LazyHTTPResponse?) throws -> RequestCompletion.Body
     /// Gives up on the body after a failure or a cancel (temporary files are removed).
     func discard()
-    /// Body bytes the transport may deliver ahead of this sink (see ``TransportRequest/flowControlWindow``).
-    var flowControlWindow: Int { get }
-    /// Validate as soon as the head arrives (streams hand bytes out before the body is complete).
-    var validatesAtHead: Bool { get }
-    /// Whether a failed attempt may be retried (not once a stream handed bytes to its consumer).
-    var allowsRetry: Bool { get }
-    /// Whether the body may come from a transfer shared with other requests (see ``ExchangeContext/bodyMayBeShared``).
-    var allowsSharing: Bool { get }
-    /// Whether a consumer takes the body at its own pace, so the transfer may stay paused for long
-    /// (see ``TransportRequest/consumerSetsPace``).
-    var consumerSetsPace: Bool { get }
-    /// Whether a response cache may answer with a stored body and keep this one (see ``ExchangeContext/bodyMayBeStored``).
-    var allowsStoring: Bool { get }
-    /// Which size limit the engine enforces on this sink's bytes (memory unless the sink says otherwise).
-    var sizeLimitClass: BodySizeLimitClass { get }
+    /// What kind of body this sink keeps: every body policy follows from it (see ``BodyKind``).
+    var kind: BodyKind { get }
+    /// Whether the sink already handed bytes of this body to a consumer, so a failed attempt may no
+    /// longer be retried (a stream, once its consumer took a chunk).
+    var hasHandedOutBytes: Bool { get }
     /// The transfer ended with `completion`: hand the rest of the body and then the end to the
     /// consumer, and call `delivered` once it took the end (sinks whose ``consumerSetsPace``).
     func awaitDelivery(of completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void)
@@ -98,12 +88,7 @@ protocol ResponseBodySink: AnyObject {
 
 extension ResponseBodySink {
     func prepareExchange(_ request: URLRequest, headers: inout HTTPHeaders) throws {}
-    var validatesAtHead: Bool { false }
-    var allowsRetry: Bool { true }
-    var allowsSharing: Bool { true }
-    var consumerSetsPace: Bool { false }
-    var allowsStoring: Bool { true }
-    var sizeLimitClass: BodySizeLimitClass { .memory }
+    var hasHandedOutBytes: Bool { false }
     func awaitDelivery(of completion: RequestCompletion, then delivered: @escaping @Sendable () -> Void) { delivered() }
 }
 
@@ -152,6 +137,5 @@ final class MemoryBodySink: ResponseBodySink {
     var cancelledBody: RequestCompletion.Body { .memory(data) }
     func finalize(response: LazyHTTPResponse?) -> RequestCompletion.Body { .memory(data) }
     func discard() {}
-    // Bytes are stored as they arrive, so the window only bounds the queue ahead of the executor.
-    var flowControlWindow: Int { 8 << 20 }
+    var kind: BodyKind { .memory }
 }

@@ -5,7 +5,7 @@ extension RequestEngine {
     var bodySizeLimit: BodySizeLimit? {
         // Fields read through `session.configuration`, not a local copy of it: a copy of the whole
         // configuration costs a retain and a release of each of its references, on every request.
-        switch sink.sizeLimitClass {
+        switch sink.kind.sizeLimitClass {
         case .memory:
             let bytes = limitOverrides.maximumResponseSize ?? session.configuration.maximumResponseSize
             return bytes.map { BodySizeLimit(bytes: Int64($0), setting: "maximumResponseSize") }

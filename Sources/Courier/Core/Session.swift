@@ -128,7 +128,7 @@ public final class Session: Sendable {
         self.serverPool = serverPool
         // The TTL cache answers the requests that asked for it; the HTTP cache sends what it does
         // not answer through the deduplicator, so identical revalidations share one exchange.
-        var features: [any RequestFeature] = [responseCache, HTTPCache(store: responseCache, mode: configuration.httpCache), deduplicator]
+        var features: [any RequestFeature] = [responseCache, HTTPCache(store: responseCache.storage, mode: configuration.httpCache), deduplicator]
         if let serverPool { features.append(serverPool) }
         self.features = features
         self.monitor = CompositeEventMonitor(monitors: eventMonitors)

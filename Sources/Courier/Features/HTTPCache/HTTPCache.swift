@@ -2,20 +2,20 @@ import Foundation
 import CourierLocking
 
 /// The HTTP cache (RFC 9111) as a session feature: it answers GET and HEAD from the session's
-/// ``ResponseCache`` when the stored response may be used, revalidates it with the server when it
-/// must be, stores what the network sends when the response allows it, and forgets a stored
-/// response when an unsafe request to its URL succeeds.
+/// ``CacheStore`` (which its TTL cache uses too) when the stored response may be used, revalidates
+/// it with the server when it must be, stores what the network sends when the response allows
+/// it, and forgets a stored response when an unsafe request to its URL succeeds.
 ///
 /// Its network exchanges go onward through the features after it (the deduplicator, so two
 /// requests revalidating one stored response share one conditional request).
 final class HTTPCache: RequestFeature {
-    let store: ResponseCache
+    let store: CacheStore
     let mode: HTTPCacheMode
     /// Guards the keys whose stale-while-revalidate refresh is running, so one stale response
     /// served many times starts one refresh.
     private let refreshing = Locked<Set<ResponseCacheKey>>([])
 
-    init(store: ResponseCache, mode: HTTPCacheMode) {
+    init(store: CacheStore, mode: HTTPCacheMode) {
         self.store = store
         self.mode = mode
     }
@@ -173,7 +173,7 @@ final class HTTPCache: RequestFeature {
 
     /// The key of a response to a GET of `url`, with these credentials (`nil` for none).
     static func key(for url: URL, authorization: String?) -> ResponseCacheKey {
-        let plain = ResponseCache.httpKey(for: url)
+        let plain = CacheStore.httpKey(for: url)
         guard let authorization else { return plain }
         return ResponseCacheKey(rawValue: plain.rawValue + "\nauthorization: sha256:" + SHA256.hash(Data(authorization.utf8)).hexString)
     }

@@ -5,7 +5,16 @@ import CourierLocking
 /// request: it passes the answer on and keeps a copy, or turns a `304` (or a `5xx` that
 /// `stale-if-error` covers) into the stored response. It is both the transport's sink and the
 /// request's transfer, so flow control and cancellation reach whichever transfer is answering.
+///
+/// The transport's events are handled in order on a serial queue of the exchange's own, never on
+/// the transport's thread: storing a body writes files and may scan the store's directory, which a
+/// transport's thread (a libcurl pass serving every other transfer) must not wait for. The bytes
+/// queued there stay bounded by the transfer's flow-control window: a forwarded piece is
+/// acknowledged by the request once it took it, a kept-only piece once it was written.
 final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
+    /// Set on every exchange's queue, so a test can tell the store's writes run on one.
+    static let queueKey = DispatchSpecificKey<Bool>()
+
     private struct State {
         var machine: HTTPCacheExchangeMachine
         var writer: ResponseCacheWriter?
@@ -23,7 +32,7 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         var onward: (exchange: ExchangeContext, onward: ExchangeOnward, unconditional: TransportRequest)?
     }
 
-    private let cache: ResponseCache
+    private let cache: CacheStore
     private let key: ResponseCacheKey
     /// The stored response this exchange revalidates (or may serve for an error, or extends with
     /// a new partial response), if any.
@@ -39,9 +48,11 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     private let url: URL
     /// Whether a served stored response carries its body (not for HEAD).
     private let includesBody: Bool
+    /// Where the transport's events are handled, in the order they arrived.
+    private let queue = DispatchQueue(label: "courier.http-cache")
 
     init(
-        cache: ResponseCache, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
+        cache: CacheStore, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
         includesBody: Bool = true, downstream: (any TransportEventSink)?, notifyMonitors: MonitorNotifier, now: @escaping @Sendable () -> Date,
         onEnd: (@Sendable () -> Void)? = nil
     ) {
@@ -55,6 +66,7 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         self.now = now
         self.onEnd = onEnd
         state = Locked(State(machine: machine))
+        queue.setSpecific(key: Self.queueKey, value: true)
     }
 
     /// Sends `exchange` onward (the features after the cache, then the transport), with this
@@ -81,6 +93,11 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     // MARK: TransportEventSink
 
     func receive(_ event: TransportEvent) {
+        queue.async { self.handle(event) }
+    }
+
+    /// Handles one transport event, on ``queue``.
+    private func handle(_ event: TransportEvent) {
         switch event {
         case .uploadProgress:
             downstream?.receive(event)

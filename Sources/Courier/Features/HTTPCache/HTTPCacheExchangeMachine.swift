@@ -217,7 +217,7 @@ struct HTTPCacheExchangeMachine {
     /// stored as it arrived, still coded: replayed without the field, it would pass for plain).
     static func storedHeaders(_ headers: HTTPHeaders, keepingContentEncoding: Bool = false) -> HTTPHeaders {
         var kept = headers
-        for name in ResponseCache.droppedHeaders where !(keepingContentEncoding && name == "Content-Encoding") { kept.remove(name: name) }
+        for name in CacheStore.droppedHeaders where !(keepingContentEncoding && name == "Content-Encoding") { kept.remove(name: name) }
         return kept
     }
 }

@@ -2,30 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import CourierLocking
-
-/// A stored response: status, headers, body, when it was stored and with which version.
-public struct CachedResponse: Sendable, Hashable {
-    /// The status code.
-    public var statusCode: Int
-    /// The response headers.
-    public var headers: HTTPHeaders
-    /// The body.
-    public var data: Data
-    /// When it was stored.
-    public var storedAt: Date
-    /// The version it was stored with, if any.
-    public var version: Int?
-
-    /// Creates a stored response.
-    public init(statusCode: Int, headers: HTTPHeaders, data: Data, storedAt: Date, version: Int?) {
-        self.statusCode = statusCode
-        self.headers = headers
-        self.data = data
-        self.storedAt = storedAt
-        self.version = version
-    }
-}
 
 /// Courier's response store: answers requests marked `cached(for:version:)` from a stored
 /// response younger than their maximum age, without a network request, and holds what the HTTP
@@ -70,43 +46,27 @@ public struct CachedResponse: Sendable, Hashable {
 ///   anyway. A body larger than ``maximumEntrySize`` is not stored.
 ///
 /// All methods are thread-safe. Disk reads and writes happen on the calling thread (for a
-/// request, its own executor) outside the cache's locks; disk failures only cause misses.
+/// request, its own executor; for what the HTTP cache stores, a serial queue of its exchange, never
+/// the transport's thread) outside the cache's locks; disk failures only cause misses.
 public final class ResponseCache: Sendable {
     /// The memory capacity used when none is given: 10 MiB.
     public static let defaultMemoryCapacity = 10 << 20
     /// The disk capacity used when none is given: 250 MiB.
     public static let defaultDiskCapacity: Int64 = 250 << 20
-    /// Bodies up to this size are kept in memory while written and stored inline in their entry's
-    /// head file; larger ones go to a body file of their own.
-    static let spillThreshold = 64 << 10
-    /// Response headers that describe the bytes on the wire rather than the body Courier keeps,
-    /// hop-by-hop fields, and `Set-Cookie` (cookies are not replayed); neither cache policy stores
-    /// them, except `Content-Encoding` with a body kept still in that coding (the transport did
-    /// not decode it).
-    static let droppedHeaders = [
-        "Content-Encoding", "Content-Length", "Transfer-Encoding", "Set-Cookie", "Connection",
-        "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade",
-    ]
+    /// The storage this cache policy uses, shared with the session's HTTP cache.
+    let storage: CacheStore
 
     /// The most bytes the memory tier holds (bodies plus headers); `0` keeps nothing in memory.
-    public let memoryCapacity: Int
+    public var memoryCapacity: Int { storage.memoryCapacity }
     /// Where entries are also written, or `nil` for a memory-only cache.
-    public let diskDirectory: URL?
+    public var diskDirectory: URL? { storage.diskDirectory }
     /// The most bytes the disk store should hold (every file of the store counted); the least
     /// recently used entries are removed beyond it.
-    public let diskCapacity: Int64
+    public var diskCapacity: Int64 { storage.diskCapacity }
     /// The largest body stored, in bytes: larger responses are not stored. By default an eighth of
     /// ``diskCapacity`` (31.25 MiB with the default capacity) with a disk directory, an eighth of
     /// ``memoryCapacity`` without one; never more than the capacity of the tier that holds it.
-    public let maximumEntrySize: Int64
-
-    private let memory: Locked<MemoryResponseStore>
-    let disk: DiskResponseStore?
-    /// What this cache believes the disk store holds (`nil` until its first scan), what it wrote
-    /// since its last scan, and whether a scan is running.
-    let diskEstimate = Locked((bytes: Int64?.none, writtenSinceScan: Int64(0), scanning: false))
-    /// The current time; tests move it to expire entries without sleeping.
-    let now: @Sendable () -> Date
+    public var maximumEntrySize: Int64 { storage.maximumEntrySize }
 
     /// Creates a cache holding up to `memoryCapacity` bytes in memory and, if `diskDirectory` is
     /// given, every entry on disk as well, up to `diskCapacity` bytes (the directory is created
@@ -128,57 +88,30 @@ public final class ResponseCache: Sendable {
         memoryCapacity: Int, diskDirectory: URL?, diskCapacity: Int64 = ResponseCache.defaultDiskCapacity,
         maximumEntrySize: Int64? = nil, now: @escaping @Sendable () -> Date
     ) {
-        self.memoryCapacity = max(0, memoryCapacity)
-        self.diskDirectory = diskDirectory
-        self.diskCapacity = max(0, diskCapacity)
-        let tierCapacity = diskDirectory == nil ? Int64(self.memoryCapacity) : self.diskCapacity
-        self.maximumEntrySize = max(0, min(maximumEntrySize ?? tierCapacity / 8, tierCapacity))
-        self.memory = Locked(MemoryResponseStore(capacity: memoryCapacity))
-        self.disk = diskDirectory.map(DiskResponseStore.init(directory:))
-        self.now = now
+        storage = CacheStore(
+            memoryCapacity: memoryCapacity, diskDirectory: diskDirectory, diskCapacity: diskCapacity,
+            maximumEntrySize: maximumEntrySize, now: now)
     }
 
     /// What the entries in memory cost together, in bytes.
-    public var memoryCost: Int { memory.withLock { $0.totalCost } }
+    public var memoryCost: Int { storage.memoryCost }
 
     /// How many responses are held in memory.
-    public var memoryCount: Int { memory.withLock { $0.count } }
+    public var memoryCount: Int { storage.memoryCount }
 
     /// The bytes the disk store's files take now (entries, and files being written), found by
     /// listing the directory; `0` for a memory-only cache.
-    public var diskSize: Int64 { disk?.size() ?? 0 }
+    public var diskSize: Int64 { storage.diskSize }
 
     /// The response stored for `key` if it is younger than `maximumAge` and was stored with the
     /// same `version` (a response stored without a version matches only a request without one).
     public func fresh(for key: ResponseCacheKey, maximumAge: Duration, version: Int?) -> CachedResponse? {
-        freshEntry(for: key, maximumAge: maximumAge, version: version)?.cachedResponse
-    }
-
-    /// The entry behind ``fresh(for:maximumAge:version:)``, with its body file unread.
-    func freshEntry(for key: ResponseCacheKey, maximumAge: Duration, version: Int?) -> StoredEntry? {
-        let now = now()
-        func isFresh(_ entry: StoredEntry) -> Bool {
-            entry.version == version && now.timeIntervalSince(entry.head.responseTime) < maximumAge.timeInterval
-        }
-        if let inMemory = memory.withLock({ $0.value(for: key) }), isFresh(inMemory) {
-            disk?.touch(key, at: now)
-            return inMemory
-        }
-        // Another cache on the same directory may have stored a newer response.
-        guard let onDisk = disk?.read(key, touchingAt: nil), isFresh(onDisk) else { return nil }
-        disk?.touch(key, at: now)
-        memory.withLock { $0.insert(onDisk) }
-        return onDisk
+        storage.freshEntry(for: key, maximumAge: maximumAge, version: version)?.cachedResponse
     }
 
     /// The response last stored for `key`, whatever its age and version.
     public func latest(for key: ResponseCacheKey) -> CachedResponse? {
-        let inMemory = memory.withLock { $0.value(for: key) }
-        guard let onDisk = disk?.read(key, touchingAt: now()), onDisk.head.responseTime > inMemory?.head.responseTime ?? .distantPast,
-            let response = onDisk.cachedResponse
-        else { return inMemory?.cachedResponse }
-        memory.withLock { $0.insert(onDisk) }
-        return response
+        storage.latest(for: key)
     }
 
     /// Stores `response` for `key`, replacing what was stored before, in memory (evicting the
@@ -188,52 +121,21 @@ public final class ResponseCache: Sendable {
     /// Headers describing the wire form (`Content-Encoding`, `Content-Length`, `Transfer-Encoding`)
     /// and `Set-Cookie` are not kept: the body given is taken to be decoded, and cookies are not replayed.
     public func store(_ response: CachedResponse, for key: ResponseCacheKey) {
-        store(response, for: key, keepingContentEncoding: false)
-    }
-
-    /// ``store(_:for:)``, keeping `Content-Encoding` when `keepingContentEncoding` (the body is
-    /// still in that coding: replayed without the field, it would pass for plain).
-    func store(_ response: CachedResponse, for key: ResponseCacheKey, keepingContentEncoding: Bool) {
-        var kept = response
-        for name in Self.droppedHeaders where !(keepingContentEncoding && name == "Content-Encoding") { kept.headers.remove(name: name) }
-        kept.headers.update(name: "Content-Length", value: String(kept.data.count))
-        let entry = StoredEntry(kept, key: key)
-        memory.withLock { $0.insert(entry) }
-        guard let disk else { return }
-        guard Int64(kept.data.count) <= maximumEntrySize else {
-            disk.remove(key)
-            return
-        }
-        if let published = disk.publish(entry, spilledBody: nil, inlineLimit: Self.spillThreshold, now: now()) {
-            noteDiskWrite(published.bytes)
-        }
+        storage.store(response, for: key, keepingContentEncoding: false)
     }
 
     /// Removes the response stored for `key`, in memory and on disk.
     public func remove(for key: ResponseCacheKey) {
-        memory.withLock { $0.remove(key) }
-        disk?.remove(key)
+        storage.remove(for: key)
     }
 
     /// Removes every stored response, in memory and on disk (other files in the directory stay).
     public func removeAll() {
-        memory.withLock { $0.removeAll { _ in true } }
-        disk?.removeEverything()
-        diskEstimate.withLock { $0.bytes = nil }
+        storage.removeAll()
     }
 
     /// Removes every response stored `age` or longer ago, in memory and on disk.
     public func removeExpired(olderThan age: Duration) {
-        let cutoff = now().addingTimeInterval(-age.timeInterval)
-        memory.withLock { $0.removeAll { $0.head.responseTime <= cutoff } }
-        disk?.removeAll { $0.responseTime <= cutoff.timeIntervalSince1970 }
-    }
-
-    /// The keys in memory, most recently used first.
-    var memoryKeysByRecency: [ResponseCacheKey] { memory.withLock { $0.keysByRecency } }
-
-    /// Runs `body` on the memory tier, under its lock.
-    func withMemory<Result>(_ body: (inout MemoryResponseStore) -> Result) -> Result {
-        memory.withLock(body)
+        storage.removeExpired(olderThan: age)
     }
 }

@@ -3,22 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// How one request uses the response cache, set with `cached(for:version:)`.
-struct ResponseCacheSettings: Sendable, Hashable {
-    /// How long a stored response is served without asking the network.
-    var maximumAge: Duration
-    /// A stored response with another version is never served.
-    var version: Int?
-    /// Go to the network even when a fresh response is stored (set by `ignoringCache()`); the
-    /// result is still stored.
-    var ignoresStoredResponse = false
-}
-
-extension ResponseCacheSettings: RequestFeatureSetting {
-    /// A request that did not call `cached(for:version:)` or `ignoringCache()` does not use the cache.
-    static var defaultValue: ResponseCacheSettings? { nil }
-}
-
 extension ResponseCache: RequestFeature {
     /// Answers from a fresh stored response when the request asked for caching and one exists.
     /// A request with `Range` is never answered (the key does not include it: the stored response
@@ -28,7 +12,7 @@ extension ResponseCache: RequestFeature {
         guard let settings = exchange.settings[ResponseCacheSettings.self], !settings.ignoresStoredResponse,
             !exchange.hasUploadBody, !exchange.request.headers.contains("Range"), let key = exchange.initialRequest.map(ResponseCacheKey.init),
             let stored = freshEntry(for: key, maximumAge: settings.maximumAge, version: settings.version),
-            !(exchange.request.automaticDecompression && HTTPCacheRules.contentCoding(of: stored.head.headers) != nil)
+            !(exchange.request.automaticDecompression && CacheEntryHead.contentCoding(of: stored.head.headers) != nil)
         else { return nil }
         let replay = CacheReplayTransfer(
             stored, url: exchange.request.url, sink: sink,
@@ -47,15 +31,15 @@ extension ResponseCache: RequestFeature {
             request.initialRequest?.value(forHTTPHeaderField: "Range") == nil,
             let data = completion.data, let key = request.initialRequest.map(ResponseCacheKey.init)
         else { return }
-        let coded = completion.response.map { !$0.head.bodyIsDecoded && HTTPCacheRules.contentCoding(of: $0.head.headers) != nil } ?? false
+        let coded = completion.response.map { !$0.head.bodyIsDecoded && CacheEntryHead.contentCoding(of: $0.head.headers) != nil } ?? false
         let headers = HTTPHeaders(
             response.allHeaderFields.compactMap { name, value in
                 (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
             })
-        store(
+        storage.store(
             CachedResponse(
                 statusCode: response.statusCode, headers: headers, data: data,
-                storedAt: now(), version: settings.version), for: key, keepingContentEncoding: coded)
+                storedAt: storage.now(), version: settings.version), for: key, keepingContentEncoding: coded)
     }
 }
 

@@ -48,13 +48,7 @@ final class StoreBodySink: ResponseBodySink {
         releaseEntry()
     }
 
-    var flowControlWindow: Int { 4 << 20 }
-    /// Downloads are limited by `maximumDownloadSize`.
-    var sizeLimitClass: BodySizeLimitClass { .download }
-    /// The partial file and its journal belong to this one request.
-    var allowsSharing: Bool { false }
-    /// A resumable download continues its own partial file by `Range`: a stored copy is no part of it.
-    var allowsStoring: Bool { false }
+    var kind: BodyKind { .resumableStore }
 
     // MARK: - Exchanges
 

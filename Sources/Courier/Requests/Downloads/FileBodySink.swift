@@ -20,9 +20,7 @@ final class FileBodySink: ResponseBodySink {
         self.integrity = integrity
     }
 
-    var flowControlWindow: Int { 4 << 20 }
-    /// Downloads are limited by `maximumDownloadSize`.
-    var sizeLimitClass: BodySizeLimitClass { .download }
+    var kind: BodyKind { .file }
 
     func begin(_ head: ResponseHead, method: HTTPMethod) throws -> BodyDisposition {
         try openTemporaryFile()

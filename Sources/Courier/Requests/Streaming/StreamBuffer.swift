@@ -115,13 +115,6 @@ final class StreamBodySink: ResponseBodySink {
     var cancelledBody: RequestCompletion.Body { .memory(nil) }
     func finalize(response: LazyHTTPResponse?) -> RequestCompletion.Body { .memory(nil) }
     func discard() {}
-    var flowControlWindow: Int { 1 << 20 }
-    /// A stream has no size limit: its consumer bounds memory by taking chunks.
-    var sizeLimitClass: BodySizeLimitClass { .unlimited }
-    var validatesAtHead: Bool { true }
-    var allowsRetry: Bool { !buffer.hasDelivered }
-    /// A stream's consumer sets the pace of its transfer; a shared transfer could not follow it.
-    var allowsSharing: Bool { false }
-    /// The consumer takes chunks when it wants them: the transfer waits for it.
-    var consumerSetsPace: Bool { true }
+    var kind: BodyKind { .stream }
+    var hasHandedOutBytes: Bool { buffer.hasDelivered }
 }

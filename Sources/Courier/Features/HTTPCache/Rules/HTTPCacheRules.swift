@@ -42,12 +42,9 @@ struct HTTPCacheRules: Sendable {
     /// (§5.2.2.3): the heuristically cacheable ones and the redirects whose storing is plain.
     static let understoodStatusCodes: Set<Int> = heuristicallyCacheableStatusCodes.union([302, 303, 307])
 
-    /// The content coding `headers` name (`Content-Encoding`), unless none or `identity`. A stored
-    /// response keeps the field only when its body is still in that coding.
+    /// The content coding `headers` name: see ``CacheEntryHead/contentCoding(of:)``.
     static func contentCoding(of headers: HTTPHeaders) -> String? {
-        guard let coding = headers["Content-Encoding"], !coding.trimmedASCII.isEmpty, !coding.trimmedASCII.caseInsensitiveEquals("identity")
-        else { return nil }
-        return coding
+        CacheEntryHead.contentCoding(of: headers)
     }
 
     /// The directives of a response's `Cache-Control`.

@@ -1,15 +1,15 @@
 import Foundation
 import CourierLocking
 
-/// Writes one response into a ``ResponseCache`` as its body arrives, made by
-/// ``ResponseCache/makeWriter(for:head:url:version:)``; nothing is visible to readers until
+/// Writes one response into a ``CacheStore`` as its body arrives, made by
+/// ``CacheStore/makeWriter(for:head:url:version:)``; nothing is visible to readers until
 /// ``commit()``.
 ///
-/// The first ``ResponseCache/spillThreshold`` bytes are kept in memory; past them, with a disk
+/// The first ``CacheStore/spillThreshold`` bytes are kept in memory; past them, with a disk
 /// directory, everything goes to a temporary file in the cache directory (locked while the writer
 /// lives), so a large body is never held in memory. Without a disk directory the body stays in
-/// memory up to the cache's ``ResponseCache/maximumEntrySize``. A body growing past
-/// ``ResponseCache/maximumEntrySize`` makes the writer discard itself.
+/// memory up to the cache's ``CacheStore/maximumEntrySize``. A body growing past
+/// ``CacheStore/maximumEntrySize`` makes the writer discard itself.
 ///
 /// ```swift
 /// let writer = cache.makeWriter(for: key, head: head, url: url, version: nil)
@@ -37,7 +37,7 @@ final class ResponseCacheWriter: Sendable {
 
     /// The key the entry is stored under.
     let key: ResponseCacheKey
-    private let cache: ResponseCache
+    private let cache: CacheStore
     private let head: CacheEntryHead
     private let url: URL?
     private let version: Int?
@@ -45,7 +45,7 @@ final class ResponseCacheWriter: Sendable {
     /// `commit`/`discard`/`deinit` must wait for an append in progress anyway.
     private let state = Locked(State())
 
-    init(cache: ResponseCache, key: ResponseCacheKey, head: CacheEntryHead, url: URL?, version: Int?) {
+    init(cache: CacheStore, key: ResponseCacheKey, head: CacheEntryHead, url: URL?, version: Int?) {
         self.cache = cache
         self.key = key
         self.head = head
@@ -57,7 +57,7 @@ final class ResponseCacheWriter: Sendable {
     var length: Int64 { state.withLock { $0.length } }
 
     /// Adds the next piece of the body. Returns `false` (and discards the entry) once the body
-    /// would exceed ``ResponseCache/maximumEntrySize`` or the temporary file cannot be written;
+    /// would exceed ``CacheStore/maximumEntrySize`` or the temporary file cannot be written;
     /// also `false` after ``commit()`` or ``discard()``.
     @discardableResult
     func append(_ data: Data) -> Bool {
@@ -69,6 +69,7 @@ final class ResponseCacheWriter: Sendable {
             }
             state.length += Int64(data.count)
             if let spill = state.spill {
+                cache.willWriteToDisk()
                 guard CacheFileIO.writeAll(spill.descriptor, data) else {
                     Self.discard(&state)
                     return false
@@ -76,10 +77,11 @@ final class ResponseCacheWriter: Sendable {
                 state.checksums.add(data)
                 return true
             }
-            guard let disk = cache.disk, state.buffer.count + data.count > ResponseCache.spillThreshold else {
+            guard let disk = cache.disk, state.buffer.count + data.count > CacheStore.spillThreshold else {
                 state.buffer.append(data)
                 return true
             }
+            cache.willWriteToDisk()
             guard let (url, descriptor) = disk.createTemporaryFile() else {
                 Self.discard(&state)
                 return false

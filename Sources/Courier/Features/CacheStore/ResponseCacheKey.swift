@@ -45,7 +45,7 @@ public struct ResponseCacheKey: Sendable, Hashable, CustomStringConvertible {
         rawValue = lines.joined(separator: "\n")
     }
 
-    /// A key with this raw value (the HTTP cache's keys, ``ResponseCache/httpKey(for:)``).
+    /// A key with this raw value (the HTTP cache's keys, ``CacheStore/httpKey(for:)``).
     init(rawValue: String) {
         self.rawValue = rawValue
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The memory tier of ``ResponseCache``: entries with their body in memory, bounded by a total
+/// The memory tier of ``CacheStore``: entries with their body in memory, bounded by a total
 /// cost in bytes, the least recently used evicted first. A value type; the cache keeps it behind a lock.
 ///
 /// Recency is a doubly linked list threaded through a dictionary by key, so lookups, inserts

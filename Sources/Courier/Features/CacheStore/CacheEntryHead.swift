@@ -30,4 +30,12 @@ struct CacheEntryHead: Sendable, Hashable {
         self.varyingRequestHeaders = varyingRequestHeaders
         self.requestHadAuthorization = requestHadAuthorization
     }
+
+    /// The content coding `headers` name (`Content-Encoding`), unless none or `identity`. A stored
+    /// response keeps the field only when its body is still in that coding.
+    static func contentCoding(of headers: HTTPHeaders) -> String? {
+        guard let coding = headers["Content-Encoding"], !coding.trimmedASCII.isEmpty, !coding.trimmedASCII.caseInsensitiveEquals("identity")
+        else { return nil }
+        return coding
+    }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The disk tier of ``ResponseCache``: a directory of entries in ``CacheEntryFormat`` (a small
+/// The disk tier of ``CacheStore``: a directory of entries in ``CacheEntryFormat`` (a small
 /// head file per key, and an immutable body file for bodies too large to live inline).
 ///
 /// Crash safety: every file is written under a temporary name (`courier-<uuid>.tmp`, locked with
@@ -323,7 +323,7 @@ struct DiskResponseStore: Sendable {
     /// body with the new head is what the key should hold. Returns the updated entry, or `nil`
     /// when the body is not inline or the write failed.
     func replaceHead(of entry: StoredEntry, with entryHead: CacheEntryHead, now: Date) -> StoredEntry? {
-        guard case .data(let body) = entry.body, body.count <= ResponseCache.spillThreshold, directoryGuard.mayWrite() else { return nil }
+        guard case .data(let body) = entry.body, body.count <= CacheStore.spillThreshold, directoryGuard.mayWrite() else { return nil }
         var updated = entry
         updated.head = entryHead
         let headURL = headURL(for: entry.key)
