@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Folders under Sources/Courier. .ci/lint-layers.sh already keeps Core from naming their types; this
 # also catches the session properties that hand them out and the "cache" string, and has no allowances.
-features=(Features/ResponseCache Features/HTTPCache Features/Deduplication Requests/DownloadStore Requests/Downloads
+features=(Features/CacheStore Features/ResponseCache Features/HTTPCache Features/Deduplication Requests/DownloadStore Requests/Downloads
   Requests/Streaming Features/ServerPool)
 engine=(Sources/Courier/Core/RequestEngine*.swift)
 names=()
