@@ -194,9 +194,18 @@ public struct HTTPHeaders: Sendable, Hashable {
     /// removed, and stays so.
     func restoringLines(of lines: HTTPHeaders) -> HTTPHeaders {
         guard !lines.isEmpty else { return self }
+        var restored = HTTPHeaders(minimumCapacity: Swift.max(count, lines.count))
+        guard lines.hasRepeatedName else {
+            // No line to restore (every request without a repeated name): only the order comes
+            // back, the lines' first, then the fields only the built request has.
+            for line in lines {
+                if let index = index(of: line.name) { restored.headers.append(headers[index]) }
+            }
+            for header in headers where !lines.contains(header.name) { restored.headers.append(header) }
+            return restored
+        }
         // For each name of `lines`: whether its lines there still join to its value here.
         var decided: [(name: String, intact: Bool)] = []
-        var restored = HTTPHeaders(minimumCapacity: Swift.max(count, lines.count))
         for line in lines {
             if let decision = decided.first(where: { $0.name.caseInsensitiveEquals(line.name) }) {
                 if decision.intact { restored.headers.append(line) }
