@@ -33,8 +33,23 @@ final class ServerCore: Sendable {
 
     // MARK: Accepting
 
+    /// Writes to standard error when the listener's descriptor no longer holds this server's port:
+    /// something else in the process closed it and the number went to another socket, so this
+    /// server's connections are refused while another's land here (seen as a test's own server
+    /// refusing connections, with no other trace).
+    private func reportIfTheListenerWasReplaced() {
+        let bound = Socket.localPort(of: listener)
+        guard bound != port else { return }
+        let now = bound.map { "a socket on port \($0)" } ?? "no socket"
+        let line = Array(
+            "CourierTestServer \(configuration.threadName): descriptor \(listener), the listener of port \(port), now holds \(now): closed elsewhere in the process\n"
+                .utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
     private func acceptLoop() {
         let connectionThreadName = "\(configuration.threadName.prefix(13))-c"
+        reportIfTheListenerWasReplaced()
         while true {
             guard let fd = Socket.acceptConnection(listener) else {
                 let code = Socket.lastError
@@ -53,6 +68,7 @@ final class ServerCore: Sendable {
                 _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
                 return
             }
+            reportIfTheListenerWasReplaced()
             Socket.configureAccepted(fd)
             let registration: (id: Int, reap: [ServerThread])? = state.withLock { state in
                 guard state.phase == .running else { return nil }
