@@ -74,16 +74,19 @@ struct MultipartEncoder {
             try emit(fileSizes: fileSizes) { (chunk: UnsafeRawBufferPointer) throws(CourierError) in
                 try Self.writeAll(chunk, to: descriptor, path: path)
             }
-            guard close(descriptor) == 0 else {
-                let code = errno
-                throw CourierError(
-                    .fileSystem, "Could not finish writing \(path): \(Self.describe(errno: code)).",
-                    underlyingError: Self.posixError(code), url: fileURL)
-            }
         } catch {
             _ = close(descriptor)
             unlink(path)
             throw error
+        }
+        // Closed once whatever it returns: a second close could hit a descriptor another thread
+        // has opened since.
+        guard close(descriptor) == 0 else {
+            let code = errno
+            unlink(path)
+            throw CourierError(
+                .fileSystem, "Could not finish writing \(path): \(Self.describe(errno: code)).",
+                underlyingError: Self.posixError(code), url: fileURL)
         }
     }
 
