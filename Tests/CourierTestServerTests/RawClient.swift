@@ -67,9 +67,11 @@ final class RawClient {
             }
         }
         guard result == 0 else {
-            let code = errno
-            posixClose(fd)
-            throw ClientError(description: "connect failed: \(code)")
+            // No close here: every stored property is set, so a throwing init still runs deinit,
+            // which closes `fd`. Closing it here as well closed the number a second time, after
+            // another test could have been given it (a test server's listener, which then refused
+            // every connection: the rare "Couldn't connect" failures of clean-clone runs).
+            throw ClientError(description: "connect failed: \(errno)")
         }
         var yes: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
