@@ -92,6 +92,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .target(name: "CourierTestServer", dependencies: ["CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
+        // `courier demo` (README, TheCourierCommand.md) runs Courier offline against an embedded
+        // CourierTestServer, so the tool links the server (about a tenth of its code in a debug
+        // build). Kept on purpose: the server only starts when `demo` runs, listens on 127.0.0.1 on
+        // an ephemeral port, and stops with it; the demo shares the tool's console, progress bars,
+        // interrupts and options, which a separate executable could only reach through a library
+        // target of their own (issue 38's API budget weighed it).
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
         // Helpers shared by the test targets (child processes, shutdown-report checks); not a product.

@@ -40,15 +40,6 @@ public final class Session: Sendable {
     public let interceptor: (any RequestInterceptor)?
     /// Where callback-style handlers and progress hooks run unless a queue is given.
     public let callbackQueue: DispatchQueue
-    /// Where resumable downloads keep their partial bytes and journals.
-    public let downloadStore: DownloadStore
-    /// Collapses identical in-flight requests, as the session's ``DeduplicationPolicy`` allows.
-    public let deduplicator: Deduplicator
-    /// Courier's own response cache, used by requests marked `cached(for:version:)`.
-    public let responseCache: ResponseCache
-    /// The servers relative paths resolve against, when the session was made with a pool.
-    public let serverPool: ServerPool?
-
     let monitor: CompositeEventMonitor
     let transport: any Transport
     /// The capabilities every request of this session goes through, in the order they are asked
@@ -59,60 +50,19 @@ public final class Session: Sendable {
     /// Open, draining, releasing or closed (see ``shutdown(gracePeriod:clock:)``).
     let lifecycle = Locked(SessionLifecycle<CheckedContinuation<Void, Never>>())
 
-    /// Creates a session.
-    ///
-    /// - Parameters:
-    ///   - configuration: Transport, timeouts, cookies and connection limits.
-    ///   - baseURL: Relative paths such as `"users/42"` resolve against it.
-    ///   - headers: Sent with every request; Courier's defaults (`User-Agent`, `Accept-Language`) come first.
-    ///   - interceptor: Adapts and retries every request.
-    ///   - eventMonitors: Observe every request.
-    ///   - deduplication: Whether identical GET/HEAD requests in flight share one transfer.
-    ///   - downloadStore: Where resumable downloads keep partial state (a per-user cache by default).
-    ///   - responseCache: Serves and stores responses of requests marked `cached(for:version:)` (memory only by default).
-    ///   - callbackQueue: Where callback-style handlers run by default.
-    public convenience init(
-        configuration: SessionConfiguration = .default,
-        baseURL: URL? = nil,
-        headers: HTTPHeaders = [:],
-        interceptor: (any RequestInterceptor)? = nil,
-        eventMonitors: [any EventMonitor] = [],
-        deduplication: DeduplicationPolicy = .disabled,
-        downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
-        responseCache: ResponseCache = ResponseCache(),
-        callbackQueue: DispatchQueue = .main
-    ) {
-        self.init(
-            serverPool: nil, configuration: configuration, baseURL: baseURL, headers: headers, interceptor: interceptor,
-            eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
-            responseCache: responseCache, callbackQueue: callbackQueue)
-    }
+    /// What the layers above Core keep in the session (its download store, its routed
+    /// features), reached through their own extensions of `Session` (see ``SessionParts``).
+    let parts: SessionParts
+    /// Where relative paths resolve instead of ``baseURL`` (the server pool), when there is one.
+    let baseURLSource: (any SessionBaseURLSource)?
 
-    /// Creates a session whose relative paths resolve against the current server of `servers`,
-    /// which may fail over to a backup; every switch reaches `eventMonitors` as a
-    /// `.serverSwitched` notice. The other parameters are those of
-    /// ``init(configuration:baseURL:headers:interceptor:eventMonitors:deduplication:downloadStore:responseCache:callbackQueue:)``.
-    public convenience init(
-        servers: ServerPool,
-        configuration: SessionConfiguration = .default,
-        headers: HTTPHeaders = [:],
-        interceptor: (any RequestInterceptor)? = nil,
-        eventMonitors: [any EventMonitor] = [],
-        deduplication: DeduplicationPolicy = .disabled,
-        downloadStore: DownloadStore = DownloadStore(directory: DownloadStore.defaultDirectory),
-        responseCache: ResponseCache = ResponseCache(),
-        callbackQueue: DispatchQueue = .main
-    ) {
-        self.init(
-            serverPool: servers, configuration: configuration, baseURL: nil, headers: headers, interceptor: interceptor,
-            eventMonitors: eventMonitors, deduplication: deduplication, downloadStore: downloadStore,
-            responseCache: responseCache, callbackQueue: callbackQueue)
-    }
-
-    private init(
-        serverPool: ServerPool?, configuration: SessionConfiguration, baseURL: URL?, headers: HTTPHeaders,
-        interceptor: (any RequestInterceptor)?, eventMonitors: [any EventMonitor], deduplication: DeduplicationPolicy,
-        downloadStore: DownloadStore, responseCache: ResponseCache, callbackQueue: DispatchQueue
+    /// Creates a session of `features`, in the order they are asked to route an exchange. Core
+    /// names no feature: the public initialisers, which choose the features, are in
+    /// `Features/Session+Features.swift`.
+    init(
+        features: [any RequestFeature], parts: SessionParts, baseURLSource: (any SessionBaseURLSource)?,
+        configuration: SessionConfiguration, baseURL: URL?, headers: HTTPHeaders, interceptor: (any RequestInterceptor)?,
+        eventMonitors: [any EventMonitor], callbackQueue: DispatchQueue
     ) {
         self.configuration = configuration
         self.baseURL = baseURL
@@ -122,25 +72,14 @@ public final class Session: Sendable {
         headerFields = self.headers.dictionary
         self.interceptor = interceptor
         self.callbackQueue = callbackQueue
-        self.downloadStore = downloadStore
-        self.deduplicator = Deduplicator(policy: deduplication)
-        self.responseCache = responseCache
-        self.serverPool = serverPool
-        // The TTL cache answers the requests that asked for it; the HTTP cache sends what it does
-        // not answer through the deduplicator, so identical revalidations share one exchange.
-        var features: [any RequestFeature] = [responseCache, HTTPCache(store: responseCache.storage, mode: configuration.httpCache), deduplicator]
-        if let serverPool { features.append(serverPool) }
         self.features = features
+        self.parts = parts
+        self.baseURLSource = baseURLSource
         self.monitor = CompositeEventMonitor(monitors: eventMonitors)
         let (transport, notice) = TransportFactory.makeTransport(for: configuration)
         self.transport = transport
         if let notice {
             monitor { $0.session(self, didNotice: notice) }
-        }
-        serverPool?.addSwitchObserver { [weak self] notice in
-            guard let self else { return false }
-            self.monitor { $0.session(self, didNotice: notice) }
-            return true
         }
     }
 
@@ -192,13 +131,13 @@ public final class Session: Sendable {
     /// `url` resolved against the base URL as ``resolve(_:)`` would, without its checks and
     /// warnings; nil when the result is not an http(s) URL.
     func resolvedWithoutChecks(_ url: URL) -> URL? {
-        let resolved = (serverPool?.currentBaseURL ?? baseURL).flatMap { $0.resolving(url) } ?? url
+        let resolved = (baseURLSource?.currentBaseURL ?? baseURL).flatMap { $0.resolving(url) } ?? url
         return resolved.isHTTP ? resolved : nil
     }
 
     /// Resolves a URL against ``baseURL`` (API clients treat the base path as a directory).
     func resolve(_ url: URL) throws -> URL {
-        let base = serverPool?.currentBaseURL ?? baseURL
+        let base = baseURLSource?.currentBaseURL ?? baseURL
         let resolved = base.flatMap { $0.resolving(url) } ?? url
         #if DEBUG
         if let base, let dropped = base.droppedBasePath(resolving: url) {

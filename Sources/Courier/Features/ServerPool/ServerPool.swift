@@ -229,6 +229,8 @@ public struct ServerURL: URLConvertible, CustomStringConvertible {
     }
 }
 
+extension ServerPool: SessionBaseURLSource {}
+
 extension ServerPool: RequestFeature {
     /// Counts an exchange's outcome towards its server's health; a locally answered one says nothing about it.
     func exchangeDidComplete(_ exchange: ExchangeContext, origin: ExchangeOrigin, error: CourierError?) {
