@@ -57,7 +57,14 @@ let package = Package(
         // What the WebSocket client (Courier) and server (CourierTestServer) share: SHA-1, the
         // accept value, masking. Package-only, not a product.
         .target(name: "CourierWebSocketWire", swiftSettings: swiftSettings),
-        .target(name: "Courier", dependencies: ["CCurl", "CCodecs", "CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
+        // What zero dependencies costs, walled off from the API: hashes, HTTP dates, kept and
+        // temporary files, descriptor I/O, percent encoding, MIME types, string encodings, shell
+        // quoting and the FastPaths switch. Every declaration is `package`; it never names Courier
+        // (its failures are its own, mapped to CourierError by Courier). Package-only, not a product.
+        .target(name: "CourierSupport", dependencies: ["CourierWebSocketWire"], swiftSettings: swiftSettings),
+        .target(
+            name: "Courier", dependencies: ["CCurl", "CCodecs", "CourierLocking", "CourierSupport", "CourierWebSocketWire"],
+            swiftSettings: swiftSettings),
         .target(
             name: "CourierLogging",
             dependencies: ["Courier", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"]))],
@@ -92,7 +99,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .target(name: "CourierTestServer", dependencies: ["CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
-        .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking"], swiftSettings: swiftSettings),
+        .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking", "CourierSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
         // Helpers shared by the test targets (child processes, shutdown-report checks); not a product.
         .target(name: "CourierTestSupport", dependencies: ["CourierTestServer", "CourierLocking", "CourierTestOutput"], path: "Tests/CourierTestSupport",
@@ -105,9 +112,11 @@ let package = Package(
             name: "cancellation-storm", dependencies: ["Courier", "CourierStorm", "CourierTestServer"], path: "Tests/CancellationStorm",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking", "CourierStorm"],
+            name: "CourierTests",
+            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking", "CourierStorm", "CourierSupport"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"],
+        .testTarget(
+            name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking", "CourierSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -1,4 +1,5 @@
 import CCurl
+import CourierSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
