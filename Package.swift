@@ -47,8 +47,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
-        // libcurl (loaded at run time), its event loop's reactor and the raw-socket poller.
+        // libcurl (loaded at run time), its event loop's reactor, its TLS trust store and the
+        // guard that cancels a connect-only transfer.
         .target(name: "CCurl"),
+        // The system calls Courier makes apart from libcurl: the raw-socket poller (WebSocket), a
+        // readable wait, secure random bytes, swapping two files (the disk cache), thread names.
+        // Package-only, not a product.
+        .target(name: "CSystem"),
         // The zlib, brotli and zstd decoders and the zlib encoder (loaded at run time): content
         // decoding, WebSocket's permessage-deflate and request compression. Package-only, not a product.
         .target(name: "CCodecs"),
@@ -63,7 +68,7 @@ let package = Package(
         // (its failures are its own, mapped to CourierError by Courier). Package-only, not a product.
         .target(name: "CourierSupport", dependencies: ["CourierWebSocketWire"], swiftSettings: swiftSettings),
         .target(
-            name: "Courier", dependencies: ["CCurl", "CCodecs", "CourierLocking", "CourierSupport", "CourierWebSocketWire"],
+            name: "Courier", dependencies: ["CCurl", "CCodecs", "CSystem", "CourierLocking", "CourierSupport", "CourierWebSocketWire"],
             swiftSettings: swiftSettings),
         .target(
             name: "CourierLogging",

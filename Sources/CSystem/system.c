@@ -1,9 +1,8 @@
-// See ccurl_poller.h.
+// See csystem.h.
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  // ppoll
 #endif
-#include "ccurl_poller.h"
-#include "ccurl.h"
+#include "csystem.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -23,13 +22,13 @@
 /// The token the wake-up eventfd is registered with; never handed to the caller.
 #define WAKE_TOKEN UINT64_MAX
 
-struct ccurl_poller {
+struct csystem_poller {
     int epoll;
     int wake;
 };
 
-ccurl_poller *ccurl_poller_create(void) {
-    struct ccurl_poller *poller = calloc(1, sizeof *poller);
+csystem_poller *csystem_poller_create(void) {
+    struct csystem_poller *poller = calloc(1, sizeof *poller);
     if (poller == NULL) return NULL;
     poller->epoll = epoll_create1(EPOLL_CLOEXEC);
     poller->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -45,26 +44,26 @@ ccurl_poller *ccurl_poller_create(void) {
     return poller;
 }
 
-void ccurl_poller_destroy(ccurl_poller *poller) {
+void csystem_poller_destroy(csystem_poller *poller) {
     if (poller == NULL) return;
     close(poller->epoll);
     close(poller->wake);
     free(poller);
 }
 
-int ccurl_poller_watch(ccurl_poller *poller, int socket, uint64_t token, int events, int first) {
+int csystem_poller_watch(csystem_poller *poller, int socket, uint64_t token, int events, int first) {
     struct epoll_event event = {0};
     event.data.u64 = token;
-    if (events & CCURL_POLLER_READ) event.events |= EPOLLIN | EPOLLRDHUP;
-    if (events & CCURL_POLLER_WRITE) event.events |= EPOLLOUT;
+    if (events & CSYSTEM_POLLER_READ) event.events |= EPOLLIN | EPOLLRDHUP;
+    if (events & CSYSTEM_POLLER_WRITE) event.events |= EPOLLOUT;
     return epoll_ctl(poller->epoll, first ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, socket, &event);
 }
 
-void ccurl_poller_forget(ccurl_poller *poller, int socket) {
+void csystem_poller_forget(csystem_poller *poller, int socket) {
     epoll_ctl(poller->epoll, EPOLL_CTL_DEL, socket, NULL);
 }
 
-int ccurl_poller_wait(ccurl_poller *poller, uint64_t *tokens, int *events, int capacity, int timeout_ms) {
+int csystem_poller_wait(csystem_poller *poller, uint64_t *tokens, int *events, int capacity, int timeout_ms) {
     struct epoll_event ready[64];
     int limit = capacity < 64 ? capacity : 64;
     int count = epoll_wait(poller->epoll, ready, limit, timeout_ms);
@@ -77,9 +76,9 @@ int ccurl_poller_wait(ccurl_poller *poller, uint64_t *tokens, int *events, int c
             continue;
         }
         int bits = 0;
-        if (ready[i].events & EPOLLIN) bits |= CCURL_POLLER_READ;
-        if (ready[i].events & EPOLLOUT) bits |= CCURL_POLLER_WRITE;
-        if (ready[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) bits |= CCURL_POLLER_HANGUP;
+        if (ready[i].events & EPOLLIN) bits |= CSYSTEM_POLLER_READ;
+        if (ready[i].events & EPOLLOUT) bits |= CSYSTEM_POLLER_WRITE;
+        if (ready[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) bits |= CSYSTEM_POLLER_HANGUP;
         tokens[found] = ready[i].data.u64;
         events[found] = bits;
         found++;
@@ -87,7 +86,7 @@ int ccurl_poller_wait(ccurl_poller *poller, uint64_t *tokens, int *events, int c
     return found;
 }
 
-void ccurl_poller_wakeup(ccurl_poller *poller) {
+void csystem_poller_wakeup(csystem_poller *poller) {
     uint64_t one = 1;
     ssize_t written = write(poller->wake, &one, sizeof one);
     (void)written;  // a full counter (EAGAIN) already wakes the waiter
@@ -95,24 +94,24 @@ void ccurl_poller_wakeup(ccurl_poller *poller) {
 
 #else
 
-ccurl_poller *ccurl_poller_create(void) { errno = ENOSYS; return NULL; }
-void ccurl_poller_destroy(ccurl_poller *poller) { (void)poller; }
-int ccurl_poller_watch(ccurl_poller *poller, int socket, uint64_t token, int events, int first) {
+csystem_poller *csystem_poller_create(void) { errno = ENOSYS; return NULL; }
+void csystem_poller_destroy(csystem_poller *poller) { (void)poller; }
+int csystem_poller_watch(csystem_poller *poller, int socket, uint64_t token, int events, int first) {
     (void)poller; (void)socket; (void)token; (void)events; (void)first;
     errno = ENOSYS;
     return -1;
 }
-void ccurl_poller_forget(ccurl_poller *poller, int socket) { (void)poller; (void)socket; }
-int ccurl_poller_wait(ccurl_poller *poller, uint64_t *tokens, int *events, int capacity, int timeout_ms) {
+void csystem_poller_forget(csystem_poller *poller, int socket) { (void)poller; (void)socket; }
+int csystem_poller_wait(csystem_poller *poller, uint64_t *tokens, int *events, int capacity, int timeout_ms) {
     (void)poller; (void)tokens; (void)events; (void)capacity; (void)timeout_ms;
     errno = ENOSYS;
     return -1;
 }
-void ccurl_poller_wakeup(ccurl_poller *poller) { (void)poller; }
+void csystem_poller_wakeup(csystem_poller *poller) { (void)poller; }
 
 #endif
 
-int ccurl_wait_readable(int socket, int64_t timeout_ns) {
+int csystem_wait_readable(int socket, int64_t timeout_ns) {
     struct pollfd descriptor = {.fd = socket, .events = POLLIN};
     if (timeout_ns < 0) timeout_ns = 0;
 #if defined(__linux__)
@@ -125,7 +124,7 @@ int ccurl_wait_readable(int socket, int64_t timeout_ns) {
     return ready > 0 ? 1 : 0;
 }
 
-int ccurl_random_bytes(void *buffer, size_t count) {
+int csystem_random_bytes(void *buffer, size_t count) {
 #if defined(__linux__)
     unsigned char *bytes = buffer;
     while (count > 0) {
@@ -144,7 +143,7 @@ int ccurl_random_bytes(void *buffer, size_t count) {
 #endif
 }
 
-int ccurl_rename_exchange(const char *first, const char *second) {
+int csystem_rename_exchange(const char *first, const char *second) {
 #if defined(__linux__) && defined(RENAME_EXCHANGE)
     return renameat2(AT_FDCWD, first, AT_FDCWD, second, RENAME_EXCHANGE);
 #elif defined(__APPLE__)
@@ -157,91 +156,14 @@ int ccurl_rename_exchange(const char *first, const char *second) {
 #endif
 }
 
-// MARK: - Connect guard
+// MARK: - Threads
 
-#define CCURLOPT_SOCKOPTFUNCTION 20148      // 7.16.0
-#define CCURLOPT_SOCKOPTDATA 10149          // 7.16.0
-#define CCURL_SOCKOPT_OK 0
-#define CCURL_SOCKOPT_ERROR 1
-#define CCURLOPT_CLOSESOCKETFUNCTION 20208  // 7.21.7
-#define CCURLOPT_CLOSESOCKETDATA 10209      // 7.21.7
-
-struct ccurl_connect_guard {
-    pthread_mutex_t lock;   // guards the three fields below
-    int cancelled;
-    int socket;             // the socket being connected, -1 when none
-    int finished;           // perform returned: the socket is no longer the guard's to touch
-};
-
-ccurl_connect_guard *ccurl_connect_guard_create(void) {
-    struct ccurl_connect_guard *guard = calloc(1, sizeof *guard);
-    if (guard == NULL) return NULL;
-    pthread_mutex_init(&guard->lock, NULL);
-    guard->socket = -1;
-    return guard;
-}
-
-void ccurl_connect_guard_destroy(ccurl_connect_guard *guard) {
-    if (guard == NULL) return;
-    pthread_mutex_destroy(&guard->lock);
-    free(guard);
-}
-
-// CURLOPT_SOCKOPTFUNCTION: libcurl made a socket and is about to connect it.
-static int guard_socket(void *clientp, int socket, int purpose) {
-    (void)purpose;
-    struct ccurl_connect_guard *guard = clientp;
-    pthread_mutex_lock(&guard->lock);
-    int cancelled = guard->cancelled;
-    if (!cancelled) guard->socket = socket;
-    pthread_mutex_unlock(&guard->lock);
-    return cancelled ? CCURL_SOCKOPT_ERROR : CCURL_SOCKOPT_OK;
-}
-
-// CURLOPT_XFERINFOFUNCTION: a non-zero answer aborts the transfer.
-static int guard_progress(void *clientp, int64_t dltotal, int64_t dlnow, int64_t ultotal, int64_t ulnow) {
-    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
-    struct ccurl_connect_guard *guard = clientp;
-    pthread_mutex_lock(&guard->lock);
-    int cancelled = guard->cancelled;
-    pthread_mutex_unlock(&guard->lock);
-    return cancelled;
-}
-
-// CURLOPT_CLOSESOCKETFUNCTION: libcurl is done with a socket (a failed attempt, or the end).
-static int guard_close(void *clientp, int socket) {
-    struct ccurl_connect_guard *guard = clientp;
-    pthread_mutex_lock(&guard->lock);
-    if (guard->socket == socket) guard->socket = -1;
-    int result = close(socket);
-    pthread_mutex_unlock(&guard->lock);
-    return result;
-}
-
-int ccurl_connect_guard_install(ccurl_connect_guard *guard, void *easy) {
-    int code = ccurl_easy_setopt_ptr(easy, CCURLOPT_SOCKOPTFUNCTION, (const void *)guard_socket);
-    if (code == CCURLE_OK) code = ccurl_easy_setopt_func_close(easy, CCURLOPT_CLOSESOCKETFUNCTION, guard_close);
-    if (code == CCURLE_OK) code = ccurl_easy_setopt_ptr(easy, CCURLOPT_CLOSESOCKETDATA, guard);
-    if (code == CCURLE_OK) code = ccurl_easy_setopt_ptr(easy, CCURLOPT_SOCKOPTDATA, guard);
-    if (code == CCURLE_OK) code = ccurl_easy_setopt_func_xferinfo(easy, CCURLOPT_XFERINFOFUNCTION, guard_progress);
-    if (code == CCURLE_OK) code = ccurl_easy_setopt_ptr(easy, CCURLOPT_XFERINFODATA, guard);
-    if (code == CCURLE_OK) code = ccurl_easy_setopt_long(easy, CCURLOPT_NOPROGRESS, 0);
-    return code;
-}
-
-void ccurl_connect_guard_cancel(ccurl_connect_guard *guard) {
-    pthread_mutex_lock(&guard->lock);
-    guard->cancelled = 1;
-    // Under the lock, which guard_close() takes to close a socket: the descriptor is still the
-    // one libcurl is connecting, never a number reused by someone else.
-    if (!guard->finished && guard->socket >= 0) shutdown(guard->socket, SHUT_RDWR);
-    pthread_mutex_unlock(&guard->lock);
-}
-
-int ccurl_connect_guard_finish(ccurl_connect_guard *guard) {
-    pthread_mutex_lock(&guard->lock);
-    guard->finished = 1;
-    int cancelled = guard->cancelled;
-    pthread_mutex_unlock(&guard->lock);
-    return cancelled;
+void csystem_name_current_thread(const char *name) {
+    char truncated[16];
+    snprintf(truncated, sizeof truncated, "%s", name);
+#if defined(__APPLE__)
+    pthread_setname_np(truncated);
+#elif defined(__linux__)
+    pthread_setname_np(pthread_self(), truncated);
+#endif
 }
