@@ -28,6 +28,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     typealias Lifecycle = RequestLifecycle<Transfer, Failure, Completion>
     typealias Hook = Lifecycle.Hook
     typealias ExchangeEnd = Lifecycle.ExchangeEnd
+    typealias LifecycleAction = Lifecycle.Action
 
     /// Asynchronous work the engine runs outside the request's executor, answered by an event.
     enum Excursion {
@@ -79,7 +80,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         /// they answer are the machine's of the same names (``requestBuilt(attempt:_:adapting:)``
         /// or ``preparationFailed(attempt:_:)``, ``transferStarted(attempt:_:)``,
         /// ``evaluated(attempt:_:askRetriers:)``, ``delayElapsed(attempt:)``, ``delivered()``).
-        case lifecycle(Lifecycle.Action)
+        case lifecycle(LifecycleAction)
         /// Ask the session whether the request may start; answer ``admitted(attempt:)`` or
         /// ``refused(attempt:_:)``.
         case admit(attempt: Int)

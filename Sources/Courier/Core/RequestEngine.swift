@@ -163,7 +163,7 @@ package final class RequestEngine {
     }
 
     /// Does what the request's lifecycle decided.
-    private func perform(_ action: Machine.Lifecycle.Action) {
+    private func perform(_ action: Machine.LifecycleAction) {
         switch action {
         case .none:
             break

@@ -44,7 +44,7 @@ import FoundationNetworking
     }
 
     /// A lifecycle action the machine passed on.
-    static func describe(_ action: Machine.Lifecycle.Action) -> String {
+    static func describe(_ action: Machine.LifecycleAction) -> String {
         switch action {
         case .none: "none"
         case .prepare(let attempt): "prepare(\(attempt))"

@@ -30,9 +30,11 @@ final class FileBodySink: ResponseBodySink {
 
     private func openTemporaryFile() throws {
         writer?.close()
-        let url = try temporaryURL ?? CourierError.mappingFileSystem { () throws(FileSystemFailure) in
-            try TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "download")
-        }
+        let url =
+            try temporaryURL
+            ?? CourierError.mappingFileSystem { () throws(FileSystemFailure) in
+                try TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "download")
+            }
         temporaryURL = url
         writer = try FileWriter(url: url, truncatingTo: 0, what: "the download's temporary file")
     }
