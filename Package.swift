@@ -47,8 +47,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
-        // libcurl (loaded at run time), its event loop's reactor and the raw-socket poller.
+        // libcurl (loaded at run time), its event loop's reactor, its TLS trust store and the
+        // guard that cancels a connect-only transfer.
         .target(name: "CCurl"),
+        // The system calls Courier makes apart from libcurl: the raw-socket poller (WebSocket), a
+        // readable wait, secure random bytes, swapping two files (the disk cache), thread names.
+        // Package-only, not a product.
+        .target(name: "CSystem"),
         // The zlib, brotli and zstd decoders and the zlib encoder (loaded at run time): content
         // decoding, WebSocket's permessage-deflate and request compression. Package-only, not a product.
         .target(name: "CCodecs"),
@@ -57,7 +62,14 @@ let package = Package(
         // What the WebSocket client (Courier) and server (CourierTestServer) share: SHA-1, the
         // accept value, masking. Package-only, not a product.
         .target(name: "CourierWebSocketWire", swiftSettings: swiftSettings),
-        .target(name: "Courier", dependencies: ["CCurl", "CCodecs", "CourierLocking", "CourierWebSocketWire"], swiftSettings: swiftSettings),
+        // What zero dependencies costs, walled off from the API: hashes, HTTP dates, kept and
+        // temporary files, descriptor I/O, percent encoding, MIME types, string encodings, shell
+        // quoting and the FastPaths switch. Every declaration is `package`; it never names Courier
+        // (its failures are its own, mapped to CourierError by Courier). Package-only, not a product.
+        .target(name: "CourierSupport", dependencies: ["CourierWebSocketWire"], swiftSettings: swiftSettings),
+        .target(
+            name: "Courier", dependencies: ["CCurl", "CCodecs", "CSystem", "CourierLocking", "CourierSupport", "CourierWebSocketWire"],
+            swiftSettings: swiftSettings),
         .target(
             name: "CourierLogging",
             dependencies: ["Courier", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"]))],
@@ -98,7 +110,7 @@ let package = Package(
         // an ephemeral port, and stops with it; the demo shares the tool's console, progress bars,
         // interrupts and options, which a separate executable could only reach through a library
         // target of their own (issue 38's API budget weighed it).
-        .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking"], swiftSettings: swiftSettings),
+        .executableTarget(name: "courier", dependencies: ["Courier", "CourierTestServer", "CourierLocking", "CourierSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CourierTestServerTests", dependencies: ["CourierTestServer", "CourierTestSupport", "CourierLocking"], swiftSettings: swiftSettings),
         // Helpers shared by the test targets (child processes, shutdown-report checks); not a product.
         .target(name: "CourierTestSupport", dependencies: ["CourierTestServer", "CourierLocking", "CourierTestOutput"], path: "Tests/CourierTestSupport",
@@ -111,9 +123,11 @@ let package = Package(
             name: "cancellation-storm", dependencies: ["Courier", "CourierStorm", "CourierTestServer"], path: "Tests/CancellationStorm",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "CourierTests", dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking", "CourierStorm"],
+            name: "CourierTests",
+            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking", "CourierStorm", "CourierSupport"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking"],
+        .testTarget(
+            name: "CourierCLITests", dependencies: ["courier", "Courier", "CourierTestServer", "CourierTestSupport", "CourierLocking", "CourierSupport"],
                     swiftSettings: swiftSettings),
     ]
 )

@@ -7,8 +7,11 @@
 #   0 Model       Sources/Courier/Model: the values every layer speaks (CourierError, HTTPHeaders,
 #                 HTTPMethod, HTTPVersion, TLS settings and failures, metrics, progress, and the
 #                 cache vocabulary such as ResponseSource)
-#   1 Support     Sources/Courier/Support: pure helpers (JSON and its parser, SHA-1, SHA-256, MD5,
-#                 HTTP dates, percent encoding, form and parameter encoders, files, the FastPaths switch)
+#   1 Encoding    Sources/Courier/Encoding: the public value encoders and JSON (JSON and its parser,
+#                 JSONShape, the form and parameter encoders). The support code below the API
+#                 (hashes, HTTP dates, files, descriptor I/O, percent encoding, the FastPaths
+#                 switch) is not here: it is the package-only target Sources/CourierSupport, which
+#                 cannot name Courier at all (the compiler checks that, not this script)
 #   2 Transport   Sources/Courier/Transport (Curl/, URLSession/): the contract, both transports,
 #                 what they read and hand upwards (BodyStream, ResponseHead, LazyHTTPResponse) and
 #                 the limits they enforce
@@ -44,7 +47,7 @@ root = "Sources/Courier"
 # Layer of each folder (relative to Sources/Courier); a subfolder inherits its nearest listed parent.
 layers = [
     ("Model", ["Model"]),
-    ("Support", ["Support"]),
+    ("Encoding", ["Encoding"]),
     ("Transport", ["Transport"]),
     ("Core", ["Core", "Serialization", "Stages", "Bodies"]),
     ("Requests", ["Requests"]),

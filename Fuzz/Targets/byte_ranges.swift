@@ -18,6 +18,7 @@
 // together nor than the representation, is a 200 exactly when it is complete, and — built from
 // real bytes as the cache builds it (stored bytes before, the new part, stored bytes after) — is
 // exactly the representation's bytes over its Content-Range.
+import CourierSupport
 import Foundation
 @testable import Courier
 

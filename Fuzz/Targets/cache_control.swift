@@ -14,6 +14,7 @@
 // and no-cache responses are never served stale by the protocol, nor on error; revalidation sends
 // only If-None-Match / If-Modified-Since; freshening keeps the status and Content-Length;
 // invalidation lists only same-origin URLs, and none for safe methods.
+import CourierSupport
 import Foundation
 @testable import Courier
 

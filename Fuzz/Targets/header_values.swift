@@ -6,6 +6,7 @@
 // a suggested file name is non-empty, at most 255 UTF-8 bytes (NAME_MAX), has no path separator,
 // colon or control character and does not start with a dot; a Retry-After delay is never
 // negative nor beyond the cap, seconds are non-negative, and a parsed date survives format → parse.
+import CourierSupport
 import Foundation
 @testable import Courier
 

@@ -6,6 +6,7 @@
 // `name=value` per encoded pair, using only unreserved characters, `?`, `/` and `%XX` escapes;
 // percent-decoding each name and value gives back the pair exactly; string members of a JSON
 // object come out as their own pair, and null members produce no pair.
+import CourierSupport
 import Foundation
 @testable import Courier
 

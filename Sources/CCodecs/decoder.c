@@ -1,11 +1,11 @@
-// Content-coding decoders on zlib, brotli and zstd loaded at run time. See ccurl_decoder.h.
+// Content-coding decoders on zlib, brotli and zstd loaded at run time. See ccodecs_decoder.h.
 //
 // The declarations below copy the parts of each library's stable ABI that are used: zlib's
 // z_stream (unchanged since zlib 1.0), brotli's decoder API (1.0) and zstd's streaming API (1.3,
 // ZSTD_DCtx_setParameter 1.4).
 
-#include "ccurl_decoder.h"
-#include "ccurl_encoder.h"
+#include "ccodecs_decoder.h"
+#include "ccodecs_encoder.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -153,22 +153,22 @@ static void load_libraries(void) {
     }
 }
 
-int ccurl_decoder_available(ccurl_coding coding) {
+int ccodecs_decoder_available(ccodecs_coding coding) {
     pthread_once(&load_once, load_libraries);
     switch (coding) {
-    case CCURL_CODING_GZIP:
-    case CCURL_CODING_DEFLATE:
-    case CCURL_CODING_RAW_DEFLATE: return zlib_loaded;
-    case CCURL_CODING_BROTLI: return brotli_loaded;
-    case CCURL_CODING_ZSTD: return zstd_loaded;
+    case CCODECS_CODING_GZIP:
+    case CCODECS_CODING_DEFLATE:
+    case CCODECS_CODING_RAW_DEFLATE: return zlib_loaded;
+    case CCODECS_CODING_BROTLI: return brotli_loaded;
+    case CCODECS_CODING_ZSTD: return zstd_loaded;
     }
     return 0;
 }
 
 // MARK: - Decoders
 
-struct ccurl_decoder {
-    ccurl_coding coding;
+struct ccodecs_decoder {
+    ccodecs_coding coding;
     const char *message;
     // zlib
     ccoder_z_stream z;
@@ -179,49 +179,49 @@ struct ccurl_decoder {
     void *state;
 };
 
-static int zlib_open(ccurl_decoder *decoder, int window_bits) {
+static int zlib_open(ccodecs_decoder *decoder, int window_bits) {
     memset(&decoder->z, 0, sizeof decoder->z);
     if (zlib.inflate_init2(&decoder->z, window_bits, zlib.version(), (int)sizeof decoder->z) != CZ_OK) return 0;
     decoder->z_open = 1;
     return 1;
 }
 
-ccurl_decoder *ccurl_decoder_create(ccurl_coding coding) {
-    if (!ccurl_decoder_available(coding)) return NULL;
-    ccurl_decoder *decoder = calloc(1, sizeof *decoder);
+ccodecs_decoder *ccodecs_decoder_create(ccodecs_coding coding) {
+    if (!ccodecs_decoder_available(coding)) return NULL;
+    ccodecs_decoder *decoder = calloc(1, sizeof *decoder);
     if (decoder == NULL) return NULL;
     decoder->coding = coding;
     decoder->message = "";
     int opened = 0;
     switch (coding) {
-    case CCURL_CODING_GZIP:
+    case CCODECS_CODING_GZIP:
         // 32 + 15: gzip or zlib header, detected automatically (libcurl does the same).
         opened = zlib_open(decoder, 32 + CZ_MAX_WBITS);
         break;
-    case CCURL_CODING_DEFLATE:
+    case CCODECS_CODING_DEFLATE:
         opened = zlib_open(decoder, CZ_MAX_WBITS);
         break;
-    case CCURL_CODING_RAW_DEFLATE:
+    case CCODECS_CODING_RAW_DEFLATE:
         opened = zlib_open(decoder, -CZ_MAX_WBITS);
         break;
-    case CCURL_CODING_BROTLI:
+    case CCODECS_CODING_BROTLI:
         decoder->state = brotli.create(NULL, NULL, NULL);
         opened = decoder->state != NULL;
         break;
-    case CCURL_CODING_ZSTD:
+    case CCODECS_CODING_ZSTD:
         decoder->state = zstd.create();
         opened = decoder->state != NULL && !zstd.is_error(zstd.init(decoder->state))
             && !zstd.is_error(zstd.set_parameter(decoder->state, CZSTD_D_WINDOW_LOG_MAX, CZSTD_HTTP_WINDOW_LOG));
         break;
     }
     if (!opened) {
-        ccurl_decoder_destroy(decoder);
+        ccodecs_decoder_destroy(decoder);
         return NULL;
     }
     return decoder;
 }
 
-static ccurl_decode_status run_zlib(ccurl_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
+static ccodecs_decode_status run_zlib(ccodecs_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
                                     void *output, size_t output_capacity, size_t *produced) {
     unsigned int in = input_length > UINT_MAX ? UINT_MAX : (unsigned int)input_length;
     unsigned int room = output_capacity > UINT_MAX ? UINT_MAX : (unsigned int)output_capacity;
@@ -231,7 +231,7 @@ static ccurl_decode_status run_zlib(ccurl_decoder *decoder, const void *input, s
     z->next_out = output;
     z->avail_out = room;
     int status = zlib.inflate(z, CZ_NO_FLUSH);
-    if (status == CZ_DATA_ERROR && decoder->coding == CCURL_CODING_DEFLATE && !decoder->z_raw_tried
+    if (status == CZ_DATA_ERROR && decoder->coding == CCODECS_CODING_DEFLATE && !decoder->z_raw_tried
         && decoder->consumed == 0 && z->total_out == 0) {
         // Some servers send raw deflate as "deflate": start again without the zlib header.
         decoder->z_raw_tried = 1;
@@ -239,7 +239,7 @@ static ccurl_decode_status run_zlib(ccurl_decoder *decoder, const void *input, s
         decoder->z_open = 0;
         if (!zlib_open(decoder, -CZ_MAX_WBITS)) {
             decoder->message = "zlib could not restart for raw deflate";
-            return CCURL_DECODE_ERROR;
+            return CCODECS_DECODE_ERROR;
         }
         z->next_in = input;
         z->avail_in = in;
@@ -253,22 +253,22 @@ static ccurl_decode_status run_zlib(ccurl_decoder *decoder, const void *input, s
     switch (status) {
     case CZ_OK:
     case CZ_BUF_ERROR: // no progress possible with this input and room: not an error
-        return CCURL_DECODE_OK;
+        return CCODECS_DECODE_OK;
     case CZ_STREAM_END:
-        return CCURL_DECODE_END;
+        return CCODECS_DECODE_END;
     case CZ_NEED_DICT:
         decoder->message = "the stream needs a preset dictionary";
-        return CCURL_DECODE_ERROR;
+        return CCODECS_DECODE_ERROR;
     case CZ_MEM_ERROR:
         decoder->message = "zlib ran out of memory";
-        return CCURL_DECODE_ERROR;
+        return CCODECS_DECODE_ERROR;
     default:
         decoder->message = z->msg != NULL ? z->msg : "invalid compressed data";
-        return CCURL_DECODE_ERROR;
+        return CCODECS_DECODE_ERROR;
     }
 }
 
-static ccurl_decode_status run_brotli(ccurl_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
+static ccodecs_decode_status run_brotli(ccodecs_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
                                       void *output, size_t output_capacity, size_t *produced) {
     size_t available_in = input_length, available_out = output_capacity;
     const uint8_t *next_in = input;
@@ -278,18 +278,18 @@ static ccurl_decode_status run_brotli(ccurl_decoder *decoder, const void *input,
     *produced = output_capacity - available_out;
     switch (result) {
     case CBROTLI_RESULT_SUCCESS:
-        return CCURL_DECODE_END;
+        return CCODECS_DECODE_END;
     case CBROTLI_RESULT_NEEDS_MORE_INPUT:
     case CBROTLI_RESULT_NEEDS_MORE_OUTPUT:
-        return CCURL_DECODE_OK;
+        return CCODECS_DECODE_OK;
     default:
         decoder->message = brotli.error_string(brotli.error_code(decoder->state));
         if (decoder->message == NULL) decoder->message = "invalid brotli data";
-        return CCURL_DECODE_ERROR;
+        return CCODECS_DECODE_ERROR;
     }
 }
 
-static ccurl_decode_status run_zstd(ccurl_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
+static ccodecs_decode_status run_zstd(ccodecs_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
                                     void *output, size_t output_capacity, size_t *produced) {
     ccoder_zstd_in in = {input, input_length, 0};
     ccoder_zstd_out out = {output, output_capacity, 0};
@@ -299,49 +299,49 @@ static ccurl_decode_status run_zstd(ccurl_decoder *decoder, const void *input, s
     if (zstd.is_error(result)) {
         decoder->message = zstd.error_name(result);
         if (decoder->message == NULL) decoder->message = "invalid zstd data";
-        return CCURL_DECODE_ERROR;
+        return CCODECS_DECODE_ERROR;
     }
     // 0: a frame ended and is flushed. Frames may follow one another, so the stream goes on; the
-    // caller checks ccurl_decoder_run's END only for the other codings.
-    return result == 0 ? CCURL_DECODE_END : CCURL_DECODE_OK;
+    // caller checks ccodecs_decoder_run's END only for the other codings.
+    return result == 0 ? CCODECS_DECODE_END : CCODECS_DECODE_OK;
 }
 
-ccurl_decode_status ccurl_decoder_run(ccurl_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
+ccodecs_decode_status ccodecs_decoder_run(ccodecs_decoder *decoder, const void *input, size_t input_length, size_t *consumed,
                                       void *output, size_t output_capacity, size_t *produced) {
     *consumed = 0;
     *produced = 0;
     if (input == NULL) input_length = 0;
     if (input_length == 0) input = "";
     switch (decoder->coding) {
-    case CCURL_CODING_GZIP:
-    case CCURL_CODING_DEFLATE:
-    case CCURL_CODING_RAW_DEFLATE:
+    case CCODECS_CODING_GZIP:
+    case CCODECS_CODING_DEFLATE:
+    case CCODECS_CODING_RAW_DEFLATE:
         return run_zlib(decoder, input, input_length, consumed, output, output_capacity, produced);
-    case CCURL_CODING_BROTLI:
+    case CCODECS_CODING_BROTLI:
         return run_brotli(decoder, input, input_length, consumed, output, output_capacity, produced);
-    case CCURL_CODING_ZSTD:
+    case CCODECS_CODING_ZSTD:
         return run_zstd(decoder, input, input_length, consumed, output, output_capacity, produced);
     }
     decoder->message = "unknown coding";
-    return CCURL_DECODE_ERROR;
+    return CCODECS_DECODE_ERROR;
 }
 
-const char *ccurl_decoder_message(const ccurl_decoder *decoder) {
+const char *ccodecs_decoder_message(const ccodecs_decoder *decoder) {
     return decoder->message;
 }
 
-void ccurl_decoder_destroy(ccurl_decoder *decoder) {
+void ccodecs_decoder_destroy(ccodecs_decoder *decoder) {
     if (decoder == NULL) return;
     switch (decoder->coding) {
-    case CCURL_CODING_GZIP:
-    case CCURL_CODING_DEFLATE:
-    case CCURL_CODING_RAW_DEFLATE:
+    case CCODECS_CODING_GZIP:
+    case CCODECS_CODING_DEFLATE:
+    case CCODECS_CODING_RAW_DEFLATE:
         if (decoder->z_open) zlib.inflate_end(&decoder->z);
         break;
-    case CCURL_CODING_BROTLI:
+    case CCODECS_CODING_BROTLI:
         if (decoder->state != NULL) brotli.destroy(decoder->state);
         break;
-    case CCURL_CODING_ZSTD:
+    case CCODECS_CODING_ZSTD:
         if (decoder->state != NULL) zstd.free(decoder->state);
         break;
     }
@@ -350,18 +350,18 @@ void ccurl_decoder_destroy(ccurl_decoder *decoder) {
 
 // MARK: - Raw deflate compressor (WebSocket permessage-deflate)
 
-struct ccurl_deflater {
+struct ccodecs_deflater {
     ccoder_z_stream z;
 };
 
-int ccurl_deflater_available(void) {
+int ccodecs_deflater_available(void) {
     pthread_once(&load_once, load_libraries);
     return zlib_deflate_loaded;
 }
 
-ccurl_deflater *ccurl_deflater_create(int window_bits) {
-    if (!ccurl_deflater_available() || window_bits < 9 || window_bits > CZ_MAX_WBITS) return NULL;
-    ccurl_deflater *deflater = calloc(1, sizeof *deflater);
+ccodecs_deflater *ccodecs_deflater_create(int window_bits) {
+    if (!ccodecs_deflater_available() || window_bits < 9 || window_bits > CZ_MAX_WBITS) return NULL;
+    ccodecs_deflater *deflater = calloc(1, sizeof *deflater);
     if (deflater == NULL) return NULL;
     // Memory level 8 is zlib's default; negative window bits: raw deflate, no header or checksum.
     if (zlib.deflate_init2(&deflater->z, CZ_DEFAULT_COMPRESSION, CZ_DEFLATED, -window_bits, 8, CZ_DEFAULT_STRATEGY,
@@ -372,7 +372,7 @@ ccurl_deflater *ccurl_deflater_create(int window_bits) {
     return deflater;
 }
 
-int ccurl_deflater_run(ccurl_deflater *deflater, const void *input, size_t input_length, size_t *consumed, void *output,
+int ccodecs_deflater_run(ccodecs_deflater *deflater, const void *input, size_t input_length, size_t *consumed, void *output,
                        size_t output_capacity, size_t *produced) {
     unsigned int in = input_length > UINT_MAX ? UINT_MAX : (unsigned int)input_length;
     unsigned int room = output_capacity > UINT_MAX ? UINT_MAX : (unsigned int)output_capacity;
@@ -387,29 +387,29 @@ int ccurl_deflater_run(ccurl_deflater *deflater, const void *input, size_t input
     return status == CZ_OK || status == CZ_BUF_ERROR ? 0 : -1;
 }
 
-int ccurl_deflater_reset(ccurl_deflater *deflater) {
+int ccodecs_deflater_reset(ccodecs_deflater *deflater) {
     return zlib.deflate_reset(&deflater->z) == CZ_OK ? 0 : -1;
 }
 
-void ccurl_deflater_destroy(ccurl_deflater *deflater) {
+void ccodecs_deflater_destroy(ccodecs_deflater *deflater) {
     if (deflater == NULL) return;
     zlib.deflate_end(&deflater->z);
     free(deflater);
 }
 
-// MARK: - One-shot compressor (request bodies; see ccurl_encoder.h), on the same zlib
+// MARK: - One-shot compressor (request bodies; see ccodecs_encoder.h), on the same zlib
 
-int ccurl_compressor_available(void) {
-    return ccurl_deflater_available();
+int ccodecs_compressor_available(void) {
+    return ccodecs_deflater_available();
 }
 
-size_t ccurl_compress_bound(size_t input_length) {
+size_t ccodecs_compress_bound(size_t input_length) {
     // zlib's compressBound(), plus room for the gzip header and trailer and a zlib header.
     return input_length + (input_length >> 12) + (input_length >> 14) + (input_length >> 25) + 13 + 32;
 }
 
-long ccurl_compress(int gzip, const void *input, size_t input_length, void *output, size_t output_capacity) {
-    if (!ccurl_compressor_available()) return -1;
+long ccodecs_compress(int gzip, const void *input, size_t input_length, void *output, size_t output_capacity) {
+    if (!ccodecs_compressor_available()) return -1;
     // z_stream counts in unsigned int: larger bodies are not compressed in one call.
     if (input_length > UINT_MAX || output_capacity > UINT_MAX) return -1;
     ccoder_z_stream stream;

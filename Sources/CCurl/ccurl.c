@@ -494,15 +494,3 @@ int ccurl_share_destroy(ccurl_share *share) {
 int ccurl_easy_setopt_share(ccurl_easy *handle, ccurl_share *share) {
     return api.easy_setopt ? api.easy_setopt(handle, CCURLOPT_SHARE, share != NULL ? share->handle : NULL) : CCURLE_FAILED_INIT;
 }
-
-// MARK: - Threads
-
-void ccurl_name_current_thread(const char *name) {
-    char truncated[16];
-    snprintf(truncated, sizeof truncated, "%s", name);
-#if defined(__APPLE__)
-    pthread_setname_np(truncated);
-#elif defined(__linux__)
-    pthread_setname_np(pthread_self(), truncated);
-#endif
-}

@@ -1,3 +1,4 @@
+import CourierSupport
 @testable import courier
 import Courier
 import Foundation

@@ -425,10 +425,29 @@ void ccurl_trust_store_release(ccurl_trust_store *store);
 /// stops). Returns libcurl's CURLcode (CURLE_NOT_BUILT_IN / CURLE_UNKNOWN_OPTION where unsupported).
 int ccurl_easy_use_trust_store(ccurl_easy *handle, ccurl_trust_store *store);
 
-// MARK: - Threads
+// MARK: - Connect guard (connect_guard.c)
 
-/// Names the calling thread (at most 15 characters are kept), for debuggers and /proc.
-void ccurl_name_current_thread(const char *name);
+/// What a connect-only transfer is doing, so that another thread can stop it: cancelling shuts its
+/// socket down, which ends a connect or TLS handshake in progress at once.
+typedef struct ccurl_connect_guard ccurl_connect_guard;
+
+/// Creates a guard, or NULL.
+ccurl_connect_guard *ccurl_connect_guard_create(void);
+void ccurl_connect_guard_destroy(ccurl_connect_guard *guard);
+
+/// Installs the guard on `easy` (CURLOPT_SOCKOPTFUNCTION, CURLOPT_CLOSESOCKETFUNCTION,
+/// CURLOPT_XFERINFOFUNCTION and their data; the connection must then be closed by curl_easy_cleanup
+/// while the guard is alive):
+/// a socket opened after a cancel is refused, and the progress callback aborts. Returns a CURLcode.
+int ccurl_connect_guard_install(ccurl_connect_guard *guard, void *easy);
+
+/// Cancels: sets the flag and shuts down the socket being connected, if any. Thread-safe.
+void ccurl_connect_guard_cancel(ccurl_connect_guard *guard);
+
+/// Ends the guard's watch once curl_easy_perform returned: from then on a cancel only sets the
+/// flag and never touches the socket, which the connection's owner now closes. Returns whether the
+/// guard was cancelled before.
+int ccurl_connect_guard_finish(ccurl_connect_guard *guard);
 
 #ifdef __cplusplus
 }

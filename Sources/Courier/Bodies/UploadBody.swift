@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +34,9 @@ final class PreparedUpload {
                 body = .data(try form.encode())
                 temporaryFile = nil
             } else {
-                let url = try TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "multipart")
+                let url = try CourierError.mappingFileSystem { () throws(FileSystemFailure) in
+                    try TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "multipart")
+                }
                 do {
                     try form.writeEncodedData(to: url)
                 } catch {

@@ -16,9 +16,10 @@ import FoundationNetworking
 /// attempt or exchange began) is ignored here, never by a guard in the engine. How each exchange
 /// ends (its first failure, a redirect or restart to follow, the transport's failure, or an
 /// answer) is decided here and handed to the lifecycle by ``transferCompleted(exchange:failure:)``;
-/// how the request ended is the completion carried by the transition that ends it
-/// (``Action/cancel(_:_:)``, ``Action/finish(_:)``, ``Action/awaitDelivery(_:)``), kept by the
-/// lifecycle's final state.
+/// how the request ended is the completion carried by the transition that ends it (the
+/// lifecycle's `cancel`, `finish` or `awaitDelivery`), kept by the lifecycle's final state. The
+/// lifecycle's actions are the machine's too (``Action/lifecycle(_:)``): one vocabulary, nothing
+/// translated.
 ///
 /// Inspired by AsyncHTTPClient's `HTTPRequestStateMachine` (the exchange as one machine whose
 /// actions the caller performs) and OkHttp's interceptor chain (each excursion proceeds exactly
@@ -27,6 +28,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     typealias Lifecycle = RequestLifecycle<Transfer, Failure, Completion>
     typealias Hook = Lifecycle.Hook
     typealias ExchangeEnd = Lifecycle.ExchangeEnd
+    typealias LifecycleAction = Lifecycle.Action
 
     /// Asynchronous work the engine runs outside the request's executor, answered by an event.
     enum Excursion {
@@ -68,45 +70,35 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         case conclude(Failure)
     }
 
-    /// Work the engine must do after the state changed.
+    /// Work the engine must do after the state changed: the lifecycle's actions, passed on as
+    /// they are, and the machine's own around them (admission, excursions, heads, the end of an
+    /// attempt).
     enum Action {
-        case none
+        /// Do what the lifecycle decided: nothing, build the attempt's request (once admitted),
+        /// start, suspend or resume an exchange, evaluate an attempt, wait before a retry, cancel,
+        /// discard an exchange nobody owns, finish, or hand the end of the body over. The events
+        /// they answer are the machine's of the same names (``requestBuilt(attempt:_:adapting:)``
+        /// or ``preparationFailed(attempt:_:)``, ``transferStarted(attempt:_:)``,
+        /// ``evaluated(attempt:_:askRetriers:)``, ``delayElapsed(attempt:)``, ``delivered()``).
+        case lifecycle(LifecycleAction)
         /// Ask the session whether the request may start; answer ``admitted(attempt:)`` or
         /// ``refused(attempt:_:)``.
         case admit(attempt: Int)
         /// A late admission of a request that already ended: give the session its slot back.
         case releaseAdmission
-        /// Build the attempt's request; answer ``requestBuilt(attempt:_:adapting:)`` or
-        /// ``preparationFailed(attempt:_:)``.
-        case prepare(attempt: Int)
         /// Run this excursion; its result comes back with the token.
         case runExcursion(Excursion, ExcursionToken)
-        /// Start exchange number `exchange` with this request, then send ``transferStarted(attempt:_:)``.
-        case startTransfer(attempt: Int, exchange: Int, URLRequest)
-        case suspendTransfer(Transfer)
-        case resumeTransfer(Transfer)
         /// Stop the exchange's transfer: it failed, and ends with that failure once the transport says it stopped.
         case stopTransfer(Transfer)
         /// The response-head handlers let exchange `exchange`'s body in: take it, then the events held meanwhile.
         case acceptHead(exchange: Int, Transfer)
         /// The response-head handlers refused exchange `exchange`'s response: cancel the request.
         case refuseHead(exchange: Int, Transfer)
-        /// Validate the attempt's outcome (`failure` when it already failed), then send
-        /// ``evaluated(attempt:_:askRetriers:)``.
-        case evaluate(attempt: Int, failure: Failure?)
         /// The attempt is the last: make the body final and send ``finish(attempt:_:awaitingDelivery:)``.
         case conclude(attempt: Int, failure: Failure?)
-        /// The retriers asked for another attempt after `delay`, because of `failure`: wait, then
-        /// send ``delayElapsed(attempt:)``.
-        case scheduleRetry(attempt: Int, delay: Duration, dueTo: Failure)
-        /// Cancel the exchange (if any) and the retry delay, and complete with the cancellation.
-        case cancel(Transfer?, Completion)
-        /// Stop an exchange nobody owns any more.
-        case discardTransfer(Transfer)
-        /// Complete: run response handlers with this outcome.
-        case finish(Completion)
-        /// Hand the end of the body, with this outcome, to the consumer; send ``delivered()`` once it took it.
-        case awaitDelivery(Completion)
+
+        /// Nothing to do.
+        static var none: Action { .lifecycle(.none) }
     }
 
     /// What an event did: an optional user hook to call first, then one action.
@@ -120,8 +112,8 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     private(set) var lifecycle = Lifecycle()
     /// Whether the session let the request start; asked once, before the first attempt prepares.
     private(set) var admitted = false
-    /// The number of the last exchange started (0 before the first).
-    private(set) var exchangeNumber = 0
+    /// The number of the last exchange started (0 before the first), counted by the lifecycle.
+    var exchangeNumber: Int { lifecycle.exchangeNumber }
     /// Redirects followed within the current attempt, for the limit and loop detection.
     private(set) var redirectHistory: [RedirectStep] = []
     /// Whether a redirect of this attempt dropped the body (POST → GET after 301/302, anything → GET after 303).
@@ -180,7 +172,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
             return lifecycle.completion == nil ? .ignored : Transition(action: .releaseAdmission)
         }
         admitted = true
-        return Transition(action: .prepare(attempt: attempt))
+        return Transition(action: .lifecycle(.prepare(attempt: attempt)))
     }
 
     /// The session refused the request (it is shutting down): the attempt fails with `failure`.
@@ -296,7 +288,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         case .conclude(let final):
             return Transition(action: .conclude(attempt: attempt, failure: final))
         case .retry(let delay):
-            return lift(lifecycle.retry(attempt: attempt, after: delay), retryCause: failure)
+            return lift(lifecycle.retry(attempt: attempt, after: delay, dueTo: failure))
         }
     }
 
@@ -340,31 +332,19 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         }
     }
 
-    /// Turns a lifecycle transition into the machine's, updating what the machine owns;
-    /// `retryCause` is the failure a retry the lifecycle schedules is due to.
-    private mutating func lift(_ transition: Lifecycle.Transition, retryCause: Failure? = nil) -> Transition {
-        let action: Action
+    /// Passes a lifecycle transition on, updating what the machine owns around it.
+    private mutating func lift(_ transition: Lifecycle.Transition) -> Transition {
+        var action = Action.lifecycle(transition.action)
         switch transition.action {
-        case .none: action = .none
         case .prepare(let attempt):
             // A new attempt: redirects and dropped bodies of the last one no longer count.
             redirectHistory = []
             redirectDroppedBody = false
-            action = admitted ? .prepare(attempt: attempt) : .admit(attempt: attempt)
-        case .startTransfer(let attempt, let request):
-            exchangeNumber += 1
+            if !admitted { action = .admit(attempt: attempt) }
+        case .startTransfer:
             ending = nil
-            action = .startTransfer(attempt: attempt, exchange: exchangeNumber, request)
-        case .suspendTransfer(let transfer): action = .suspendTransfer(transfer)
-        case .resumeTransfer(let transfer): action = .resumeTransfer(transfer)
-        case .evaluate(let attempt, let failure): action = .evaluate(attempt: attempt, failure: failure)
-        case .scheduleRetry(let attempt, let delay):
-            // Only `retryDecided` asks the lifecycle to retry, and it passes the cause.
-            action = retryCause.map { .scheduleRetry(attempt: attempt, delay: delay, dueTo: $0) } ?? .none
-        case .cancel(let transfer, let completion): action = .cancel(transfer, completion)
-        case .discardTransfer(let transfer): action = .discardTransfer(transfer)
-        case .finish(let completion): action = .finish(completion)
-        case .awaitDelivery(let completion): action = .awaitDelivery(completion)
+        default:
+            break
         }
         if lifecycle.currentPhase == nil {
             // The request ended (or only delivers its body): nothing it waited for is wanted any more.

@@ -91,7 +91,7 @@ package final class RequestEngine {
     /// The start that follows adding a response handler (see ``RequestLifecycle/startAutomatically()``).
     func startAutomatically() {
         let transition = machine.startAutomatically()
-        if case .prepare = transition.action, deadline == nil {
+        if case .lifecycle(.prepare) = transition.action, deadline == nil {
             deadline = session.configuration.transportClock.now + .seconds(session.configuration.resourceTimeout)
         }
         apply(transition)
@@ -136,8 +136,8 @@ package final class RequestEngine {
     func apply(_ transition: Machine.Transition) {
         if let hook = transition.hook { run(hook) }
         switch transition.action {
-        case .none:
-            break
+        case .lifecycle(let action):
+            perform(action)
         case .admit(let attempt):
             if session.startRunning(id) {
                 apply(machine.admitted(attempt: attempt))
@@ -148,27 +148,35 @@ package final class RequestEngine {
             }
         case .releaseAdmission:
             session.endRunning(id)
-        case .prepare(let attempt):
-            prepare(attempt: attempt)
         case .runExcursion(let excursion, let token):
             run(excursion, token)
-        case .startTransfer(let attempt, let number, let request):
-            startExchange(attempt: attempt, number: number, request: request)
-        case .suspendTransfer(let exchange):
-            exchange.transfer.suspend()
         case .stopTransfer(let exchange):
             exchange.transfer.cancel()
-        case .resumeTransfer(let exchange):
-            exchange.transfer.resume()
         case .acceptHead(_, let exchange):
             acceptHead(of: exchange)
         case .refuseHead(_, let exchange):
             record.response = exchange.response
             cancel()
-        case .evaluate(let attempt, let failure):
-            evaluate(attempt: attempt, failure: failure)
         case .conclude(let attempt, let failure):
             conclude(attempt: attempt, error: failure)
+        }
+    }
+
+    /// Does what the request's lifecycle decided.
+    private func perform(_ action: Machine.LifecycleAction) {
+        switch action {
+        case .none:
+            break
+        case .prepare(let attempt):
+            prepare(attempt: attempt)
+        case .startTransfer(let attempt, let number, let request):
+            startExchange(attempt: attempt, number: number, request: request)
+        case .suspendTransfer(let exchange):
+            exchange.transfer.suspend()
+        case .resumeTransfer(let exchange):
+            exchange.transfer.resume()
+        case .evaluate(let attempt, let failure):
+            evaluate(attempt: attempt, failure: failure)
         case .scheduleRetry(let attempt, let delay, let error):
             record.retryCount += 1
             notifyMonitors { $0.request($1, willRetryAfter: delay, dueTo: error) }

@@ -64,15 +64,16 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         case none
         /// Build and adapt the `URLRequest` for this attempt, then send ``Event/prepared``.
         case prepare(attempt: Int)
-        /// Start an exchange, then send ``Event/transferStarted``.
-        case startTransfer(attempt: Int, URLRequest)
+        /// Start exchange number `exchange` (counted over the whole request) with this request,
+        /// then send ``Event/transferStarted``.
+        case startTransfer(attempt: Int, exchange: Int, URLRequest)
         case suspendTransfer(Transfer)
         case resumeTransfer(Transfer)
         /// Validate the outcome (`failure` when the attempt already failed) and ask retriers,
         /// then send ``retry(attempt:after:)`` or ``finish(attempt:_:)``.
         case evaluate(attempt: Int, failure: Failure?)
-        /// Wait `delay`, then send ``Event/delayElapsed``.
-        case scheduleRetry(attempt: Int, delay: Duration)
+        /// Wait `delay`, then send ``Event/delayElapsed``; the retry is due to `dueTo`.
+        case scheduleRetry(attempt: Int, delay: Duration, dueTo: Failure)
         /// Cancel the exchange (if any) and complete with the cancellation.
         case cancel(Transfer?, Completion)
         /// Stop an exchange nobody owns any more.
@@ -92,6 +93,8 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
     }
 
     private(set) var state: State = .initialized
+    /// The number of the last exchange started (0 before the first).
+    private(set) var exchangeNumber = 0
 
     /// The public view of the state.
     var publicState: RequestState {
@@ -135,7 +138,7 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
                 return Transition(hook: .willResume, action: .prepare(attempt: attempt))
             case .ready(let attempt, let request):
                 state = .running(phase)
-                return Transition(hook: .willResume, action: .startTransfer(attempt: attempt, request))
+                return Transition(hook: .willResume, action: startTransfer(attempt: attempt, request))
             case .transferring(_, let transfer):
                 state = .running(phase)
                 return Transition(hook: .willResume, action: .resumeTransfer(transfer))
@@ -191,7 +194,7 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         switch state {
         case .running(.preparing(let current)) where current == attempt:
             state = .running(.ready(attempt: attempt, request))
-            return Transition(action: .startTransfer(attempt: attempt, request))
+            return Transition(action: startTransfer(attempt: attempt, request))
         case .suspended(.preparing(let current)) where current == attempt:
             state = .suspended(.ready(attempt: attempt, request))
             return .ignored
@@ -238,7 +241,7 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
             switch state {
             case .running(.transferring(let current, _)) where current == attempt:
                 state = .running(.ready(attempt: attempt, redirect))
-                return Transition(action: .startTransfer(attempt: attempt, redirect))
+                return Transition(action: startTransfer(attempt: attempt, redirect))
             case .suspended(.transferring(let current, _)) where current == attempt:
                 state = .suspended(.ready(attempt: attempt, redirect))
                 return .ignored
@@ -259,15 +262,15 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         }
     }
 
-    /// Evaluation decided to try again after `delay`.
-    mutating func retry(attempt: Int, after delay: Duration) -> Transition {
+    /// Evaluation decided to try again after `delay`, because of `cause`.
+    mutating func retry(attempt: Int, after delay: Duration, dueTo cause: Failure) -> Transition {
         switch state {
         case .running(.evaluating(let current, _)) where current == attempt:
             state = .running(.delaying(attempt: attempt))
-            return Transition(action: .scheduleRetry(attempt: attempt, delay: delay))
+            return Transition(action: .scheduleRetry(attempt: attempt, delay: delay, dueTo: cause))
         case .suspended(.evaluating(let current, _)) where current == attempt:
             state = .suspended(.delaying(attempt: attempt))
-            return Transition(action: .scheduleRetry(attempt: attempt, delay: delay))
+            return Transition(action: .scheduleRetry(attempt: attempt, delay: delay, dueTo: cause))
         default:
             return .ignored
         }
@@ -311,6 +314,11 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         return Transition(action: .finish(completion))
     }
 
+    /// The action that starts the next exchange, numbered.
+    private mutating func startTransfer(attempt: Int, _ request: URLRequest) -> Action {
+        exchangeNumber += 1
+        return .startTransfer(attempt: attempt, exchange: exchangeNumber, request)
+    }
 }
 
 extension RequestLifecycle.Transition {

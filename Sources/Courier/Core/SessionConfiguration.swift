@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// Routes a command line to its command and turns usage errors into exit status 2.

@@ -1,3 +1,4 @@
+import CourierSupport
 /// `courier --generate-completion-script bash|zsh|fish`: shell completion for the commands and
 /// every option, built from the same option table as `--help`, so the two cannot drift apart.
 ///

@@ -1,4 +1,5 @@
 import Courier
+import CourierSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc

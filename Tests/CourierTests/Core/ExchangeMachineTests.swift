@@ -31,26 +31,33 @@ import FoundationNetworking
         let hook = transition.hook.map { "\($0) + " } ?? ""
         let action: String
         switch transition.action {
-        case .none: action = "none"
+        case .lifecycle(let decided): action = describe(decided)
         case .admit(let attempt): action = "admit(\(attempt))"
         case .releaseAdmission: action = "releaseAdmission"
-        case .prepare(let attempt): action = "prepare(\(attempt))"
         case .runExcursion(let excursion, _): action = "run \(describe(excursion))"
-        case .startTransfer(let attempt, let exchange, let request): action = "start(\(attempt), #\(exchange), \(request.url?.path ?? ""))"
-        case .suspendTransfer: action = "suspendTransfer"
-        case .resumeTransfer: action = "resumeTransfer"
         case .stopTransfer: action = "stopTransfer"
         case .acceptHead(let exchange, _): action = "acceptHead(#\(exchange))"
         case .refuseHead(let exchange, _): action = "refuseHead(#\(exchange))"
-        case .evaluate(let attempt, let failure): action = "evaluate(\(attempt)\(failure.map { ", \($0)" } ?? ""))"
         case .conclude(let attempt, let failure): action = "conclude(\(attempt)\(failure.map { ", \($0)" } ?? ""))"
-        case .scheduleRetry(let attempt, let delay, let failure): action = "retry(\(attempt), \(delay), \(failure))"
-        case .cancel(let transfer, let completion): action = "cancel(\(transfer == nil ? "no transfer" : "transfer"), \(completion))"
-        case .discardTransfer: action = "discard"
-        case .finish(let completion): action = "finish(\(completion))"
-        case .awaitDelivery(let completion): action = "awaitDelivery(\(completion))"
         }
         return hook + action
+    }
+
+    /// A lifecycle action the machine passed on.
+    static func describe(_ action: Machine.LifecycleAction) -> String {
+        switch action {
+        case .none: "none"
+        case .prepare(let attempt): "prepare(\(attempt))"
+        case .startTransfer(let attempt, let exchange, let request): "start(\(attempt), #\(exchange), \(request.url?.path ?? ""))"
+        case .suspendTransfer: "suspendTransfer"
+        case .resumeTransfer: "resumeTransfer"
+        case .evaluate(let attempt, let failure): "evaluate(\(attempt)\(failure.map { ", \($0)" } ?? ""))"
+        case .scheduleRetry(let attempt, let delay, let failure): "retry(\(attempt), \(delay), \(failure))"
+        case .cancel(let transfer, let completion): "cancel(\(transfer == nil ? "no transfer" : "transfer"), \(completion))"
+        case .discardTransfer: "discard"
+        case .finish(let completion): "finish(\(completion))"
+        case .awaitDelivery(let completion): "awaitDelivery(\(completion))"
+        }
     }
 
     /// Feeds events to one machine, keeping the excursion tokens it hands out.
@@ -72,12 +79,44 @@ import FoundationNetworking
             return "\(ExchangeMachineTests.describe(transition)) → \(machine.publicState)"
         }
 
-        /// Resumes, admits and starts exchange 1 of attempt 1, without adapters.
-        func startExchange() {
+        /// Where a table starts: each stage is reached through the ones before it.
+        enum Stage: Int {
+            /// Resumed: the session is asked to admit attempt 1.
+            case resumed
+            /// Admitted, attempt 1's request built, its adapters running.
+            case adapting
+            /// Admitted, attempt 1's request built without adapters, exchange 1 started.
+            case transferring
+            /// Exchange 1 failed with ``ExchangeMachineTests/boom``: attempt 1 is evaluated.
+            case failed
+            /// The evaluation kept the failure and asked the retriers.
+            case askingRetriers
+        }
+
+        init() {}
+
+        /// A driver brought to `stage`.
+        convenience init(at stage: Stage) {
+            self.init()
+            advance(to: stage)
+        }
+
+        /// Feeds the events that bring a new machine to `stage`.
+        func advance(to stage: Stage) {
             self { m, _ in m.resume() }
+            if stage == .adapting {
+                self { m, _ in m.admitted(attempt: 1) }
+                self { m, _ in m.requestBuilt(attempt: 1, ExchangeMachineTests.request, adapting: true) }
+                return
+            }
+            guard stage.rawValue >= Stage.transferring.rawValue else { return }
             self { m, _ in m.admitted(attempt: 1) }
             self { m, _ in m.requestBuilt(attempt: 1, ExchangeMachineTests.request, adapting: false) }
             self { m, t in m.transferStarted(attempt: 1, t) }
+            guard stage.rawValue >= Stage.failed.rawValue else { return }
+            self { m, _ in m.transferEnded(attempt: 1, .failed(ExchangeMachineTests.boom)) }
+            guard stage.rawValue >= Stage.askingRetriers.rawValue else { return }
+            self { m, _ in m.evaluated(attempt: 1, ExchangeMachineTests.boom, askRetriers: true) }
         }
     }
 
@@ -171,8 +210,7 @@ import FoundationNetworking
     }
 
     @Test func followedRedirectStartsTheNextExchangeOfTheSameAttempt() throws {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         let next = try #require(try Self.follow(d, Self.head(302, from: "http://example.test/a", to: "/b"), after: Self.request, exchange: 1)?.get())
         let steps = [
             d { m, _ in m.transferEnded(attempt: 1, .followed(next)) },
@@ -189,8 +227,7 @@ import FoundationNetworking
     @Test func redirect303DropsTheBodyAnd307KeepsIt() throws {
         var post = Self.request
         post.method = .post
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         let kept = try #require(try Self.follow(d, Self.head(307, from: "http://example.test/a", to: "/b"), after: post, exchange: 1)?.get())
         #expect(kept.method == .post)
         #expect(!d.machine.redirectDroppedBody)
@@ -210,8 +247,7 @@ import FoundationNetworking
     }
 
     @Test func redirectLoopAndLimitAreDecidedOnTheMachinesHistory() throws {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         let toB = try #require(try Self.follow(d, Self.head(302, from: "http://example.test/a", to: "/b"), after: Self.request, exchange: 1)?.get())
         d { m, _ in m.transferEnded(attempt: 1, .followed(toB)) }
         d { m, t in m.transferStarted(attempt: 1, t) }
@@ -240,8 +276,7 @@ import FoundationNetworking
     }
 
     @Test func redirectOfAStaleExchangeIsNotRecorded() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         d.machine.redirectFollowed(exchange: 7, from: Self.request, to: Self.redirect)
         #expect(d.machine.redirectHistory.isEmpty)
     }
@@ -249,10 +284,7 @@ import FoundationNetworking
     // MARK: - Retries
 
     @Test func retryDecidedThenDelayThenNextAttempt() {
-        let d = Driver()
-        d.startExchange()
-        d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
-        d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
+        let d = Driver(at: .askingRetriers)
         let token = d.token
         let steps = [
             d { m, _ in m.retryDecided(token, .retry(after: .seconds(2))) },
@@ -280,10 +312,7 @@ import FoundationNetworking
     }
 
     @Test func retryWhileSuspendedWaitsForResume() {
-        let d = Driver()
-        d.startExchange()
-        d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
-        d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
+        let d = Driver(at: .askingRetriers)
         let token = d.token
         let steps = [
             d { m, _ in m.suspend() },
@@ -301,10 +330,7 @@ import FoundationNetworking
     }
 
     @Test func retriersConcludingEndTheAttemptWithTheirFailure() {
-        let d = Driver()
-        d.startExchange()
-        d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
-        d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
+        let d = Driver(at: .askingRetriers)
         let token = d.token
         let steps = [
             d { m, _ in m.retryDecided(token, .conclude(Failure(description: "replaced"))) },
@@ -330,19 +356,13 @@ import FoundationNetworking
     }
 
     @Test func adaptersFailureFailsTheAttempt() {
-        let d = Driver()
-        d { m, _ in m.resume() }
-        d { m, _ in m.admitted(attempt: 1) }
-        d { m, _ in m.requestBuilt(attempt: 1, Self.request, adapting: true) }
+        let d = Driver(at: .adapting)
         let token = d.token
         #expect(d { m, _ in m.adapted(token, .failure(Self.boom)) } == "evaluate(1, boom) → resumed")
     }
 
     @Test func adaptersResultAfterCancelIsIgnored() {
-        let d = Driver()
-        d { m, _ in m.resume() }
-        d { m, _ in m.admitted(attempt: 1) }
-        d { m, _ in m.requestBuilt(attempt: 1, Self.request, adapting: true) }
+        let d = Driver(at: .adapting)
         let token = d.token
         let steps = [
             d { m, _ in m.cancel("cancelled") },
@@ -353,10 +373,7 @@ import FoundationNetworking
     }
 
     @Test func adaptersResultWhileSuspendedWaitsForResume() {
-        let d = Driver()
-        d { m, _ in m.resume() }
-        d { m, _ in m.admitted(attempt: 1) }
-        d { m, _ in m.requestBuilt(attempt: 1, Self.request, adapting: true) }
+        let d = Driver(at: .adapting)
         let token = d.token
         let steps = [
             d { m, _ in m.suspend() },
@@ -367,10 +384,7 @@ import FoundationNetworking
     }
 
     @Test func adaptersResultOfAnOlderAttemptIsIgnored() {
-        let d = Driver()
-        d { m, _ in m.resume() }
-        d { m, _ in m.admitted(attempt: 1) }
-        d { m, _ in m.requestBuilt(attempt: 1, Self.request, adapting: true) }
+        let d = Driver(at: .adapting)
         let first = d.token
         d { m, _ in m.adapted(first, .failure(Self.boom)) }
         d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
@@ -388,8 +402,7 @@ import FoundationNetworking
     }
 
     @Test func responseHeadWithoutHandlersIsAcceptedAtOnce() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         #expect(d { m, _ in m.headArrived(exchange: 1, askHandlers: false) } == "acceptHead(#1) → resumed")
         #expect(!d.machine.holdsEvents(of: 1))
         // A head of an exchange that is not live goes nowhere.
@@ -397,8 +410,7 @@ import FoundationNetworking
     }
 
     @Test func responseHeadHandlersHoldTheExchangeUntilTheyDecide() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         let asked = d { m, _ in m.headArrived(exchange: 1, askHandlers: true) }
         let token = d.token
         #expect(asked == "run headHandlers(#1) → resumed")
@@ -412,16 +424,14 @@ import FoundationNetworking
     }
 
     @Test func responseHeadHandlersRefusing() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         d { m, _ in m.headArrived(exchange: 1, askHandlers: true) }
         let token = d.token
         #expect(d { m, _ in m.responseHeadDecided(token, proceed: false) } == "refuseHead(#1) → resumed")
     }
 
     @Test func responseHeadDecisionAfterCancelIsIgnored() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         d { m, _ in m.headArrived(exchange: 1, askHandlers: true) }
         let token = d.token
         let steps = [
@@ -433,8 +443,7 @@ import FoundationNetworking
     }
 
     @Test func responseHeadDecisionForAnExchangeNoLongerLiveIsIgnored() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         d { m, _ in m.headArrived(exchange: 1, askHandlers: true) }
         let token = d.token
         // The exchange ended anyway (a timeout, say) and a retry started a newer one.
@@ -449,10 +458,7 @@ import FoundationNetworking
     }
 
     @Test func retriersVerdictAfterCancelIsIgnored() {
-        let d = Driver()
-        d.startExchange()
-        d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
-        d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
+        let d = Driver(at: .askingRetriers)
         let token = d.token
         let steps = [
             d { m, _ in m.cancel("cancelled") },
@@ -463,10 +469,7 @@ import FoundationNetworking
     }
 
     @Test func retriersVerdictOfAnOlderAttemptIsIgnored() {
-        let d = Driver()
-        d.startExchange()
-        d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
-        d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
+        let d = Driver(at: .askingRetriers)
         let first = d.token
         d { m, _ in m.retryDecided(first, .retry(after: .zero)) }
         d { m, _ in m.delayElapsed(attempt: 1) }
@@ -498,37 +501,30 @@ import FoundationNetworking
             cancelled { _ in },
             cancelled { d in d { m, _ in m.resume() } },
             cancelled { d in
-                d { m, _ in m.resume() }
-                d { m, _ in m.admitted(attempt: 1) }
-                d { m, _ in m.requestBuilt(attempt: 1, Self.request, adapting: true) }
+                d.advance(to: .adapting)
             },
-            cancelled { d in d.startExchange() },
+            cancelled { d in d.advance(to: .transferring) },
             cancelled { d in
-                d.startExchange()
+                d.advance(to: .transferring)
                 d { m, _ in m.headArrived(exchange: 1, askHandlers: true) }
             },
             cancelled { d in
-                d.startExchange()
-                d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
+                d.advance(to: .failed)
             },
             cancelled { d in
-                d.startExchange()
-                d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
-                d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
+                d.advance(to: .askingRetriers)
             },
             cancelled { d in
-                d.startExchange()
-                d { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
-                d { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: true) }
+                d.advance(to: .askingRetriers)
                 let token = d.token
                 d { m, _ in m.retryDecided(token, .retry(after: .seconds(1))) }
             },
             cancelled { d in
-                d.startExchange()
+                d.advance(to: .transferring)
                 d { m, _ in m.suspend() }
             },
             cancelled { d in
-                d.startExchange()
+                d.advance(to: .transferring)
                 d { m, _ in m.transferEnded(attempt: 1, .answered) }
                 d { m, _ in m.finish(attempt: 1, "ok", awaitingDelivery: true) }
             },
@@ -551,8 +547,7 @@ import FoundationNetworking
     // MARK: - How an exchange ended
 
     @Test func exchangeEndsAsItsFirstFailureSaysAndStopsItsTransfer() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         let steps = [
             d { m, _ in m.exchangeFailed(exchange: 1, Failure(description: "too large")) },
             d { m, _ in m.exchangeFailed(exchange: 1, Failure(description: "second")) },
@@ -562,18 +557,15 @@ import FoundationNetworking
     }
 
     @Test func exchangeEndsAnsweredOrWithTheTransportsFailure() {
-        let answered = Driver()
-        answered.startExchange()
+        let answered = Driver(at: .transferring)
         #expect(!answered.machine.exchangeIsEnding)
         #expect(answered { m, _ in m.transferCompleted(exchange: 1, failure: nil) } == "evaluate(1) → resumed")
-        let failed = Driver()
-        failed.startExchange()
+        let failed = Driver(at: .transferring)
         #expect(failed { m, _ in m.transferCompleted(exchange: 1, failure: Self.boom) } == "evaluate(1, boom) → resumed")
     }
 
     @Test func exchangeEndsFollowingItsRedirectUnlessItFailsFirst() {
-        let followed = Driver()
-        followed.startExchange()
+        let followed = Driver(at: .transferring)
         followed.machine.redirectFollowed(exchange: 1, from: Self.request, to: Self.redirect)
         #expect(followed.machine.exchangeIsEnding)
         #expect(!followed.machine.exchangeHasFailed)
@@ -582,23 +574,20 @@ import FoundationNetworking
         followed { m, t in m.transferStarted(attempt: 1, t) }
         #expect(!followed.machine.exchangeIsEnding)
         // A transport failure after the redirect's head ends the exchange as failed.
-        let failed = Driver()
-        failed.startExchange()
+        let failed = Driver(at: .transferring)
         failed.machine.redirectFollowed(exchange: 1, from: Self.request, to: Self.redirect)
         #expect(failed { m, _ in m.transferCompleted(exchange: 1, failure: Self.boom) } == "evaluate(1, boom) → resumed")
     }
 
     @Test func restartedExchangeIsSentAgainWithoutCountingAsARedirect() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         d.machine.restart(exchange: 1, with: Self.request)
         #expect(d { m, _ in m.transferCompleted(exchange: 1, failure: nil) } == "start(1, #2, /a) → resumed")
         #expect(d.machine.redirectHistory.isEmpty)
     }
 
     @Test func endOfAStaleExchangeIsIgnored() {
-        let d = Driver()
-        d.startExchange()
+        let d = Driver(at: .transferring)
         d { m, _ in m.cancel("cancelled") }
         let steps = [
             d { m, _ in m.exchangeFailed(exchange: 1, Self.boom) },
@@ -611,30 +600,25 @@ import FoundationNetworking
 
     @Test func howTheRequestEndedIsCarriedByTheTransitionThatEndsIt() {
         // Answered.
-        let answered = Driver()
-        answered.startExchange()
+        let answered = Driver(at: .transferring)
         answered { m, _ in m.transferEnded(attempt: 1, .answered) }
         answered { m, _ in m.evaluated(attempt: 1, nil, askRetriers: true) }
         #expect(answered { m, _ in m.finish(attempt: 1, "ok") } == "finish(ok) → finished")
         #expect(answered.machine.completion == "ok")
         // Failed, no retriers.
-        let failed = Driver()
-        failed.startExchange()
-        failed { m, _ in m.transferEnded(attempt: 1, .failed(Self.boom)) }
+        let failed = Driver(at: .failed)
         #expect(failed { m, _ in m.evaluated(attempt: 1, Self.boom, askRetriers: false) } == "conclude(1, boom) → resumed")
         #expect(failed { m, _ in m.finish(attempt: 1, "failed: boom") } == "finish(failed: boom) → finished")
         #expect(failed.machine.completion == "failed: boom")
         // Delivered to a consumer at its own pace, then finished.
-        let streamed = Driver()
-        streamed.startExchange()
+        let streamed = Driver(at: .transferring)
         streamed { m, _ in m.transferEnded(attempt: 1, .answered) }
         #expect(streamed { m, _ in m.finish(attempt: 1, "ok", awaitingDelivery: true) } == "awaitDelivery(ok) → resumed")
         #expect(streamed.machine.completion == nil)
         #expect(streamed { m, _ in m.delivered() } == "finish(ok) → finished")
         #expect(streamed.machine.completion == "ok")
         // Cancelled: the cancellation is the outcome, a late finish changes nothing.
-        let cancelled = Driver()
-        cancelled.startExchange()
+        let cancelled = Driver(at: .transferring)
         cancelled { m, _ in m.cancel("cancelled") }
         #expect(cancelled { m, _ in m.transferEnded(attempt: 1, .answered) } == "none → cancelled")
         #expect(cancelled { m, _ in m.finish(attempt: 1, "late") } == "none → cancelled")

@@ -16,11 +16,11 @@ import FoundationNetworking
         switch transition.action {
         case .none: return hook + "none"
         case .prepare(let attempt): return hook + "prepare(\(attempt))"
-        case .startTransfer(let attempt, let request): return hook + "start(\(attempt), \(request.url?.path ?? ""))"
+        case .startTransfer(let attempt, _, let request): return hook + "start(\(attempt), \(request.url?.path ?? ""))"
         case .suspendTransfer: return hook + "suspendTransfer"
         case .resumeTransfer: return hook + "resumeTransfer"
         case .evaluate(let attempt, let failure): return hook + "evaluate(\(attempt)\(failure.map { ", \($0)" } ?? ""))"
-        case .scheduleRetry(let attempt, let delay): return hook + "retry(\(attempt), \(delay))"
+        case .scheduleRetry(let attempt, let delay, _): return hook + "retry(\(attempt), \(delay))"
         case .cancel(let transfer, let completion): return hook + "cancel(\(transfer == nil ? "no transfer" : "transfer"), \(completion))"
         case .discardTransfer: return hook + "discard"
         case .finish(let completion): return hook + "finish(\(completion))"
@@ -168,7 +168,7 @@ import FoundationNetworking
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
             { l, _ in l.transferEnded(attempt: 1, .answered) },
-            { l, _ in l.retry(attempt: 1, after: .milliseconds(5)) },
+            { l, _ in l.retry(attempt: 1, after: .milliseconds(5), dueTo: "503") },
             { l, _ in l.delayElapsed(attempt: 1) },
             { l, _ in l.prepared(attempt: 2, Self.request) },
         ])
@@ -186,7 +186,7 @@ import FoundationNetworking
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
             { l, _ in l.transferEnded(attempt: 1, .answered) },
-            { l, _ in l.retry(attempt: 1, after: .zero) },
+            { l, _ in l.retry(attempt: 1, after: .zero, dueTo: "503") },
             { l, _ in l.suspend() },
             { l, _ in l.delayElapsed(attempt: 1) },
             { l, _ in l.resume() },
@@ -221,7 +221,7 @@ import FoundationNetworking
             { l, _ in l.prepared(attempt: 1, Self.request) },
             { l, t in l.transferStarted(attempt: 1, t) },
             { l, _ in l.transferEnded(attempt: 1, .failed("reset")) },
-            { l, _ in l.retry(attempt: 1, after: .seconds(1)) },
+            { l, _ in l.retry(attempt: 1, after: .seconds(1), dueTo: "503") },
             { l, _ in l.delayElapsed(attempt: 1) },
             { l, _ in l.prepared(attempt: 2, Self.request) },
             { l, t in l.transferStarted(attempt: 2, t) },

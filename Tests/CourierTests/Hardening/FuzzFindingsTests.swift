@@ -1,4 +1,5 @@
 @_spi(Transport) @testable import Courier
+import CourierSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import CourierSupport
 import Testing
 import Foundation
 import Synchronization

@@ -1,4 +1,5 @@
 @_spi(Transport) @testable import Courier
+import CourierSupport
 import CourierTestServer
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 import Testing
 @_spi(Transport) @testable import Courier

@@ -1,3 +1,4 @@
+import CourierSupport
 import CourierTestServer
 import Foundation
 import Testing

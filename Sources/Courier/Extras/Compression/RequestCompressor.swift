@@ -87,14 +87,14 @@ public struct RequestCompressor: RequestInterceptor {
 
     /// `data` in `encoding`; throws `.encodingFailed` when zlib is missing or fails.
     static func compress(_ data: Data, as encoding: Encoding, url: URL? = nil) throws(CourierError) -> Data {
-        guard ccurl_compressor_available() != 0 else {
+        guard ccodecs_compressor_available() != 0 else {
             throw CourierError(.encodingFailed, "The request body cannot be compressed: zlib (libz.so.1) is not available.", url: url)
         }
-        var output = Data(count: ccurl_compress_bound(data.count))
+        var output = Data(count: ccodecs_compress_bound(data.count))
         let capacity = output.count
         let produced = data.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { buffer in
-                ccurl_compress(encoding == .gzip ? 1 : 0, input.baseAddress, input.count, buffer.baseAddress, capacity)
+                ccodecs_compress(encoding == .gzip ? 1 : 0, input.baseAddress, input.count, buffer.baseAddress, capacity)
             }
         }
         guard produced >= 0 else {

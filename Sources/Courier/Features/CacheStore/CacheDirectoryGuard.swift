@@ -1,4 +1,5 @@
 import CourierLocking
+import CourierSupport
 import Foundation
 
 /// Whether a ``DiskResponseStore`` may use its directory: a directory owned by this process's

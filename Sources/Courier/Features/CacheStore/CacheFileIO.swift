@@ -1,4 +1,5 @@
-import CCurl
+import CSystem
+import CourierSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -118,7 +119,7 @@ enum CacheFileIO {
     /// Swaps the files at `first` and `second` atomically; `false` where the system or file
     /// system cannot, or when either is missing.
     static func exchange(_ first: URL, _ second: URL) -> Bool {
-        ccurl_rename_exchange(first.path, second.path) == 0
+        csystem_rename_exchange(first.path, second.path) == 0
     }
 
     /// Opens the file at `url` to be written again as a temporary file, from its start: a store

@@ -1,4 +1,5 @@
 import CourierLocking
+import CourierSupport
 import Foundation
 
 /// Temporary files a ``DiskResponseStore`` keeps for its next writes (a ``FastPaths`` speed trick).

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// The disk tier of ``CacheStore``: a directory of entries in ``CacheEntryFormat`` (a small

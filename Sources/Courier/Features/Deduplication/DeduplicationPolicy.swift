@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// Whether identical requests in flight at the same time share one transfer.

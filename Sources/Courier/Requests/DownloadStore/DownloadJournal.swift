@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -66,7 +67,9 @@ struct DownloadJournal: Codable, Equatable {
             } catch {
                 throw CourierError(.fileSystem, "Could not encode the download journal.", underlyingError: error, url: url)
             }
-            let (descriptor, _) = try KeptFiles.openOrCreate(temporary, access: O_WRONLY, what: "the download journal's temporary file")
+            let (descriptor, _) = try CourierError.mappingFileSystem { () throws(FileSystemFailure) in
+                try KeptFiles.openOrCreate(temporary, access: O_WRONLY, what: "the download journal's temporary file")
+            }
             let written = data.withUnsafeBytes { DescriptorIO.writeAll(descriptor, $0) } && ftruncate(descriptor, off_t(data.count)) == 0
             let code = errno
             _ = close(descriptor)

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 import CourierLocking
 
@@ -182,7 +183,7 @@ public final class DownloadStore: Sendable {
     /// start. A directory that is not the store's own, or a directory under one of the entry's
     /// names, is a `.fileSystem` error.
     func open(url: URL, method: HTTPMethod) throws -> Entry {
-        try KeptFiles.prepareDirectory(directory, for: "the download store")
+        try CourierError.mappingFileSystem { () throws(FileSystemFailure) in try KeptFiles.prepareDirectory(directory, for: "the download store") }
         let paths = Paths(directory: directory, key: Self.key(url: url, method: method))
         guard let lock = try FileLock(url: paths.lock) else {
             throw CourierError(

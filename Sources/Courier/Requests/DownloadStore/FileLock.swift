@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,9 @@ final class FileLock {
         descriptor = -1
         // A few attempts: each failed check means another process removed the file in between.
         for _ in 0..<16 {
-            let (opened, _) = try KeptFiles.openOrCreate(url, access: O_RDWR, what: "the download's lock file")
+            let (opened, _) = try CourierError.mappingFileSystem { () throws(FileSystemFailure) in
+                try KeptFiles.openOrCreate(url, access: O_RDWR, what: "the download's lock file")
+            }
             guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
                 _ = close(opened)
                 // deinit still runs for a failed class initializer: `descriptor` is -1, a no-op.

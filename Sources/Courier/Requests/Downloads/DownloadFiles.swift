@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +25,9 @@ final class FileWriter {
     /// (the bytes it should hold are gone). `what` names the file in errors.
     init(url: URL, truncatingTo length: Int64?, what: String) throws {
         self.url = url
-        descriptor = try KeptFiles.openOrCreate(url, access: O_WRONLY, what: what).descriptor
+        descriptor = try CourierError.mappingFileSystem { () throws(FileSystemFailure) in
+            try KeptFiles.openOrCreate(url, access: O_WRONLY, what: what).descriptor
+        }
         if let length, lseek(descriptor, 0, SEEK_END) < off_t(length) {
             _ = systemClose(descriptor)
             throw CourierError(.fileSystem, "\(url.path) holds fewer than the \(length) bytes to keep: it changed on disk.", url: url)

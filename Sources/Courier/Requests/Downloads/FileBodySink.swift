@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -29,7 +30,11 @@ final class FileBodySink: ResponseBodySink {
 
     private func openTemporaryFile() throws {
         writer?.close()
-        let url = try temporaryURL ?? TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "download")
+        let url =
+            try temporaryURL
+            ?? CourierError.mappingFileSystem { () throws(FileSystemFailure) in
+                try TemporaryFiles.makeURL(in: temporaryDirectory, prefix: "download")
+            }
         temporaryURL = url
         writer = try FileWriter(url: url, truncatingTo: 0, what: "the download's temporary file")
     }

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// HTTP Digest authentication (RFC 7616) for one challenge: `MD5`, `MD5-sess`, `SHA-256` and

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// A parsed `Retry-After` field value (RFC 9110 §10.2.3): a number of seconds or an HTTP-date.

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 // The connection's machinery. Every function taking `inout WebSocketCore` runs under the lock.

@@ -9,7 +9,7 @@ import Foundation
 /// ``WebSocketInflater``, copies of the owning state machine share it; the transport keeps one.
 final class WebSocketDeflater: @unchecked Sendable {
     /// Whether this process has zlib's compressor.
-    static var isAvailable: Bool { ccurl_deflater_available() == 1 }
+    static var isAvailable: Bool { ccodecs_deflater_available() == 1 }
 
     private static let chunkSize = 64 * 1024
     private let lock = Locked(())
@@ -21,13 +21,13 @@ final class WebSocketDeflater: @unchecked Sendable {
     /// write a 256-byte window: with `client_max_window_bits=8` messages go uncompressed) or
     /// memory ran out.
     init?(windowBits: Int, resetsPerMessage: Bool) {
-        guard (9...15).contains(windowBits), let deflater = ccurl_deflater_create(Int32(windowBits)) else { return nil }
+        guard (9...15).contains(windowBits), let deflater = ccodecs_deflater_create(Int32(windowBits)) else { return nil }
         self.deflater = deflater
         self.resetsPerMessage = resetsPerMessage
     }
 
     deinit {
-        ccurl_deflater_destroy(deflater)
+        ccodecs_deflater_destroy(deflater)
     }
 
     /// The compressed payload of one message; nil if zlib failed (the caller then sends it as is).
@@ -41,7 +41,7 @@ final class WebSocketDeflater: @unchecked Sendable {
                 while true {
                     var consumed = 0, produced = 0
                     let status = chunk.withUnsafeMutableBytes { out in
-                        ccurl_deflater_run(
+                        ccodecs_deflater_run(
                             deflater, input.baseAddress.map { $0 + offset }, input.count - offset, &consumed,
                             out.baseAddress, out.count, &produced)
                     }
@@ -55,7 +55,7 @@ final class WebSocketDeflater: @unchecked Sendable {
                     if offset == input.count && produced < chunk.count { return }
                 }
             }
-            if resetsPerMessage { failed = ccurl_deflater_reset(deflater) != 0 || failed }
+            if resetsPerMessage { failed = ccodecs_deflater_reset(deflater) != 0 || failed }
             guard !failed else { return nil }
             // §7.2.1: the sync flush's empty stored block tail is not sent.
             if output.count >= 4, output.suffix(4).elementsEqual([0x00, 0x00, 0xFF, 0xFF]) { output.removeLast(4) }

@@ -11,7 +11,7 @@ import Foundation
 /// must not be used once the original has been (the transport keeps exactly one).
 final class WebSocketInflater: @unchecked Sendable {
     /// Whether this process has zlib, without which permessage-deflate is not offered.
-    static var isAvailable: Bool { ccurl_decoder_available(CCURL_CODING_RAW_DEFLATE) == 1 }
+    static var isAvailable: Bool { ccodecs_decoder_available(CCODECS_CODING_RAW_DEFLATE) == 1 }
 
     /// The four bytes a sender strips from the end of each compressed message (§7.2.1).
     private static let tail: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
@@ -26,13 +26,13 @@ final class WebSocketInflater: @unchecked Sendable {
 
     /// Nil when zlib is unavailable or memory ran out.
     init?(resetsPerMessage: Bool) {
-        guard let decoder = ccurl_decoder_create(CCURL_CODING_RAW_DEFLATE) else { return nil }
+        guard let decoder = ccodecs_decoder_create(CCODECS_CODING_RAW_DEFLATE) else { return nil }
         self.decoder = decoder
         self.resetsPerMessage = resetsPerMessage
     }
 
     deinit {
-        ccurl_decoder_destroy(decoder)
+        ccodecs_decoder_destroy(decoder)
     }
 
     /// Inflates one fragment of a compressed message; `isLast` adds the stripped tail (§7.2.2).
@@ -51,8 +51,8 @@ final class WebSocketInflater: @unchecked Sendable {
     }
 
     private func reset() throws(WebSocketProtocolViolation) {
-        ccurl_decoder_destroy(decoder)
-        decoder = ccurl_decoder_create(CCURL_CODING_RAW_DEFLATE)
+        ccodecs_decoder_destroy(decoder)
+        decoder = ccodecs_decoder_create(CCODECS_CODING_RAW_DEFLATE)
         ended = false
         guard decoder != nil else { throw WebSocketProtocolViolation(.invalidCompressedData) }
     }
@@ -69,7 +69,7 @@ final class WebSocketInflater: @unchecked Sendable {
                 let room = min(chunk.count, limit + 1 - output.count)
                 var consumed = 0, produced = 0
                 let status = chunk.withUnsafeMutableBytes { out in
-                    ccurl_decoder_run(
+                    ccodecs_decoder_run(
                         decoder, wire.baseAddress.map { $0 + offset }, wire.count - offset, &consumed,
                         out.baseAddress, room, &produced)
                 }
@@ -80,15 +80,15 @@ final class WebSocketInflater: @unchecked Sendable {
                     return
                 }
                 switch status {
-                case CCURL_DECODE_ERROR:
+                case CCODECS_DECODE_ERROR:
                     failure = WebSocketProtocolViolation(.invalidCompressedData)
                     return
-                case CCURL_DECODE_END:
+                case CCODECS_DECODE_END:
                     // A final block: what follows (at most the tail) belongs to no stream.
                     ended = true
                     return
                 default:
-                    // Room left means the input is used up (ccurl_decoder_run's contract).
+                    // Room left means the input is used up (ccodecs_decoder_run's contract).
                     if produced < room { return }
                 }
             }

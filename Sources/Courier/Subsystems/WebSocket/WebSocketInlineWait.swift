@@ -1,3 +1,4 @@
+import CourierSupport
 /// Decides whether a consumer asking for the next message waits for it on its own thread
 /// (``WebSocket`` with ``FastPaths`` on), and for how long: only while recent messages came
 /// within ``limit`` of being asked for, as an echo or request-reply exchange does on a fast link.

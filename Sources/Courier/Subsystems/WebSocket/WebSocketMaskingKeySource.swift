@@ -1,4 +1,4 @@
-import CCurl
+import CSystem
 import CourierLocking
 
 /// Where the client takes each frame's 4-byte masking key from (RFC 6455 §5.3).
@@ -38,7 +38,7 @@ private struct RandomKeys: Sendable {
 
     mutating func next() -> UInt32 {
         if index == keys.count {
-            let filled = keys.withUnsafeMutableBytes { ccurl_random_bytes($0.baseAddress, $0.count) } == 0
+            let filled = keys.withUnsafeMutableBytes { csystem_random_bytes($0.baseAddress, $0.count) } == 0
             if !filled {
                 // The batch call failed: the standard library's generator, one key at a time.
                 var generator = SystemRandomNumberGenerator()

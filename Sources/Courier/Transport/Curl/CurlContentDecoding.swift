@@ -17,17 +17,17 @@ enum CurlContentCoding: String, Sendable, CaseIterable {
         }
     }
 
-    var cCoding: ccurl_coding {
+    var cCoding: ccodecs_coding {
         switch self {
-        case .gzip: CCURL_CODING_GZIP
-        case .deflate: CCURL_CODING_DEFLATE
-        case .br: CCURL_CODING_BROTLI
-        case .zstd: CCURL_CODING_ZSTD
+        case .gzip: CCODECS_CODING_GZIP
+        case .deflate: CCODECS_CODING_DEFLATE
+        case .br: CCODECS_CODING_BROTLI
+        case .zstd: CCODECS_CODING_ZSTD
         }
     }
 
     /// Whether this process has the library for the coding.
-    var isAvailable: Bool { ccurl_decoder_available(cCoding) == 1 }
+    var isAvailable: Bool { ccodecs_decoder_available(cCoding) == 1 }
 
     /// What the transport advertises when the request has no `Accept-Encoding`: every coding it can
     /// decode here, in libcurl's order (`"deflate, gzip, br, zstd"`); `nil` when there is none.
@@ -70,7 +70,7 @@ final class CurlContentDecoding {
         }
 
         deinit {
-            ccurl_decoder_destroy(decoder)
+            ccodecs_decoder_destroy(decoder)
             buffer?.deallocate()
         }
     }
@@ -125,7 +125,7 @@ final class CurlContentDecoding {
 
     private func open() throws(Failure) {
         for (index, coding) in codings.enumerated() {
-            guard let decoder = ccurl_decoder_create(coding.cCoding) else {
+            guard let decoder = ccodecs_decoder_create(coding.cCoding) else {
                 throw Failure(message: "Courier could not start a \(coding.rawValue) decoder (out of memory).")
             }
             stages.append(Stage(coding: coding, decoder: decoder, buffered: index > 0))
@@ -158,7 +158,7 @@ final class CurlContentDecoding {
             }
             var consumed = 0, made = 0
             let room = UnsafeMutableRawBufferPointer(rebasing: output[produced...])
-            let status = ccurl_decoder_run(
+            let status = ccodecs_decoder_run(
                 stage.decoder, input.baseAddress, input.count, &consumed,
                 room.baseAddress, room.count, &made)
             if index == 0 {
@@ -169,10 +169,10 @@ final class CurlContentDecoding {
             produced += made
             if consumed > 0 { stage.ended = false }
             switch status {
-            case CCURL_DECODE_ERROR:
-                let reason = String(cString: ccurl_decoder_message(stage.decoder))
+            case CCODECS_DECODE_ERROR:
+                let reason = String(cString: ccodecs_decoder_message(stage.decoder))
                 throw Failure(message: "The response body is not valid \(stage.coding.rawValue) data: \(reason).")
-            case CCURL_DECODE_END:
+            case CCODECS_DECODE_END:
                 stage.ended = true
             default:
                 // No progress with room left: the stage needs input that is not there yet.

@@ -1,4 +1,5 @@
 import CCurl
+import CourierSupport
 import Foundation
 import Synchronization
 

@@ -1,9 +1,9 @@
-import CCurl
+import CSystem
 import CourierLocking
 import Foundation
 
 /// The thread that watches a ``CurlTransport``'s raw connections (``CurlRawConnection``): one wait
-/// set (`ccurl_poller`, epoll) for all of them, started with the first, level-triggered, and each
+/// set (`csystem_poller`, epoll) for all of them, started with the first, level-triggered, and each
 /// ready connection's observer told on this thread.
 ///
 /// The event loops' reactor watches libcurl's own sockets through libcurl's socket callback; a
@@ -22,7 +22,7 @@ final class CurlPoller: Sendable {
         var stopped = false
     }
 
-    /// The wait set's address (a plain integer, so the value is Sendable): `ccurl_poller` is
+    /// The wait set's address (a plain integer, so the value is Sendable): `csystem_poller` is
     /// thread-safe for watch, forget, wait and wake-up, and lives until this object goes.
     private let address: UInt
     private var pointer: OpaquePointer? { OpaquePointer(bitPattern: address) }
@@ -32,7 +32,7 @@ final class CurlPoller: Sendable {
 
     /// Creates the wait set and starts its thread.
     init() throws(CourierError) {
-        guard let created = ccurl_poller_create() else {
+        guard let created = csystem_poller_create() else {
             throw CourierError(.transportFailed, "The WebSocket poller could not be created (errno \(errno)).")
         }
         address = UInt(bitPattern: UnsafeRawPointer(created))
@@ -46,7 +46,7 @@ final class CurlPoller: Sendable {
 
     deinit {
         // The thread holds this object while it runs, so no wait is in progress here.
-        ccurl_poller_destroy(pointer)
+        csystem_poller_destroy(pointer)
     }
 
     /// Registers `observer` for `socket`; returns its token, or nil once stopped.
@@ -55,7 +55,7 @@ final class CurlPoller: Sendable {
             guard !state.stopped else { return nil }
             let token = state.nextToken
             state.nextToken += 1
-            guard ccurl_poller_watch(pointer, socket, token, 0, 1) == 0 else { return nil }
+            guard csystem_poller_watch(pointer, socket, token, 0, 1) == 0 else { return nil }
             state.observers[token] = WeakObserver(observer: observer)
             return token
         }
@@ -63,29 +63,29 @@ final class CurlPoller: Sendable {
 
     /// Changes what `socket` is watched for; `first` puts it back in the wait set after ``pause(socket:)``.
     func watch(socket: Int32, token: UInt64, reading: Bool, writing: Bool, first: Bool = false) {
-        let events = (reading ? CCURL_POLLER_READ : 0) | (writing ? CCURL_POLLER_WRITE : 0)
-        _ = ccurl_poller_watch(pointer, socket, token, Int32(events), first ? 1 : 0)
+        let events = (reading ? CSYSTEM_POLLER_READ : 0) | (writing ? CSYSTEM_POLLER_WRITE : 0)
+        _ = csystem_poller_watch(pointer, socket, token, Int32(events), first ? 1 : 0)
     }
 
     /// Takes `socket` out of the wait set while its owner wants neither reads nor writes (its
     /// observer stays registered): a socket in the wait set reports a hang-up whatever it is
     /// watched for, over and over while nobody reads it.
     func pause(socket: Int32) {
-        ccurl_poller_forget(pointer, socket)
+        csystem_poller_forget(pointer, socket)
     }
 
     /// Stops watching `socket`; its observer hears nothing more. Call before the socket closes.
     func forget(socket: Int32, token: UInt64) {
         state.withLock { state in
             guard state.observers.removeValue(forKey: token) != nil else { return }
-            ccurl_poller_forget(pointer, socket)
+            csystem_poller_forget(pointer, socket)
         }
     }
 
     /// Stops the thread and tells every observer the transport shut down. Idempotent.
     func shutdown() {
         failAll()
-        ccurl_poller_wakeup(pointer)
+        csystem_poller_wakeup(pointer)
         guard
             let running = thread.withLock({ thread -> CurlThread? in
                 defer { thread = nil }
@@ -112,7 +112,7 @@ final class CurlPoller: Sendable {
         var tokens = [UInt64](repeating: 0, count: capacity)
         var events = [Int32](repeating: 0, count: capacity)
         while true {
-            let count = ccurl_poller_wait(pointer, &tokens, &events, Int32(capacity), -1)
+            let count = csystem_poller_wait(pointer, &tokens, &events, Int32(capacity), -1)
             if count < 0 {
                 // The wait set itself failed: nothing will be watched any more.
                 failAll()
@@ -127,8 +127,8 @@ final class CurlPoller: Sendable {
             }
             if stopped { break }
             for (observer, bits) in ready {
-                let hangUp = bits & CCURL_POLLER_HANGUP != 0
-                observer.connectionIsReady(readable: bits & CCURL_POLLER_READ != 0 || hangUp, writable: bits & CCURL_POLLER_WRITE != 0 || hangUp)
+                let hangUp = bits & CSYSTEM_POLLER_HANGUP != 0
+                observer.connectionIsReady(readable: bits & CSYSTEM_POLLER_READ != 0 || hangUp, writable: bits & CSYSTEM_POLLER_WRITE != 0 || hangUp)
             }
         }
     }

@@ -1,4 +1,5 @@
 import CCurl
+import CSystem
 import CourierLocking
 import Foundation
 
@@ -83,7 +84,7 @@ final class CurlRawConnection: RawConnection, @unchecked Sendable {
     func awaitReadable(within timeout: Duration) -> Bool {
         let (seconds, attoseconds) = timeout.components
         // Not under the lock: the poller and the owner may use the connection meanwhile.
-        return ccurl_wait_readable(socket, seconds * 1_000_000_000 + attoseconds / 1_000_000_000) == 1
+        return csystem_wait_readable(socket, seconds * 1_000_000_000 + attoseconds / 1_000_000_000) == 1
     }
 
     func close() {

@@ -1,4 +1,5 @@
 import CCurl
+import CourierSupport
 import Foundation
 
 /// The TLS options every HTTPS transfer of one transport gets, worked out once from its

@@ -1,4 +1,4 @@
-import CCurl
+import CSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -42,7 +42,7 @@ struct CurlThread: Sendable {
             { argument in
                 guard let argument else { return nil }
                 let entry = Unmanaged<Entry>.fromOpaque(argument).takeRetainedValue()
-                ccurl_name_current_thread(entry.name)
+                csystem_name_current_thread(entry.name)
                 entry.body()
                 return nil
             }, entry)

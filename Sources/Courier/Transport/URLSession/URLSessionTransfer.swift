@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -101,7 +102,9 @@ final class URLSessionTransfer: TransportTransfer, Sendable {
         if case .file(let url, let length) = request.body {
             DispatchQueue.global().async { [self] in
                 do throws(CourierError) {
-                    let copy = try TemporaryFiles.makeURL(in: TemporaryFiles.defaultDirectory, prefix: "upload")
+                    let copy = try CourierError.mappingFileSystem { () throws(FileSystemFailure) in
+                        try TemporaryFiles.makeURL(in: TemporaryFiles.defaultDirectory, prefix: "upload")
+                    }
                     try UploadFile.copy(url, length: length, to: copy)
                     bodyCopy.withLock { $0 = copy }
                     transport.delegateQueue.schedule { [self] in

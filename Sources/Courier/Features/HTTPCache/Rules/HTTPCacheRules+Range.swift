@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// One byte range of a `Range` request (RFC 9110 §14.1.1): `first-last`, `first-`, or `-suffix`.

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 // RFC 9111 §4.3: validation (conditional requests) and freshening stored responses with a 304.

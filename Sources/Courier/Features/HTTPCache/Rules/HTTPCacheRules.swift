@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// The rules of an HTTP cache (RFC 9111, with RFC 5861's `stale-while-revalidate` and

@@ -16,14 +16,14 @@ extension String.Encoding {
     ///
     /// The name is compared case-insensitively, surrounding whitespace and quotes are ignored, and
     /// common aliases (`utf8`, `latin1`, `ascii`, `cp1252`, `sjis`, `x-mac-roman`, …) are accepted.
-    init?(ianaCharsetName name: String) {
+    package init?(ianaCharsetName name: String) {
         let key = name.trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: "\"'"))).lowercased()
         guard let encoding = Self.ianaTable[key] else { return nil }
         self = encoding
     }
 
     /// The preferred IANA charset name for this encoding, for a `Content-Type` `charset` parameter.
-    var ianaCharsetName: String? {
+    package var ianaCharsetName: String? {
         Self.preferredNames[self]
     }
 

@@ -17,9 +17,9 @@ import Darwin
 /// Files are created exclusively (`O_EXCL`) and readable by their owner only (`0600`),
 /// directories private (`0700`). A name is removed with `unlink`, which removes a link, never
 /// its target, and never a directory.
-enum KeptFiles {
+package enum KeptFiles {
     /// What the name at a path is, without following a final link (`lstat`).
-    enum Kind: Equatable {
+    package enum Kind: Equatable {
         /// Nothing: the name is free.
         case absent
         /// A kept file (``isKept(_:)``).
@@ -35,23 +35,23 @@ enum KeptFiles {
     /// (a directory owned by this process's user, as reached through the path the app gave,
     /// links included: where the app keeps it is the app's business), or unusable (a file,
     /// another user's directory).
-    enum DirectoryState: Equatable {
+    package enum DirectoryState: Equatable {
         case absent, usable, unusable
     }
 
     /// Whether `info` describes a file Courier may read or write: a regular file owned by this
     /// process's effective user, with exactly one link.
-    static func isKept(_ info: stat) -> Bool {
+    package static func isKept(_ info: stat) -> Bool {
         (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == geteuid() && info.st_nlink == 1
     }
 
-    static func kind(_ info: stat) -> Kind {
+    package static func kind(_ info: stat) -> Kind {
         if (info.st_mode & S_IFMT) == S_IFDIR { return .directory }
         return isKept(info) ? .kept : .foreign
     }
 
     /// What is at `path`; `nil` when `lstat` fails for another reason than an absent name.
-    static func kind(atPath path: String) -> Kind? {
+    package static func kind(atPath path: String) -> Kind? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return errno == ENOENT ? .absent : nil }
         return kind(info)
@@ -60,7 +60,7 @@ enum KeptFiles {
     /// Opens the kept file at `path` with `access` (`O_RDONLY`, `O_WRONLY` or `O_RDWR`); `nil`
     /// when nothing is there, when it is not a kept file, or on an error (`errno` then says
     /// which, unless the file was refused).
-    static func openExisting(_ path: String, access: Int32) -> (descriptor: Int32, info: stat)? {
+    package static func openExisting(_ path: String, access: Int32) -> (descriptor: Int32, info: stat)? {
         guard case .opened(let descriptor, let info) = open(path, access: access) else { return nil }
         return (descriptor, info)
     }
@@ -70,7 +70,7 @@ enum KeptFiles {
     /// links) is never opened as such: the name is removed and a new file created in its place.
     /// A directory is never removed: `what` (e.g. "the download's partial file") names the file
     /// in the `.fileSystem` error that says so, as in any other failure.
-    static func openOrCreate(_ url: URL, access: Int32, what: String) throws(CourierError) -> (descriptor: Int32, info: stat) {
+    package static func openOrCreate(_ url: URL, access: Int32, what: String) throws(FileSystemFailure) -> (descriptor: Int32, info: stat) {
         let path = url.path
         // A few rounds: each one that fails to settle the name means someone changed it in between.
         for _ in 0..<8 {
@@ -91,8 +91,8 @@ enum KeptFiles {
                 if let created = createExclusive(path, access: access) { return created }
                 if errno != EEXIST { throw failure("Could not create \(what) \(path)", errno: errno, url: url) }
             case .directory:
-                throw CourierError(
-                    .fileSystem, "A directory is where \(what) should be (\(path)); Courier never removes a directory: remove it.",
+                throw FileSystemFailure(
+                    "A directory is where \(what) should be (\(path)); Courier never removes a directory: remove it.",
                     underlyingError: POSIXError(.EISDIR), url: url)
             case .kept, .foreign:
                 if !removeName(path), errno != ENOENT {
@@ -100,12 +100,12 @@ enum KeptFiles {
                 }
             }
         }
-        throw CourierError(.fileSystem, "Could not open \(what) \(path): the name kept changing while it was opened.", url: url)
+        throw FileSystemFailure("Could not open \(what) \(path): the name kept changing while it was opened.", url: url)
     }
 
     /// Creates the file at `path` (failing if anything, a dangling link included, is there),
     /// readable and writable by its owner only; `nil` with `errno` set on failure.
-    static func createExclusive(_ path: String, access: Int32 = O_RDWR) -> (descriptor: Int32, info: stat)? {
+    package static func createExclusive(_ path: String, access: Int32 = O_RDWR) -> (descriptor: Int32, info: stat)? {
         var descriptor: Int32
         repeat {
             descriptor = Foundation.open(path, access | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -124,13 +124,13 @@ enum KeptFiles {
     /// Removes the name at `path` (a link itself, never its target; never a directory).
     /// Returns whether it did, with `errno` set when not.
     @discardableResult
-    static func removeName(_ path: String) -> Bool {
+    package static func removeName(_ path: String) -> Bool {
         unlink(path) == 0
     }
 
     /// Reads the whole of an open kept file of `info`'s size, if it is at most `limit` bytes;
     /// `nil` when it is larger or a read fails.
-    static func readAll(_ descriptor: Int32, info: stat, limit: Int) -> Data? {
+    package static func readAll(_ descriptor: Int32, info: stat, limit: Int) -> Data? {
         guard info.st_size >= 0, Int64(info.st_size) <= Int64(limit) else { return nil }
         var data = Data(count: Int(info.st_size))
         var total = 0
@@ -149,26 +149,26 @@ enum KeptFiles {
     }
 
     /// Size, modification time, identity and kind of a file.
-    struct Status {
-        var size: Int64
-        var modified: Date
-        var device: UInt64
-        var inode: UInt64
+    package struct Status {
+        package var size: Int64
+        package var modified: Date
+        package var device: UInt64
+        package var inode: UInt64
         /// Whether it is a kept file (``KeptFiles/isKept(_:)``): else a link, a FIFO, a
         /// directory, a device or socket, another user's file, or a file with other links.
-        var isKept: Bool
+        package var isKept: Bool
         /// Whether it is a directory (which Courier neither uses as a file nor removes).
-        var isDirectory: Bool
+        package var isDirectory: Bool
     }
 
     /// The status of the name at `path`, not following a final link (`lstat`).
-    static func status(atPath path: String) -> Status? {
+    package static func status(atPath path: String) -> Status? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
         return Status(info)
     }
 
-    static func status(of descriptor: Int32) -> Status? {
+    package static func status(of descriptor: Int32) -> Status? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
         return Status(info)
@@ -180,7 +180,7 @@ enum KeptFiles {
     /// root owns with the sticky bit set (`/tmp`) is usable too: there no other user can remove,
     /// rename or replace a file Courier created, only make names of their own, which
     /// ``openOrCreate(_:access:what:)`` never opens.
-    static func directoryState(_ url: URL, sharedSticky: Bool = false) -> DirectoryState {
+    package static func directoryState(_ url: URL, sharedSticky: Bool = false) -> DirectoryState {
         var info = stat()
         guard stat(url.path, &info) == 0 else { return errno == ENOENT ? .absent : .unusable }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { return .unusable }
@@ -189,7 +189,7 @@ enum KeptFiles {
     }
 
     /// Creates the directory and its missing parents, private to this process's user (0700).
-    static func createPrivateDirectory(_ url: URL) {
+    package static func createPrivateDirectory(_ url: URL) {
         try? FileManager.default.createDirectory(
             at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
@@ -198,7 +198,7 @@ enum KeptFiles {
     /// absent; throws `.fileSystem`, naming `what` (e.g. "the download store"), when the path is
     /// a file, another user's directory (`sharedSticky`: see ``directoryState(_:sharedSticky:)``),
     /// or cannot be created.
-    static func prepareDirectory(_ url: URL, for what: String, sharedSticky: Bool = false) throws(CourierError) {
+    package static func prepareDirectory(_ url: URL, for what: String, sharedSticky: Bool = false) throws(FileSystemFailure) {
         var state = directoryState(url, sharedSticky: sharedSticky)
         if state == .absent {
             createPrivateDirectory(url)
@@ -208,10 +208,9 @@ enum KeptFiles {
         case .usable:
             return
         case .absent:
-            throw CourierError(.fileSystem, "Could not create \(what) at \(url.path).", underlyingError: POSIXError(.ENOENT), url: url)
+            throw FileSystemFailure("Could not create \(what) at \(url.path).", underlyingError: POSIXError(.ENOENT), url: url)
         case .unusable:
-            throw CourierError(
-                .fileSystem,
+            throw FileSystemFailure(
                 "Courier does not use \(url.path) for \(what): it is not a directory owned by this process's user (\(geteuid())).",
                 underlyingError: POSIXError(.EACCES), url: url)
         }
@@ -253,15 +252,15 @@ enum KeptFiles {
         return .opened(descriptor: descriptor, info: info)
     }
 
-    private static func failure(_ message: String, errno code: Int32, url: URL) -> CourierError {
-        CourierError(
-            .fileSystem, "\(message): \(String(cString: strerror(code))).",
+    private static func failure(_ message: String, errno code: Int32, url: URL) -> FileSystemFailure {
+        FileSystemFailure(
+            "\(message): \(String(cString: strerror(code))).",
             underlyingError: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO), url: url)
     }
 }
 
 extension KeptFiles.Status {
-    init(_ info: stat) {
+    package init(_ info: stat) {
         size = Int64(info.st_size)
         #if canImport(Darwin)
         let time = info.st_mtimespec

@@ -1,16 +1,16 @@
 import Foundation
 
 /// Quoting for POSIX `sh`, used to write commands that can be pasted into a terminal.
-enum Shell {
+package enum Shell {
     /// `value` as one single-quoted word: everything inside is literal, and a single quote
     /// becomes `'\''` (close, escaped quote, reopen).
-    static func quote(_ value: String) -> String {
+    package static func quote(_ value: String) -> String {
         "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 
     /// `value` as it is when every character is plain (letters, digits and `_@%+=:,./-`),
     /// otherwise single-quoted like ``quote(_:)``.
-    static func word(_ value: String) -> String {
+    package static func word(_ value: String) -> String {
         let isPlain =
             !value.isEmpty
             && value.unicodeScalars.allSatisfy { scalar in
@@ -23,7 +23,7 @@ enum Shell {
     /// itself, every other byte (and `\`, `%`, `'`) as a `\0ooo` octal escape, which POSIX
     /// `printf` expands in `%b` arguments. (Using `%b` keeps a body starting with `-` from being
     /// read as an option.)
-    static func printfArgument(for data: Data) -> String {
+    package static func printfArgument(for data: Data) -> String {
         var argument = "'"
         argument.reserveCapacity(data.count * 2 + 2)
         for byte in data {

@@ -1,3 +1,4 @@
+import CourierSupport
 import Foundation
 
 /// Encodes any keyed `Encodable` (a struct, class or `[String: …]` dictionary) as ordered

@@ -9,9 +9,9 @@ import Foundation
 /// let hex = hasher.finalize().hexString
 /// ```
 /// Internal so it cannot clash with CryptoKit's `SHA256` in code that imports both.
-struct SHA256: Sendable {
+package struct SHA256: Sendable {
     /// The digest length in bytes.
-    static let digestByteCount = 32
+    package static let digestByteCount = 32
 
     private var state = HashState()
     /// Input bytes not yet compressed; fewer than 64.
@@ -20,27 +20,27 @@ struct SHA256: Sendable {
     private var totalByteCount: UInt64 = 0
 
     /// Creates a hasher with no input.
-    init() {}
+    package init() {}
 
     /// The digest of `data`.
-    static func hash(_ data: Data) -> [UInt8] {
+    package static func hash(_ data: Data) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data)
         return hasher.finalize()
     }
 
     /// Adds `data` to the input.
-    mutating func update(_ data: Data) {
+    package mutating func update(_ data: Data) {
         data.withUnsafeBytes { update($0) }
     }
 
     /// Adds `bytes` to the input.
-    mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
     /// Adds the bytes in `buffer` to the input.
-    mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard var input = buffer.baseAddress, !buffer.isEmpty else { return }
         var remaining = buffer.count
         totalByteCount &+= UInt64(remaining)
@@ -77,7 +77,7 @@ struct SHA256: Sendable {
     }
 
     /// The digest of everything added so far; the hasher itself is unchanged and can take more input.
-    func finalize() -> [UInt8] {
+    package func finalize() -> [UInt8] {
         var copy = self
         let bitLength = totalByteCount &* 8
         // Pad with 0x80, zeros up to 56 mod 64, then the message length in bits, big-endian.
@@ -174,20 +174,20 @@ struct SHA256: Sendable {
 
 /// The eight working words of the hash.
 private struct HashState {
-    var h0: UInt32 = 0x6a09e667, h1: UInt32 = 0xbb67ae85, h2: UInt32 = 0x3c6ef372, h3: UInt32 = 0xa54ff53a
-    var h4: UInt32 = 0x510e527f, h5: UInt32 = 0x9b05688c, h6: UInt32 = 0x1f83d9ab, h7: UInt32 = 0x5be0cd19
+    package var h0: UInt32 = 0x6a09e667, h1: UInt32 = 0xbb67ae85, h2: UInt32 = 0x3c6ef372, h3: UInt32 = 0xa54ff53a
+    package var h4: UInt32 = 0x510e527f, h5: UInt32 = 0x9b05688c, h6: UInt32 = 0x1f83d9ab, h7: UInt32 = 0x5be0cd19
 
-    var words: [UInt32] { [h0, h1, h2, h3, h4, h5, h6, h7] }
+    package var words: [UInt32] { [h0, h1, h2, h3, h4, h5, h6, h7] }
 }
 
 /// 64 bytes of inline storage for a partial block, so hashing never allocates.
 private struct PendingBlock {
-    var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    package var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 }
 
 extension [UInt8] {
     /// The bytes as lower-case hexadecimal, two digits each (a SHA-256 digest becomes 64 characters).
-    var hexString: String {
+    package var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(count * 2)

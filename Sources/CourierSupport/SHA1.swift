@@ -2,4 +2,4 @@ import CourierWebSocketWire
 
 /// SHA-1 for the handshake's `Sec-WebSocket-Accept`; the implementation lives in the
 /// package-only `CourierWebSocketWire` target, which CourierTestServer shares.
-typealias SHA1 = WebSocketSHA1
+package typealias SHA1 = WebSocketSHA1

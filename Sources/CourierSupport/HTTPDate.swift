@@ -2,9 +2,9 @@ import Foundation
 
 /// Parses the three HTTP-date forms of RFC 9110 §5.6.7, always in GMT, without `DateFormatter`
 /// (which is slow to create and locale-sensitive).
-enum HTTPDate {
+package enum HTTPDate {
     /// The longest interval a parsed date is turned into (about a century).
-    static let maximumInterval: TimeInterval = 100 * 366 * 86_400
+    package static let maximumInterval: TimeInterval = 100 * 366 * 86_400
 
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let shortWeekdays: Set<String> = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -12,13 +12,13 @@ enum HTTPDate {
 
     /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
     /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime); `nil` for anything else.
-    static func parse(_ string: String, now: Date) -> Date? {
+    package static func parse(_ string: String, now: Date) -> Date? {
         if FastPaths.enabled, let date = canonicalIMFFixdate(string) { return date }
         return parseAnyForm(string, now: now)
     }
 
     /// ``parse(_:now:)`` without its speed trick.
-    static func parseAnyForm(_ string: String, now: Date) -> Date? {
+    package static func parseAnyForm(_ string: String, now: Date) -> Date? {
         let tokens = string.split(whereSeparator: { $0 == " " || $0 == "\t" })
         switch tokens.count {
         case 6: return imfFixdate(tokens)
@@ -40,7 +40,7 @@ enum HTTPDate {
     /// A speed trick (``FastPaths``): the form servers send, `Sun, 06 Nov 1994 08:49:37 GMT` with
     /// single spaces and digits only, read byte by byte; `nil` for anything else, which the
     /// general parser then reads. Whatever it accepts, the general parser reads the same.
-    static func canonicalIMFFixdate(_ string: String) -> Date? {
+    package static func canonicalIMFFixdate(_ string: String) -> Date? {
         var string = string
         return string.withUTF8 { bytes -> Date? in
             guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[25] == UInt8(ascii: " "),
@@ -137,7 +137,7 @@ enum HTTPDate {
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's civil algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    package static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -147,7 +147,7 @@ enum HTTPDate {
     }
 
     /// The inverse of ``daysFromCivil(year:month:day:)``.
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -160,7 +160,7 @@ enum HTTPDate {
     }
 
     /// Formats `date` as an IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400

@@ -2,9 +2,9 @@ import Foundation
 
 /// MD5 (RFC 1321), for HTTP Digest authentication's `MD5` and `MD5-sess` algorithms only: MD5 is
 /// broken as a general-purpose hash, and nothing else in Courier uses it.
-enum MD5 {
+package enum MD5 {
     /// The 16-byte digest of `bytes`.
-    static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         var message = bytes
         let bitLength = UInt64(bytes.count) &* 8
         message.append(0x80)

@@ -5,27 +5,27 @@
 /// escaped as UTF-8 bytes with upper-case hex: the delimiters `& = + # [ ] : @ ! $ ' ( ) * , ;`,
 /// space (always `%20`, never `+`, so a literal `+` is never read back as a space), `%` itself,
 /// controls and every non-ASCII byte.
-enum PercentEncoding {
+package enum PercentEncoding {
     /// Escapes a query-string name or value.
-    static func escapeQueryComponent(_ string: String) -> String {
+    package static func escapeQueryComponent(_ string: String) -> String {
         escape(string)
     }
 
     /// Escapes a name or value for an `application/x-www-form-urlencoded` body.
     ///
     /// The set is the same as for queries, so a body and a query encode the same parameters identically.
-    static func escapeFormComponent(_ string: String) -> String {
+    package static func escapeFormComponent(_ string: String) -> String {
         escape(string)
     }
 
     /// Joins `name=value` pairs with `&`, escaping each name and value.
-    static func query(_ pairs: [(name: String, value: String)]) -> String {
+    package static func query(_ pairs: [(name: String, value: String)]) -> String {
         pairs.map { escapeQueryComponent($0.name) + "=" + escapeQueryComponent($0.value) }.joined(separator: "&")
     }
 
     /// Whether `byte` may appear unescaped.
     @inline(__always)
-    static func isUnescaped(_ byte: UInt8) -> Bool {
+    package static func isUnescaped(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "?"), UInt8(ascii: "/"):

@@ -14,21 +14,21 @@ import Darwin
 /// their own before it is moved to its destination, or read it: such a directory fails the
 /// request with `.fileSystem`. The names are random and files are created exclusively, so a
 /// sticky shared directory leaves nobody else a way to reach them.
-enum TemporaryFiles {
+package enum TemporaryFiles {
     /// `<system temp>/courier-<user id>`: one per user, since on a shared `/tmp` a directory one
     /// user made private is no use to the next.
-    static let defaultDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(geteuid())", isDirectory: true)
+    package static let defaultDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(geteuid())", isDirectory: true)
 
     /// A new, unused path in `directory`, which is created if needed; `.fileSystem` when the
     /// directory is not one Courier may use.
-    static func makeURL(in directory: URL, prefix: String, extension pathExtension: String = "tmp") throws(CourierError) -> URL {
+    package static func makeURL(in directory: URL, prefix: String, extension pathExtension: String = "tmp") throws(FileSystemFailure) -> URL {
         try KeptFiles.prepareDirectory(directory, for: "temporary files", sharedSticky: true)
         return directory.appendingPathComponent("\(prefix)-\(UUID().uuidString).\(pathExtension)")
     }
 
     /// Removes the file at `url` if it is there (its name only: never a link's target, never a
     /// directory); errors are ignored because the file may already be gone.
-    static func remove(_ url: URL?) {
+    package static func remove(_ url: URL?) {
         guard let url else { return }
         KeptFiles.removeName(url.path)
     }
