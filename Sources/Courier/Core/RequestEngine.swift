@@ -91,8 +91,14 @@ package final class RequestEngine {
     /// The start that follows adding a response handler (see ``RequestLifecycle/startAutomatically()``).
     func startAutomatically() {
         let transition = machine.startAutomatically()
-        if case .lifecycle(.prepare) = transition.action, deadline == nil {
-            deadline = session.configuration.transportClock.now + .seconds(session.configuration.resourceTimeout)
+        // A first start asks for admission before it prepares: both start the resource timeout.
+        switch transition.action {
+        case .admit, .lifecycle(.prepare):
+            if deadline == nil {
+                deadline = session.configuration.transportClock.now + .seconds(session.configuration.resourceTimeout)
+            }
+        default:
+            break
         }
         apply(transition)
     }

@@ -106,6 +106,33 @@ import CourierTestServer
         }
     }
 
+    /// The same limit holds for a request started by adding a completion handler (Alamofire's
+    /// style), which starts once the chain expression ends instead of through `resume()`.
+    @Test(arguments: TransportUnderTest.available)
+    func resourceTimeoutLimitsARequestStartedByItsCompletionHandler(transport: TransportUnderTest) async throws {
+        try await withServer { server async throws in
+            let gate = Gate()
+            server.enqueue(MockResponse(status: 200).body(.pattern(count: 100_000, seed: 2)).pausing(afterBytes: 1_000, until: gate))
+            let clock = ManualTransportClock()
+            let session = makeSession(transport, server: server) {
+                $0.resourceTimeout = 0.3
+                $0.transportClock = .manual(clock)
+            }
+            let request = session.request("stalled")
+            let received = ReceivedBytes(request)
+            let (responses, delivered) = AsyncStream.makeStream(of: CourierError?.self)
+            request.responseData { delivered.yield($0.error) }
+            #expect(await received.wait(for: 1))
+            let error = await clock.advancing(by: .milliseconds(100)) {
+                var iterator = responses.makeAsyncIterator()
+                return await iterator.next() ?? nil
+            }
+            gate.open()
+            #expect(error?.kind == .timedOut)
+            #expect(error?.message.contains("resource timeout") == true, "\(error.map { "\($0)" } ?? "")")
+        }
+    }
+
     @Test(arguments: TransportUnderTest.available)
     func truncatedBodyIsALostConnection(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
