@@ -24,7 +24,8 @@ extension Values {
         }
 
         @Test(
-            "strings that are not media types parse to nil", arguments: ["text", "", " ", "/json", "text/", "a/b/c", "te xt/html", "; charset=utf-8", "text/\r\nhtml", "\t/json"])
+            "strings that are not media types parse to nil",
+            arguments: ["text", "", " ", "/json", "text/", "a/b/c", "te xt/html", "; charset=utf-8", "text/\r\nhtml", "\t/json"])
         func rejects(text: String) {
             #expect(MIMEType(text) == nil)
         }
