@@ -12,6 +12,12 @@ struct MIMEType: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `"type/subtype; parameters"`; `"text"` and `""` give `nil`.
     init?(_ string: some StringProtocol) {
+        if let parsed = Self.parseASCII(string.utf8) {
+            guard let parsed else { return nil }
+            type = parsed.0
+            subtype = parsed.1
+            return
+        }
         let essence = string.prefix { $0 != ";" }
         let parts = essence.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
@@ -23,6 +29,40 @@ struct MIMEType: Hashable, Sendable, CustomStringConvertible {
         guard WireSyntax.isToken(type), WireSyntax.isToken(subtype) else { return nil }
         self.type = type
         self.subtype = subtype
+    }
+
+    /// The same parse for an all-ASCII string, without Foundation's trimming and with no allocation
+    /// for parts of up to 15 bytes (validation parses a `Content-Type` on every response): `nil` when
+    /// the string is not all ASCII (the caller then takes the general path), `.some(nil)` when it is
+    /// not a media type. On ASCII, `.whitespaces` is space and tab, and `lowercased()` maps only A-Z.
+    private static func parseASCII(_ utf8: some Collection<UInt8>) -> (String, String)?? {
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let essence = utf8.prefix { $0 != UInt8(ascii: ";") }
+        guard let slash = essence.firstIndex(of: UInt8(ascii: "/")) else { return .some(nil) }
+        let rest = essence[essence.index(after: slash)...]
+        guard !rest.contains(UInt8(ascii: "/")) else { return .some(nil) }
+        guard let type = token(essence[..<slash]), let subtype = token(rest) else { return .some(nil) }
+        return (type, subtype)
+    }
+
+    /// `bytes` without surrounding spaces and tabs, lowercased, if that is a token.
+    private static func token<C: Collection<UInt8>>(_ bytes: C) -> String? {
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }) else { return nil }
+        var end = first
+        var index = first
+        while index != bytes.endIndex {
+            if !isBlank(bytes[index]) { end = bytes.index(after: index) }
+            index = bytes.index(after: index)
+        }
+        let trimmed = bytes[first..<end]
+        let value = String(unsafeUninitializedCapacity: trimmed.count) { buffer in
+            for (offset, byte) in trimmed.enumerated() {
+                buffer[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            }
+            return trimmed.count
+        }
+        return WireSyntax.isToken(value) ? value : nil
     }
 
     /// `*/*`.

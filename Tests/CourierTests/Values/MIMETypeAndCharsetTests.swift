@@ -15,13 +15,18 @@ extension Values {
                 ("application/*", "application/*"),
                 ("*/json", "*/json"),
                 ("application/problem+json", "application/problem+json"),
+                ("\tText/PLAIN\t ;x=1", "text/plain"),
+                ("application/X-WWW-Form-Urlencoded", "application/x-www-form-urlencoded"),
+                // Not all ASCII: the general path trims Unicode spaces too.
+                ("\u{A0}text/html\u{2003}", "text/html"),
             ])
         func parses(text: String, expected: String) throws {
             #expect(try #require(MIMEType(text)).description == expected)
         }
 
         @Test(
-            "strings that are not media types parse to nil", arguments: ["text", "", " ", "/json", "text/", "a/b/c", "te xt/html", "; charset=utf-8"])
+            "strings that are not media types parse to nil",
+            arguments: ["text", "", " ", "/json", "text/", "a/b/c", "te xt/html", "; charset=utf-8", "text/\r\nhtml", "\t/json"])
         func rejects(text: String) {
             #expect(MIMEType(text) == nil)
         }

@@ -151,16 +151,16 @@ extension Request {
     static func contentTypeFailure(_ input: ValidationInput, acceptable: [String]) -> CourierError? {
         guard !input.isBodyEmpty else { return nil }
         let code = input.statusCode
-        let list = acceptable.sorted().joined(separator: ", ")
-        let acceptableTypes = acceptable.compactMap { MIMEType($0) }
+        // The list for the message is built only for a failure: a passing response allocates nothing for it.
+        var list: String { acceptable.sorted().joined(separator: ", ") }
         guard let header = input.header("Content-Type"), let responseType = MIMEType(header) else {
-            if acceptableTypes.contains(where: { $0 == .any }) { return nil }
+            if acceptable.contains(where: { MIMEType($0) == .any }) { return nil }
             return CourierError(
                 validationFailure: .missingContentType(acceptable: acceptable),
                 "The response has no Content-Type; acceptable: \(list).",
                 responseCode: code, url: input.request?.url)
         }
-        guard !acceptableTypes.contains(where: { $0.matches(responseType) }) else { return nil }
+        guard !acceptable.contains(where: { MIMEType($0)?.matches(responseType) == true }) else { return nil }
         return CourierError(
             validationFailure: .unacceptableContentType(acceptable: acceptable, actual: responseType.description),
             "Response Content-Type \"\(responseType)\" was unacceptable; acceptable: \(list).",

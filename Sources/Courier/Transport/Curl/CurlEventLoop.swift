@@ -53,6 +53,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var finished: [(exchange: CurlExchange, remove: Bool)] = []
     /// How long a pass on a caller's thread may wait for the response it sent.
     private var responseWait: CurlResponseWait
+    /// Each transfer's receive buffer, from what its origin's recent responses needed.
+    private var receiveBuffers: CurlReceiveBufferSizing
     /// How many times the loop thread woke from its sleep (for tests: an idle loop must stay asleep).
     private let wakeUps = Atomic<Int>(0)
     /// How many responses a pass on a caller's thread waited for and handled itself (for tests).
@@ -93,6 +95,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         pool = CurlEasyPool(capacity: cachedConnections)
         responseWait = CurlResponseWait(limit: defaults.responseWaitLimit)
+        receiveBuffers = CurlReceiveBufferSizing(largest: defaults.receiveBufferSize)
         self.multi = multi
         self.reactor = reactor
         self.defaults = defaults
@@ -331,7 +334,9 @@ final class CurlEventLoop: @unchecked Sendable {
                 throw CourierError(.transportFailed, "libcurl could not create an easy handle.", url: request.url)
             }
             exchange.easy = easy
-            exchange.headerList = try CurlRequestBuilder.apply(plan, for: request, to: easy, defaults: defaults)
+            exchange.headerList = try CurlRequestBuilder.apply(
+                plan, for: request, to: easy, defaults: defaults,
+                receiveBufferSize: receiveBuffers.size(for: exchange.handle.origin))
             exchange.connectToList = try CurlRequestBuilder.applyAlternative(plan, for: request.url, to: easy)
             try exchange.installCallbacks(on: easy, debugHandler: defaults.tuning.debugHandler)
             // The reactor keeps reused connections in its wait set between transfers; it must see them closed.
@@ -465,6 +470,7 @@ final class CurlEventLoop: @unchecked Sendable {
         if error == nil {
             exchange.reportFinalUploadProgress(sentBytes: metrics.bytesSent)
             if let firstByte = metrics.timeToFirstByte { responseWait.record(timeToFirstByte: firstByte) }
+            receiveBuffers.record(origin: exchange.handle.origin, bodyBytes: exchange.bytesDelivered)
         }
         if exchange.handle.mayMultiplex, let version = metrics.httpVersion {
             defaults.routing.learn(exchange.handle.origin, httpVersion: version)

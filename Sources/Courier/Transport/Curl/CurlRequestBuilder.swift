@@ -3,7 +3,8 @@ import Foundation
 
 /// Settings every event loop and easy handle of one transport gets.
 struct CurlHandleDefaults: Sendable {
-    /// CURLOPT_BUFFERSIZE: the receive buffer (bytes read from the socket per call).
+    /// CURLOPT_BUFFERSIZE: the largest receive buffer (bytes read from the socket per call); each
+    /// loop gives an origin whose responses are small less (``CurlReceiveBufferSizing``).
     var receiveBufferSize = 256 * 1024
     /// The TLS options of HTTPS transfers.
     var tls = CurlTLSSettings()
@@ -70,7 +71,7 @@ enum CurlRequestBuilder {
             if case .upload = method { true } else { false }
         }
 
-        /// The lines CURLOPT_HTTPHEADER gets, in order (as ``CurlRequestBuilder/apply(_:for:to:defaults:)`` builds them).
+        /// The lines CURLOPT_HTTPHEADER gets, in order (as ``CurlRequestBuilder/apply(_:for:to:defaults:receiveBufferSize:)`` builds them).
         var headerLines: [String] {
             var lines = fields.map { header in withLine(name: header.name, value: header.value) { String(cString: $0) } }
             if suppressesExpect { lines.append(withLine(name: "Expect", value: nil) { String(cString: $0) }) }
@@ -183,11 +184,12 @@ enum CurlRequestBuilder {
         return plan
     }
 
-    /// Applies `plan` to `easy` for `request`; returns the header list, which must outlive the
-    /// transfer and be freed with `ccurl_slist_free_all` afterwards.
+    /// Applies `plan` to `easy` for `request`, with a receive buffer of `receiveBufferSize` bytes
+    /// (by default the transport's); returns the header list, which must outlive the transfer and be
+    /// freed with `ccurl_slist_free_all` afterwards.
     static func apply(
         _ plan: Plan, for request: TransportRequest, to easy: CurlEasyHandle,
-        defaults: CurlHandleDefaults
+        defaults: CurlHandleDefaults, receiveBufferSize: Int? = nil
     ) throws(CourierError) -> OpaquePointer? {
         let handle = easy.pointer
         let urlString = request.url.absoluteString
@@ -202,7 +204,7 @@ enum CurlRequestBuilder {
         try easy.set(.tcpNoDelay, 1)
         try easy.set(.followLocation, 0)
         try easy.set(.suppressConnectHeaders, 1)
-        let sized = ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
+        let sized = ccurl_easy_setopt_long(handle, CCURLOPT_BUFFERSIZE, receiveBufferSize ?? defaults.receiveBufferSize)
         // libcurl 7.73 to 8.6 refuses a new size while the handle still has a receive buffer (a
         // reused handle whose last transfer was cut short keeps it) and goes on with that buffer,
         // which this loop sized already: there, only a fresh handle's refusal is a failure.

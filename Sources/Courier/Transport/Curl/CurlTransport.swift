@@ -49,6 +49,9 @@ import CourierLocking
     /// More loops (up to one per processor, at most ``CurlLoopPlan/maximumLoops``) start when
     /// transfers to one origin overlap: one libcurl multi handle is driven by one thread, and
     /// under concurrent load that thread alone would cap the transport.
+    ///
+    /// `receiveBufferSize` is the most one socket read returns (`CURLOPT_BUFFERSIZE`); an origin
+    /// whose recent responses were small gets less, down to 4 KiB (see `CurlReceiveBufferSizing`).
     public convenience init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
         try self.init(
             configuration: configuration, receiveBufferSize: receiveBufferSize,
