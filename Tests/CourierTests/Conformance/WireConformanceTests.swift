@@ -14,7 +14,7 @@ import FoundationNetworking
 ///
 /// Replies that must end without the server closing are followed by `hold` (the connection stays
 /// open): a client that waited for more bytes, or for the close, would hang there, and the
-/// suite's two-minute limit would fail it. No request here can time out by itself (the session's
+/// suite's hang limit (120 s) would fail it. No request here can time out by itself (the session's
 /// clock is a manual one that never moves).
 ///
 /// What each transport does, behaviour by behaviour (both files):
@@ -40,7 +40,7 @@ import FoundationNetworking
 /// | response trailers | on `trailerFields`, in wire order | not run: FoundationNetworking traps the process |
 /// | request trailers | sent after the last chunk | refused before sending (invalidConfiguration) |
 /// | full duplex, the server answers before reading the body | the answer is handed out before the body ends; the body's producer is ended | refused before sending (invalidConfiguration, full duplex needs curl) |
-@Suite(.timeLimit(.minutes(2))) struct WireConformanceTests {
+@Suite(.hangLimit(.seconds(120))) struct WireConformanceTests {
     typealias Outcome = HostileServerMatrixTests.Outcome
 
     /// One scripted reply, the method that asks for it, and what each transport must make of it.
