@@ -25,7 +25,8 @@ extension DuplexStreamTests {
     func aStalledConsumerHoldsTheServerBackThenGetsEveryByte() async throws {
         let size = 64 << 20
         try await withServer { server async throws in
-            server.route("/big", Resource(pattern: Int64(size), seed: 5))
+            // A handler route: a `Resource` answers GET and HEAD only.
+            server.route("/big") { _ in MockResponse(status: 200).body(.pattern(count: Int64(size), seed: 5)) }
             let heads = AsyncStream.makeStream(of: Int.self)
             let stream = makeSession(.curl, server: server).streamRequest("big", body: PatternChunks(total: 1000))
                 .onHTTPResponse { heads.continuation.yield($0.statusCode) }
