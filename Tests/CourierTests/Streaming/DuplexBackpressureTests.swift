@@ -14,11 +14,14 @@ import FoundationNetworking
 /// read from `/proc/net/tcp` (both ends are in this process) and set apart, so the bounds below are
 /// Courier's own, not the machine's socket tuning.
 extension DuplexStreamTests {
-    /// How far past its window (1 MiB for a stream) curl may have read a response: its receive
-    /// buffer and the piece in hand when the window filled.
+    /// The documented bounds, written out so that a change to either fails here: a stream's
+    /// flow-control window, and the send buffer `streamRequest(...body:...)` documents.
+    static let window = 1 << 20, sendBuffer = 256 << 10
+    /// How far past its window curl may have read a response: its receive buffer and the piece
+    /// in hand when the window filled.
     static let receiveSlack = 1 << 20
-    /// How far past `BodyStream.capacity` a body may have been pulled: the element in hand and
-    /// curl's upload buffer (64 KiB by default) with its chunk framing.
+    /// How far past the send buffer a body may have been pulled: the element in hand and curl's
+    /// upload buffer (64 KiB by default) with its chunk framing.
     static let sendSlack = 512 << 10
 
     @Test(.hangLimit(.seconds(120)))
@@ -39,7 +42,7 @@ extension DuplexStreamTests {
             let held = sent - queued
             #expect(sent < size, "the server got to write all \(size) bytes")
             #expect(
-                held <= BodyKind.stream.flowControlWindow + Self.receiveSlack,
+                held <= Self.window + Self.receiveSlack,
                 "Courier holds \(held) bytes (\(sent) written, \(queued) in socket buffers)")
             // Then the consumer reads it all, byte for byte.
             var received = Data()
@@ -68,9 +71,9 @@ extension DuplexStreamTests {
         let pulled = try await Self.settled { producer.pulled }
         let queued = SocketCensus.queuedBytes(port: server.port)
         let ahead = pulled - queued
-        #expect(pulled > BodyStream.capacity, "the body started and filled the send buffer")
+        #expect(pulled > Self.sendBuffer, "the body started and filled the send buffer")
         #expect(
-            ahead <= BodyStream.capacity + Self.sendSlack,
+            ahead <= Self.sendBuffer + Self.sendSlack,
             "Courier holds \(ahead) bytes of the body (\(pulled) pulled, \(queued) in socket buffers)")
         stream.cancel()
         #expect(await consumer.value?.kind == .cancelled)
