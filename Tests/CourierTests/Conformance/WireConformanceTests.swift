@@ -40,6 +40,17 @@ import FoundationNetworking
 /// | response trailers | on `trailerFields`, in wire order | not run: FoundationNetworking traps the process |
 /// | request trailers | sent after the last chunk | refused before sending (invalidConfiguration) |
 /// | full duplex, the server answers before reading the body | the answer is handed out before the body ends; the body's producer is ended | refused before sending (invalidConfiguration, full duplex needs curl) |
+///
+/// Neighbours tested elsewhere (`DuplexStreamTests`, `WebSocketOpeningTests`):
+///
+/// | Behaviour | curl | URLSession |
+/// | --- | --- | --- |
+/// | a name repeated in a full-duplex request's headers | each line apart, in order | full duplex refused before sending |
+/// | a name repeated in a WebSocket handshake's headers | each line apart, in order | one line, values joined (a `URLRequest`) |
+/// | full duplex, the consumer reads nothing of a 64 MiB answer | the server is held back: beyond the socket buffers Courier holds its 1 MiB window and curl's buffer at most; then every byte, in order | refused before sending |
+/// | full duplex, the server reads nothing of the body | beyond the socket buffers the body is pulled 256 KiB (the send buffer) and curl's upload buffer ahead at most | refused before sending |
+/// | full-duplex echo, servers nobody here wrote | hypercorn over HTTP/1.1 and HTTP/2, Node.js over HTTP/1.1: each piece echoed before the next is written | refused before sending |
+/// | trailers both ways, servers nobody here wrote | request trailers read by Node.js (HTTP/1.1) and its response trailers read back, in order; hypercorn's response trailers over HTTP/2 | refused before sending |
 @Suite(.hangLimit(.seconds(120))) struct WireConformanceTests {
     typealias Outcome = HostileServerMatrixTests.Outcome
 
