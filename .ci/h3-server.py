@@ -3,7 +3,9 @@ project wrote) serving httpbin over HTTP/3 on a UDP port and over HTTP/1.1 and H
 TCP port, with an Alt-Svc header on every response.
   /files/NAME   the file NAME of --www, whole (Content-Length), for byte-exact transfers
   /echo         full duplex (ASGI): the response head at once, then each request body chunk echoed as
-                it arrives, then the request's trailers as the response's (over HTTP/2)
+                it arrives (over HTTP/1.1 and HTTP/2), then the trailer `x-echo-end: 1` to a client that
+                sent `TE: trailers` (HTTP/2 only: hypercorn sends response trailers over HTTP/2 and 3
+                alone, and hands an ASGI app no request trailers; .ci/echo-server.js covers those)
   anything else httpbin (/get, /post, /bytes/N, /gzip, /status/N, /response-headers...)
 Usage: h3-server.py --serve SPEC [--serve SPEC...] --cert C --key K --www DIR [--daemon --pid-file F --log-file L]
                     [--keep-alive-max-requests N]
@@ -54,8 +56,8 @@ def files_app(www, fallback):
 
 
 async def echo_app(scope, receive, send):
-    """ASGI: answers at once and echoes each request body chunk as it arrives (full duplex); the
-    request's trailer fields, when the client sent any, come back as the response's."""
+    """ASGI: answers at once and echoes each request body chunk as it arrives (full duplex); then
+    `x-echo-end: 1` as a trailer when hypercorn offers response trailers (HTTP/2 and 3, `TE: trailers`)."""
     trailers = "http.response.trailers" in scope.get("extensions", {})
     await send({"type": "http.response.start", "status": 200, "trailers": trailers,
                 "headers": [(b"content-type", b"application/octet-stream")]})

@@ -18,6 +18,8 @@
 #     /files/NAME (the fixtures below) over TLS, one process: 18470 HTTP/3 on UDP and HTTP/2 on TCP;
 #     18472 TCP advertising HTTP/3 on UDP 18471 (served); 18473 TCP advertising HTTP/3 on UDP 18474
 #     (nothing listens there); 18475 HTTP/3 and HTTP/2 requiring a client certificate from the client CA
+#   .ci/echo-server.js on 18476 (when node is installed): Node.js's HTTP/1.1 server echoing a request as it
+#     arrives, and its trailers as the response's (full duplex and trailers both ways, #39)
 # Needs nginx, curl, openssl and python3 with httpbin, gunicorn, cryptography, sse-starlette,
 # uvicorn, websockets and aiohttp (.ci/run installs them).
 set -euo pipefail
@@ -54,6 +56,7 @@ old_sse=$(stop_pidfile "$root/sse-server.pid")
 old_ws=$(stop_pidfile "$root/ws-server.pid")
 old_proxy=$(stop_pidfile "$root/tinyproxy.pid")
 old_h3=$(stop_pidfile "$root/h3-server.pid")
+old_echo=$(stop_pidfile "$root/echo-server.pid")
 
 # Fixtures: random bytes (Range, ETag, Last-Modified), compressible text, a 4 MiB file nginx serves slowly.
 [ -f "$root/www/random-1m.bin" ] || head -c 1048576 /dev/urandom > "$root/www/random-1m.bin"
@@ -167,6 +170,21 @@ else
   echo "start-servers.sh: hypercorn and aioquic are not installed; the HTTP/3 tests will be skipped" >&2
 fi
 
+# Node.js's HTTP/1.1 echo (optional outside CI, which installs nodejs). Detached by nohup, its output
+# in its log, so that this script's output (eval'd) is not held open by it.
+wait_gone "$old_echo" 50 "$root/echo-server.pid"
+echo_env=
+if command -v node >/dev/null 2>&1; then
+  nohup node "$here/echo-server.js" --port 18476 --pid-file "$root/echo-server.pid" \
+    </dev/null >>"$root/logs/echo-server.log" 2>&1 &
+  for _ in $(seq 1 100); do curl -sf http://127.0.0.1:18476/health >/dev/null && break; sleep 0.1; done
+  curl -sf http://127.0.0.1:18476/health >/dev/null \
+    || { echo "echo-server.js does not answer" >&2; tail -n 20 "$root/logs/echo-server.log" >&2; exit 1; }
+  echo_env="export COURIER_NODE_ECHO_URL=http://127.0.0.1:18476"
+else
+  echo "start-servers.sh: node is not installed; the Node.js echo tests will be skipped" >&2
+fi
+
 tls=$root/tls
 for _ in $(seq 1 50); do
   curl -sf http://127.0.0.1:18181/get >/dev/null && curl -sf http://127.0.0.1:18180/small.json >/dev/null && break
@@ -237,4 +255,5 @@ export COURIER_TEST_SERVER_PIN='$(cat "$tls/server.pin")'
 export COURIER_TEST_WRONG_PIN='$(cat "$tls/wrong.pin")'
 $proxy_env
 $h3_env
+$echo_env
 ENV

@@ -43,6 +43,10 @@ enum InteropServer {
     static let http3DeadAltSvc = url("COURIER_H3_DEAD_ALTSVC_URL")
     /// hypercorn with aioquic requiring a client certificate from the client CA in every handshake, QUIC and TCP.
     static let http3MutualTLS = url("COURIER_H3_MTLS_URL")
+    /// Node.js's HTTP/1.1 server (`.ci/echo-server.js`): `/echo` writes each request chunk back as
+    /// it arrives, then the request's trailer lines as the response's trailers, in order, and
+    /// `X-Request-Trailer-Count`. Plain HTTP.
+    static let nodeEcho = url("COURIER_NODE_ECHO_URL")
 
     /// The test CA (PEM) that signed the servers' certificates (all but the self-signed one).
     static let testCA = file("COURIER_TEST_CA_FILE")

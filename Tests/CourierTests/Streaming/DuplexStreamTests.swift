@@ -82,6 +82,25 @@ struct DuplexStreamTests {
         }
     }
 
+    /// The caller's field lines go out as given: a repeated name as separate lines, in order.
+    @Test(.timeLimit(.minutes(2)))
+    func theCallersRepeatedHeaderLinesGoOutApartAndInOrder() async throws {
+        try await withServer { server async throws in
+            server.routeDuplexEcho("/echo")
+            var headers: HTTPHeaders = ["X-Multi": "first"]
+            headers.append(name: "X-Other", value: "between")
+            headers.append(name: "x-multi", value: "second")
+            let stream = makeSession(.curl, server: server).streamRequest("echo", headers: headers, body: PatternChunks(total: 10))
+            var received = 0
+            for try await chunk in stream.streamingData() { received += chunk.count }
+            #expect(received == 10)
+            let recorded = try #require(server.recordedRequests.first)
+            #expect(recorded.headers.values(for: "X-Multi") == ["first", "second"])
+            let names = recorded.headers.map(\.name).filter { ["x-multi", "x-other"].contains($0.lowercased()) }
+            #expect(names == ["X-Multi", "X-Other", "x-multi"])
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func cancellingTheStreamEndsTheBodysProducer() async throws {
         try await withServer { server async throws in
@@ -143,5 +162,47 @@ struct DuplexStreamTests {
         #expect(await stream.error == nil)
         #expect(await stream.metrics?.httpVersion == "HTTP/2")
         #expect(await stream.trailerFields?.value(for: "x-echo-end") == "1")
+    }
+
+    /// Over HTTP/1.1 against hypercorn (h11, `.ci/h3-server.py`'s ASGI `/echo`), which answers while
+    /// it reads; skipped when `.ci/start-servers.sh` did not start it.
+    @Test(.timeLimit(.minutes(2)))
+    func eachPieceIsEchoedBeforeTheNextIsWrittenOverHTTP1ByHypercorn() async throws {
+        guard let h3 = InteropServer.http3 else { return }
+        let session = try HTTPSInterop.session(baseURL: h3) { $0.httpVersion = .http1_1 }
+        let (body, writer) = AsyncStream.makeStream(of: Data.self)
+        let stream = session.streamRequest("echo", body: body)
+        var replies = stream.streamingData().makeAsyncIterator()
+        let rest = try await Self.converse(Self.pieces, writer: writer, replies: &replies)
+        #expect(rest.isEmpty)
+        #expect(await stream.error == nil)
+        #expect(await stream.metrics?.httpVersion == "HTTP/1.1")
+    }
+
+    /// Against Node.js's HTTP/1.1 server (`.ci/echo-server.js`): each piece echoed before the next
+    /// is written, the request's trailers read by that server (it sends back what it received, in
+    /// order, and their count), and its response trailers read here. Skipped when
+    /// `.ci/start-servers.sh` found no node.
+    @Test(.timeLimit(.minutes(2)))
+    func nodeEchoesEachPieceAndTheRequestTrailersOverHTTP1() async throws {
+        guard let node = InteropServer.nodeEcho else { return }
+        var configuration = SessionConfiguration.testing
+        configuration.transport = .curl
+        configuration.requestTimeout = 30
+        let session = Session(configuration: configuration, baseURL: node, callbackQueue: testCallbackQueue)
+        let (body, writer) = AsyncStream.makeStream(of: Data.self)
+        let stream = session.streamRequest("echo", body: body) {
+            var trailers: HTTPHeaders = ["X-Checksum": "c0ffee"]
+            trailers.append(name: "X-Note", value: "one")
+            trailers.append(name: "x-note", value: "two")
+            return trailers
+        }
+        var replies = stream.streamingData().makeAsyncIterator()
+        let rest = try await Self.converse(Self.pieces, writer: writer, replies: &replies)
+        #expect(rest.isEmpty)
+        #expect(await stream.error == nil)
+        #expect(await stream.metrics?.httpVersion == "HTTP/1.1")
+        let trailers = try #require(await stream.trailerFields)
+        #expect(trailers.map(\.description) == ["X-Checksum: c0ffee", "X-Note: one", "x-note: two", "X-Request-Trailer-Count: 3"])
     }
 }

@@ -50,6 +50,26 @@ import CourierLocking
         }
     }
 
+    /// A name repeated in the caller's (or the session's) headers goes out as separate lines, in
+    /// order, as on an HTTP request; a `URLRequest` on the way would join them.
+    @Test func theHandshakeSendsRepeatedHeaderLinesApartAndInOrder() async throws {
+        try await withServer { server async throws in
+            server.enqueue(MockResponse(status: 403))
+            var sessionHeaders: HTTPHeaders = ["X-Session": "one"]
+            sessionHeaders.append(name: "X-Session", value: "two")
+            var headers: HTTPHeaders = ["X-Multi": "first"]
+            headers.append(name: "X-Other", value: "between")
+            headers.append(name: "x-multi", value: "second")
+            let session = try Self.curlSession(server, headers: sessionHeaders)
+            await #expect(throws: CourierError.self) { try await session.webSocket("live", headers: headers).connect() }
+            let request = try #require(server.recordedRequests.first)
+            #expect(request.headers.values(for: "X-Multi") == ["first", "second"])
+            #expect(request.headers.values(for: "X-Session") == ["one", "two"])
+            let names = request.headers.names.filter { ["x-multi", "x-other"].contains($0.lowercased()) }
+            #expect(names == ["X-Multi", "X-Other", "x-multi"])
+        }
+    }
+
     @Test func theHandshakeCarriesTheSessionsCookiesUnlessACookieHeaderIsGiven() async throws {
         try await withServer { server async throws in
             server.enqueue(MockResponse(status: 403))

@@ -255,7 +255,8 @@ extension Session {
         trailers: (@Sendable () async throws -> HTTPHeaders)? = nil
     ) -> DataStreamRequest where Body.Element: Sequence<UInt8> {
         var source = RequestSource(
-            timeout: timeout, interceptor: interceptor, upload: .stream(BodyStream(body, length: length, trailers: trailers))
+            timeout: timeout, interceptor: interceptor, upload: .stream(BodyStream(body, length: length, trailers: trailers)),
+            headers: headers
         ) { session in
             var request = try session.makeURLRequest(url, method: method, headers: headers, timeout: timeout, modifier: nil)
             if request.value(forHTTPHeaderField: "Content-Type") == nil {

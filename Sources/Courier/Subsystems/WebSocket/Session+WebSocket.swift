@@ -89,9 +89,12 @@ extension Session {
         {
             HTTPCookie.requestHeaderFields(with: cookies).forEach { request.setValue($0.value, forHTTPHeaderField: $0.key) }
         }
+        // A `URLRequest` keeps one value per name: repeated lines given by the caller or the
+        // session go out apart and in order again wherever the adapter left them unchanged.
+        let lines = request.headers.restoringLines(of: merged)
         do {
             return try WebSocketHandshakeRequest(
-                url: adaptedURL, protocols: protocols, headers: request.headers,
+                url: adaptedURL, protocols: protocols, headers: lines,
                 offersCompression: offersCompression && WebSocketInflater.isAvailable)
         } catch {
             throw CourierError(webSocketHandshake: error, response: nil, url: adaptedURL)
