@@ -86,10 +86,10 @@ final class CurlExchange {
     private var redeliveredPrefix = 0
     /// The bytes of response heads read so far (interim heads included), held to ``maximumHeadBytes``.
     private var headBytes = 0
-    /// The response's trailer fields in wire order, once the first arrived (HTTP/1.1 chunked or HTTP/2).
-    private(set) var trailerFields: HTTPHeaders?
-    /// The bytes of the trailer section read so far, held to ``maximumHeadBytes`` like the head.
-    private var trailerBytes = 0
+    /// The response's trailer section (HTTP/1.1 chunked or HTTP/2), held to ``maximumHeadBytes`` like the head.
+    private var trailers = CurlTrailerSection(limit: CurlExchange.maximumHeadBytes)
+    /// The response's trailer fields in wire order, once the first arrived.
+    var trailerFields: HTTPHeaders? { trailers.fields }
     /// Where decoded bytes are made before they are copied into the chunk delivered.
     private var decodeBuffer: [UInt8] = []
     /// Why the body failed to decode, or decoded past the request's decompression ratio, once it
@@ -266,14 +266,6 @@ final class CurlExchange {
                 return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
             }
         }
-        if parser.isComplete, !CurlResponseParser.isTrailerField(line) {
-            // Older libcurls (7.74 among them) take any line after a chunked body as a trailer (a
-            // chunk size written `0x10` reads as the last chunk, its data as trailers); newer ones refuse it.
-            failure = CourierError(
-                .invalidResponse, "The response's chunked body ended with a line that is not a trailer field.",
-                responseCode: responseStatus, url: handle.request.url)
-            return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
-        }
         if parser.isComplete {
             return receiveTrailerLine(line)
         }
@@ -310,22 +302,24 @@ final class CurlExchange {
         return line.count
     }
 
-    /// A line after the final head: a trailer field (kept in wire order, repeated names apart),
-    /// or the blank line that ends the section. The section is held to ``maximumHeadBytes``.
+    /// A line after the final head: a trailer field, or the blank line that ends the section.
     private func receiveTrailerLine(_ line: UnsafeRawBufferPointer) -> Int {
-        trailerBytes += line.count
-        if trailerBytes > Self.maximumHeadBytes {
+        switch trailers.receive(line) {
+        case .kept, .skipped:
+            return line.count
+        case .notAField:
+            // Older libcurls (7.74 among them) take any line after a chunked body as a trailer (a
+            // chunk size written `0x10` reads as the last chunk, its data as trailers); newer ones refuse it.
+            failure = CourierError(
+                .invalidResponse, "The response's chunked body ended with a line that is not a trailer field.",
+                responseCode: responseStatus, url: handle.request.url)
+        case .tooLarge:
             failure = CourierError(
                 .responseTooLarge,
                 "The response's trailer section is larger than the transport accepts: Courier stopped reading it after "
                     + "\(Self.maximumHeadBytes >> 10) KiB.", responseCode: responseStatus, url: handle.request.url)
-            return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
         }
-        if let field = CurlResponseParser.trailerField(line) {
-            trailerFields = trailerFields ?? HTTPHeaders()
-            trailerFields?.appendDistinct(name: field.name, value: field.value)
-        }
-        return line.count
+        return 0  // libcurl ends the transfer with CURLE_WRITE_ERROR
     }
 
     /// How many times the exchange ran again after the server left it unprocessed.
@@ -416,8 +410,7 @@ final class CurlExchange {
         decodingFailure = nil
         redeliveredPrefix = 0
         headBytes = 0
-        trailerFields = nil
-        trailerBytes = 0
+        trailers = CurlTrailerSection(limit: Self.maximumHeadBytes)
         responseStatus = nil
         easy?.clearErrorDetail()
     }
