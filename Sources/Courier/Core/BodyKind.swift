@@ -38,6 +38,10 @@ enum BodyKind: Equatable, Sendable, CaseIterable {
         }
     }
 
+    /// Whether the body is expected to be large (downloads and streams; see
+    /// ``TransportRequest/expectsLargeBody``).
+    var expectsLargeBody: Bool { self != .memory }
+
     /// Whether a consumer takes the body at its own pace, so the transfer may stay paused for long
     /// (see ``TransportRequest/consumerSetsPace``).
     var consumerSetsPace: Bool { self == .stream }

@@ -74,6 +74,7 @@ extension RequestEngine {
             transportRequest.maximumBodySize = bodySizeLimit?.bytes
             transportRequest.maximumDecompressionRatio = maximumDecompressionRatio
             transportRequest.consumerSetsPace = sink.kind.consumerSetsPace && !pacedStreamMayShare
+            transportRequest.expectsLargeBody = sink.kind.expectsLargeBody
             if sink.kind.consumerSetsPace, let backlog = session.configuration.maximumStreamBacklog {
                 transportRequest.maximumUnacknowledgedBytes = Int64(backlog)
             }

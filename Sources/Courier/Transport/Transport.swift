@@ -96,6 +96,10 @@ import Foundation
     /// paused by ``flowControlWindow`` for long. A transport whose pause would hold up other
     /// requests sharing the connection gives such a transfer a connection of its own.
     public var consumerSetsPace = false
+    /// Whether the response body is expected to be large (a download or a stream): a transport that
+    /// sizes its read buffer from the origin's earlier, smaller responses gives such a transfer its
+    /// largest one instead.
+    public var expectsLargeBody = false
     /// The body size (decoded bytes of this exchange) past which the request layer fails the
     /// exchange; a transport may stop reading once it is crossed, after delivering the chunk that
     /// crossed it, or at a head whose `Content-Length` is above it. `nil` for no limit.

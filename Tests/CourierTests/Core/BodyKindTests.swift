@@ -22,6 +22,7 @@ import FoundationNetworking
             kind.allowsSharing ? "mayShare" : "ownTransfer",
             kind.consumerSetsPace ? "consumerPaced" : "transportPaced",
             kind.allowsStoring ? "mayBeStored" : "neverStored",
+            kind.expectsLargeBody ? "largeBody" : "smallBody",
             limit,
         ].joined(separator: " ")
     }
@@ -30,10 +31,10 @@ import FoundationNetworking
         let table = Dictionary(uniqueKeysWithValues: BodyKind.allCases.map { ($0, Self.policies($0)) })
         #expect(
             table == [
-                .memory: "window=8MiB validatesAtEnd mayShare transportPaced mayBeStored memoryLimit",
-                .file: "window=4MiB validatesAtEnd mayShare transportPaced mayBeStored downloadLimit",
-                .resumableStore: "window=4MiB validatesAtEnd ownTransfer transportPaced neverStored downloadLimit",
-                .stream: "window=1MiB validatesAtHead ownTransfer consumerPaced mayBeStored noLimit",
+                .memory: "window=8MiB validatesAtEnd mayShare transportPaced mayBeStored smallBody memoryLimit",
+                .file: "window=4MiB validatesAtEnd mayShare transportPaced mayBeStored largeBody downloadLimit",
+                .resumableStore: "window=4MiB validatesAtEnd ownTransfer transportPaced neverStored largeBody downloadLimit",
+                .stream: "window=1MiB validatesAtHead ownTransfer consumerPaced mayBeStored largeBody noLimit",
             ])
     }
 

@@ -29,6 +29,7 @@ struct CurlReceiveBufferSizingTests {
             #expect(sizing.size(for: origin) == next, "after response \(step + 1) of \(body) bytes")
         }
         #expect(sizing.size(for: "http://b:1") == Self.full, "another origin keeps its own size")
+        #expect(sizing.size(for: origin, expectsLargeBody: true) == Self.full, "a download or stream after them gets the full size")
     }
 
     @Test("a response larger than the current size raises it at once and restarts the run")

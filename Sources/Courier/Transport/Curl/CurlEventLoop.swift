@@ -336,7 +336,7 @@ final class CurlEventLoop: @unchecked Sendable {
             exchange.easy = easy
             exchange.headerList = try CurlRequestBuilder.apply(
                 plan, for: request, to: easy, defaults: defaults,
-                receiveBufferSize: receiveBuffers.size(for: exchange.handle.origin))
+                receiveBufferSize: receiveBuffers.size(for: exchange.handle.origin, expectsLargeBody: request.expectsLargeBody))
             exchange.connectToList = try CurlRequestBuilder.applyAlternative(plan, for: request.url, to: easy)
             try exchange.installCallbacks(on: easy, debugHandler: defaults.tuning.debugHandler)
             // The reactor keeps reused connections in its wait set between transfers; it must see them closed.

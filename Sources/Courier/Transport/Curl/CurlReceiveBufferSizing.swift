@@ -38,9 +38,10 @@ struct CurlReceiveBufferSizing {
         self.largest = max(largest, 1)
     }
 
-    /// The receive buffer size for the next transfer to `origin`.
-    func size(for origin: String) -> Int {
-        hints[origin]?.size ?? largest
+    /// The receive buffer size for the next transfer to `origin`: the largest for a body expected to be
+    /// large (a download or a stream after small answers from the same origin must not read 4 KiB at a time).
+    func size(for origin: String, expectsLargeBody: Bool = false) -> Int {
+        expectsLargeBody ? largest : hints[origin]?.size ?? largest
     }
 
     /// Folds in a successful transfer to `origin` that received `bodyBytes` body bytes.
