@@ -37,7 +37,7 @@ Knobs (environment):
                       I: the speed tricks behind that switch, on against off, in the same run
   FAST_PATHS_VARIANTS=batch,callerpass,...  measurement of single tricks: for each name, also run Courier with
                       COURIER_FAST_PATHS=-name (that trick off, the others on) as client "courier-curl@no-name"
-                      in A, B, H, I and L ("courier-curl+cache@no-name" in M); names: host batch callerpass trust
+                      in A, B, H, I, J and L ("courier-curl+cache@no-name" in M); names: host batch callerpass trust
                       memo bytes disk wsinline (FastPaths.swift's Trick), and "all" for COURIER_FAST_PATHS=0
                       ("...@nofast", in L and M too)
   QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M (smoke test; the report says so)
@@ -846,8 +846,8 @@ def fast_path_variants():
 
 def fast_path_variant_client(wl, name):
     """The client that runs Courier with one trick off (or all, for "all") in a workload where Courier's
-    curl client runs: courier-curl in A, B, H, I and L, courier-curl+cache in M."""
-    if wl in BASELINE_WORKLOADS or wl in WS_WORKLOADS:
+    curl client runs: courier-curl in A, B, H, I, J and L, courier-curl+cache in M."""
+    if wl in BASELINE_WORKLOADS or wl in WS_WORKLOADS or wl == "tlscold":
         mode = "courier-curl"
     elif wl in CACHE_WORKLOADS:
         mode = "courier-curl+cache"
