@@ -19,11 +19,12 @@ import Testing
 
     /// `COURIER_FAST_PATHS`: `0` turns every trick off, a `-name` list only those (the benchmarks'
     /// per-trick measurement), anything else none.
-    @Test(arguments: [
-        (nil, []), ("1", []), ("", []), ("0", FastPaths.Trick.allCases),
-        ("-batch", [.batch]), ("-batch,-callerpass", [.batch, .callerpass]), (" -memo , -disk ", [.memo, .disk]),
-        ("batch", []), ("-nosuchtrick,-host", [.host]),
-    ] as [(String?, [FastPaths.Trick])])
+    @Test(
+        arguments: [
+            (nil, []), ("1", []), ("", []), ("0", FastPaths.Trick.allCases),
+            ("-batch", [.batch]), ("-batch,-callerpass", [.batch, .callerpass]), (" -memo , -disk ", [.memo, .disk]),
+            ("batch", []), ("-nosuchtrick,-host", [.host]),
+        ] as [(String?, [FastPaths.Trick])])
     func theSwitchTurnsOffAllTricksOrTheNamedOnes(value: String?, off: [FastPaths.Trick]) {
         #expect(FastPaths.disabled(by: value) == Set(off))
     }
