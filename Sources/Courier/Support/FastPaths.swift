@@ -29,6 +29,11 @@ import Foundation
 /// On by default; `COURIER_FAST_PATHS=0` in the environment turns the tricks above off for the
 /// process (`.ci/run` runs the test suite both ways).
 ///
+/// Each trick was weighed on its own against the others (Benchmarks/PROFILES.md, issue 38): the
+/// shared trust store, the response memo, the byte-level readers and the disk-store tricks save
+/// CPU in every round of the workloads where they act; the host, the delivery batch and the
+/// caller's pass were kept with evidence too noisy to decide (the group wins on a quiet machine).
+///
 /// A measurement knob, not a setting: `COURIER_FAST_PATHS=-batch,-callerpass` (names from
 /// ``Trick``, each after a `-`, comma separated) turns only those tricks off and leaves the others
 /// on, so Benchmarks/run.py (`FAST_PATHS_VARIANTS`) can weigh each trick against the rest in one
