@@ -35,6 +35,11 @@ Knobs (environment):
                       change is compared with the code before it in the same run, rounds interleaved
   FAST_PATHS_AB=1     also run Courier with COURIER_FAST_PATHS=0 as client "courier-curl@nofast" in A, B, H and
                       I: the speed tricks behind that switch, on against off, in the same run
+  FAST_PATHS_VARIANTS=batch,callerpass,...  measurement of single tricks: for each name, also run Courier with
+                      COURIER_FAST_PATHS=-name (that trick off, the others on) as client "courier-curl@no-name"
+                      in A, B, H, I, J and L ("courier-curl+cache@no-name" in M); names: host batch callerpass trust
+                      memo bytes disk wsinline (FastPaths.swift's Trick), and "all" for COURIER_FAST_PATHS=0
+                      ("...@nofast", in L and M too)
   QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M (smoke test; the report says so)
   WS_PORT=PORT+3      bench-ws-server's port (workload L)
   H3_PORT=PORT+4      workload N's server (.ci/h3-server.py: hypercorn with aioquic, Python): HTTP/3 on this UDP
@@ -827,6 +832,31 @@ BASELINE_BIN = os.environ.get("BASELINE_BIN")
 BASELINE_WORKLOADS = {"seq", "conc", "h1seq", "h1conc", "h2conc32", "h2conc256"}
 
 
+# FAST_PATHS_VARIANTS: one trick of FastPaths.swift off alone (COURIER_FAST_PATHS=-name), or "all" (=0).
+FAST_PATH_TRICKS = ("host", "batch", "callerpass", "trust", "memo", "bytes", "disk", "wsinline")
+
+
+def fast_path_variants():
+    names = [n.strip() for n in os.environ.get("FAST_PATHS_VARIANTS", "").split(",") if n.strip()]
+    unknown = [n for n in names if n != "all" and n not in FAST_PATH_TRICKS]
+    if unknown:
+        raise SystemExit(f"FAST_PATHS_VARIANTS: unknown trick(s) {unknown}; known: all, {', '.join(FAST_PATH_TRICKS)}")
+    return names
+
+
+def fast_path_variant_client(wl, name):
+    """The client that runs Courier with one trick off (or all, for "all") in a workload where Courier's
+    curl client runs: courier-curl in A, B, H, I, J and L, courier-curl+cache in M."""
+    if wl in BASELINE_WORKLOADS or wl in WS_WORKLOADS or wl == "tlscold":
+        mode = "courier-curl"
+    elif wl in CACHE_WORKLOADS:
+        mode = "courier-curl+cache"
+    else:
+        return None
+    value, suffix = ("0", "nofast") if name == "all" else (f"-{name}", f"no-{name}")
+    return (f"{mode}@{suffix}", ["env", f"COURIER_FAST_PATHS={value}"] + swift_cmd("bench-courier", mode, wl), parse_swift)
+
+
 def clients_for(wl):
     cs = []
     add = lambda cid, cmd, parser: cs.append((cid, cmd, parser))
@@ -835,6 +865,10 @@ def clients_for(wl):
         add("courier-curl@base", [os.path.join(BASELINE_BIN, "bench-courier")] + base[1:], parse_swift)
     if os.environ.get("FAST_PATHS_AB") == "1" and wl in BASELINE_WORKLOADS:
         add("courier-curl@nofast", ["env", "COURIER_FAST_PATHS=0"] + swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
+    for name in fast_path_variants():
+        variant = fast_path_variant_client(wl, name)
+        if variant:
+            add(*variant)
     if wl in H3_WORKLOADS:
         return h3_clients(wl)
     if wl in WS_WORKLOADS:

@@ -13,7 +13,7 @@ package enum HTTPDate {
     /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
     /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime); `nil` for anything else.
     package static func parse(_ string: String, now: Date) -> Date? {
-        if FastPaths.enabled, let date = canonicalIMFFixdate(string) { return date }
+        if FastPaths.isOn(.bytes), let date = canonicalIMFFixdate(string) { return date }
         return parseAnyForm(string, now: now)
     }
 

@@ -140,6 +140,14 @@ struct RequestEngineAccess: Sendable {
         let request = request
         request.shell.executor.execute(inline: true) { request.runOnExecutor(work) }
     }
+
+    /// Runs `work` on the request's executor, isolated to the request, after everything already
+    /// queued; never on the calling thread, even when the executor is idle: for calls from threads
+    /// the request must not run on (a transport's, the HTTP cache's queue).
+    func schedule(_ work: @escaping @Sendable (RequestEngine) -> Void) {
+        let request = request
+        request.shell.executor.execute(inline: false) { request.runOnExecutor(work) }
+    }
 }
 
 /// The part of a request that any thread may touch: hooks and both progress channels, behind one lock.

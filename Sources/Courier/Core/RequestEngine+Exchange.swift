@@ -105,11 +105,14 @@ extension RequestEngine {
     }
 
     /// Lets a feature tell this request's monitors something from any thread: the call waits its
-    /// turn on the executor behind the transport events already delivered.
+    /// turn on the executor behind the transport events already delivered. Scheduled, never run
+    /// inline: the HTTP cache notifies from its exchange's queue (and would from a transport's
+    /// thread), and an idle request's drain (its monitors, and whatever queues behind them) must
+    /// not run there.
     private func monitorNotifier(_ owner: any RequestInternals) -> MonitorNotifier {
         guard !session.monitor.isEmpty || !requestMonitors.isEmpty else { return .none }
         return MonitorNotifier { [weak owner] event in
-            owner?.engineAccess.perform { engine in engine.notifyMonitors(event) }
+            owner?.engineAccess.schedule { engine in engine.notifyMonitors(event) }
         }
     }
 

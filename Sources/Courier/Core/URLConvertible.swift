@@ -109,7 +109,7 @@ extension URL {
     /// port, `/` for an empty path, no fragment, and, when `sortingQuery`, query parameters sorted by
     /// name (repeated names keep their order).
     func normalisedKey(sortingQuery: Bool) -> String {
-        if FastPaths.enabled, let key = alreadyNormalised(sortingQuery: sortingQuery) { return key }
+        if FastPaths.isOn(.bytes), let key = alreadyNormalised(sortingQuery: sortingQuery) { return key }
         return normalisedKeyThroughComponents(sortingQuery: sortingQuery)
     }
 

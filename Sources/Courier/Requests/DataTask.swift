@@ -164,7 +164,7 @@ final class ResponseBox<Response: Sendable>: Sendable {
     func value() async -> Response {
         guard claimStart() else { return await waitForFulfilment() }
         start { [self] in fulfil($0) }
-        guard FastPaths.enabled else { return await waitForFulfilment() }
+        guard FastPaths.isOn(.host) else { return await waitForFulfilment() }
         while !isDone {
             switch await executor.awaitWork(unlessDone: { isDone }) {
             case .drain:

@@ -51,7 +51,7 @@ final class LazyHTTPResponse: Sendable {
         built.withLock { built in
             if let built { return built }
             let response =
-                if FastPaths.enabled, let memo = head.responseMemo {
+                if FastPaths.isOn(.memo), let memo = head.responseMemo {
                     memo.response(for: head) { Self.build(head) }
                 } else {
                     Self.build(head)

@@ -41,4 +41,68 @@ import CourierLocking
             #expect(onTransportThread.isEmpty, "no write on a transport thread")
         }
     }
+
+    /// Records, for each callback, where it ran when that was a thread the request must not run on:
+    /// a transport's (`courier-curl…`, FoundationNetworking's, the URLSession delegate queue) or an
+    /// HTTP cache exchange's queue.
+    final class ThreadRecorder: EventMonitor {
+        private let foreign = Locked<[String]>([])
+        private let calls = Locked(0)
+        var foreignCalls: [String] { foreign.withLock { $0 } }
+        var count: Int { calls.withLock { $0 } }
+
+        private func note(_ callback: String) {
+            calls.withLock { $0 += 1 }
+            let name = Thread.current.name ?? ""
+            var place: String?
+            if DispatchQueue.getSpecific(key: HTTPCacheExchange.queueKey) == true {
+                place = "the HTTP cache's queue"
+            } else if URLSessionDelegateQueue.isCurrentOnAny {
+                place = "the URLSession delegate queue"
+            } else if name.hasPrefix("courier-") || name.localizedCaseInsensitiveContains("foundation") {
+                place = "thread \(name)"
+            }
+            if let place { foreign.withLock { $0.append("\(callback) on \(place)") } }
+        }
+
+        func request(_ request: any Request, didUseCache event: HTTPCacheEvent) { note("didUseCache(\(event))") }
+        func request(_ request: any Request, didReceiveResponse response: HTTPURLResponse) { note("didReceiveResponse") }
+        func request(_ request: any Request, didCompleteExchangeWith metrics: TransferMetrics, error: CourierError?) {
+            note("didCompleteExchange")
+        }
+        func request(_ request: any Request, didFinishWith response: HTTPURLResponse?, metrics: TransferMetrics?, error: CourierError?) {
+            note("didFinish")
+        }
+        func request(_ request: any Request, didSerialize result: Result<any Sendable, CourierError>, using serializer: String) {
+            note("didSerialize")
+        }
+    }
+
+    /// The thread map's surprise #2: the HTTP cache tells a request's monitors what it did from its
+    /// exchange's queue; an idle request's drain (the monitors, and the events queued behind them)
+    /// must start elsewhere, never on that queue or a transport's thread
+    /// (RequestExecutor.swift: "their work never runs on the transport's own thread").
+    @Test(arguments: TransportUnderTest.available)
+    func monitorsNeverRunOnTheCachesQueueOrTheTransportsThread(transport: TransportUnderTest) async throws {
+        let directory = makeTemporaryDirectory("http-cache-monitor-thread")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await HTTPCacheEndToEndTests.withFixture(transport, directory: directory) { f in
+            HTTPCacheEndToEndTests.routeVersioned(f.server, "/etag", headers: [("Cache-Control", "max-age=10")])
+            HTTPCacheEndToEndTests.routeVersioned(
+                f.server, "/changing", headers: [("Cache-Control", "max-age=10")], changesEvery: 1)
+            let recorder = ThreadRecorder()
+            // Several rounds: each notice finds the request idle (its task parked) in most of them.
+            for round in 0..<8 {
+                let etag = f.session.request("etag").eventMonitors([recorder])
+                #expect(await etag.serializingString().response.value == "v1")
+                let changing = f.session.request("changing").eventMonitors([recorder])
+                #expect(await changing.serializingString().response.value == "v\(round + 1)")
+                f.time.advance(by: .seconds(11))
+            }
+            #expect(f.events.all.contains(.revalidated(notModified: true)))
+            #expect(f.events.all.contains(.revalidated(notModified: false)))
+            #expect(recorder.count > 0)
+            #expect(recorder.foreignCalls.isEmpty, "\(recorder.foreignCalls)")
+        }
+    }
 }

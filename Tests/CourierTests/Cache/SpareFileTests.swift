@@ -43,7 +43,7 @@ extension ResponseCacheStore {
                 #expect(fromDisk.body.readAll() == body)
                 let spares = StoreFixtures.temporaryFiles(in: directory)
                 #expect(StoreFixtures.leftoverTemporaryFiles(in: directory).isEmpty, "every temporary file is held")
-                if FastPaths.enabled {
+                if FastPaths.isOn(.disk) {
                     #expect(spares.count == 1, "one spare: \(spares)")
                     let spare = try #require(spares.first.map { directory.appendingPathComponent($0) })
                     #expect(Self.inode(spare) == replaced, "the replaced head is the spare")
@@ -53,7 +53,7 @@ extension ResponseCacheStore {
                 replaced = try #require(Self.inode(headFile))
             }
             // After the first rewrite the two files take turns: no third inode.
-            if FastPaths.enabled {
+            if FastPaths.isOn(.disk) {
                 let spare = try #require(StoreFixtures.temporaryFiles(in: directory).first.map { directory.appendingPathComponent($0) })
                 let pair = Set([Self.inode(headFile), Self.inode(spare)].compactMap { $0 })
                 _ = try #require(cache.updateHead(for: key, Self.head(maxAge: 6)))
@@ -71,7 +71,7 @@ extension ResponseCacheStore {
                 _ = try #require(StoreFixtures.write(cache, key, Data("x".utf8), head: Self.head(maxAge: 1)))
                 _ = try #require(cache.updateHead(for: key, Self.head(maxAge: 2)))
                 let held = StoreFixtures.temporaryFiles(in: directory)
-                #expect(held.count == (FastPaths.enabled ? 1 : 0))
+                #expect(held.count == (FastPaths.isOn(.disk) ? 1 : 0))
                 ResponseCache(memoryCapacity: 0, diskDirectory: directory).scanDisk()
                 #expect(StoreFixtures.temporaryFiles(in: directory) == held, "a locked spare is not a leftover")
                 // The spare still works after the scan.
@@ -82,7 +82,7 @@ extension ResponseCacheStore {
             #expect(StoreFixtures.temporaryFiles(in: directory).isEmpty, "a cache's spares are removed when it goes")
         }
 
-        @Test(.enabled(if: FastPaths.enabledOrSaySo, "the spare files are a fast path (COURIER_FAST_PATHS=0)"))
+        @Test(.enabled(if: FastPaths.isOnOrSaySo(.disk), "the spare files are a fast path (COURIER_FAST_PATHS=0)"))
         func aNewKeyTakesASpareInsteadOfCreatingAFile() throws {
             let directory = makeTemporaryDirectory("store-spares-new")
             defer { try? FileManager.default.removeItem(at: directory) }

@@ -18,6 +18,18 @@ import Testing
         }
     }
 
+    /// `COURIER_FAST_PATHS`: `0` turns every trick off, a `-name` list only those (the benchmarks'
+    /// per-trick measurement), anything else none.
+    @Test(
+        arguments: [
+            (nil, []), ("1", []), ("", []), ("0", FastPaths.Trick.allCases),
+            ("-batch", [.batch]), ("-batch,-callerpass", [.batch, .callerpass]), (" -memo , -disk ", [.memo, .disk]),
+            ("batch", []), ("-nosuchtrick,-host", [.host]),
+        ] as [(String?, [FastPaths.Trick])])
+    func theSwitchTurnsOffAllTricksOrTheNamedOnes(value: String?, off: [FastPaths.Trick]) {
+        #expect(FastPaths.disabled(by: value) == Set(off))
+    }
+
     @Test func theByteLevelIMFFixdateReaderAgreesWithTheGeneralParser() {
         var random = SeededRandom(seed: 0xC0FFEE)
         let instants = (0..<2_000).map { _ in Double(Int64.random(in: -62_135_596_800...253_402_300_799, using: &random)) }

@@ -255,11 +255,11 @@ struct SeededRandom: RandomNumberGenerator {
 }
 
 extension FastPaths {
-    /// ``enabled``, after naming the tests of the fast paths as skipped when they are off
-    /// (`COURIER_FAST_PATHS=0`, one of `.ci/run`'s runs).
-    static var enabledOrSaySo: Bool {
+    /// Whether `trick` is on, after naming the tests of the fast paths as skipped when it is off
+    /// (`COURIER_FAST_PATHS=0`, one of `.ci/run`'s runs, or `-name` for that trick alone).
+    static func isOnOrSaySo(_ trick: Trick) -> Bool {
         SkipNotice.runs(
-            enabled, "the tests of Courier's fast paths (caller-thread passes, spare cache files)",
-            because: "COURIER_FAST_PATHS=0 turns them off", run: "swift test (without COURIER_FAST_PATHS=0)")
+            isOn(trick), "the tests of Courier's fast paths (caller-thread passes, spare cache files)",
+            because: "COURIER_FAST_PATHS turns them off", run: "swift test (without COURIER_FAST_PATHS)")
     }
 }

@@ -11,7 +11,7 @@ import CourierLocking
 /// response.
 @Suite(
     "Curl transport passes on the caller's thread", .hangLimit(.seconds(300)),
-    .enabled(if: FastPaths.enabledOrSaySo, "the caller-thread passes are off (COURIER_FAST_PATHS=0)"))
+    .enabled(if: FastPaths.isOnOrSaySo(.callerpass), "the caller-thread passes are off (COURIER_FAST_PATHS=0)"))
 struct CurlTransportPassTests {
     /// Calls `action` on `.completed`, on whatever thread delivers it, and records that thread.
     final class CompletionSink: TransportEventSink {

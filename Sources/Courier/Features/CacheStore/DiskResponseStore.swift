@@ -192,7 +192,7 @@ struct DiskResponseStore: Sendable {
     /// use. With ``FastPaths`` on, not when `now` is within a second of the system clock: the
     /// write itself set it to the system's time (a cache with a clock of its own still sets it).
     private func markWritten(_ url: URL, usedAt now: Date) {
-        if FastPaths.enabled, abs(now.timeIntervalSinceNow) < 1 { return }
+        if FastPaths.isOn(.disk), abs(now.timeIntervalSinceNow) < 1 { return }
         CacheFileIO.setModified(url, to: now)
     }
 
@@ -209,7 +209,7 @@ struct DiskResponseStore: Sendable {
     /// it did. With ``FastPaths`` on, a file already at `destination` is swapped out rather than
     /// unlinked, and kept for the next write (``CacheSpareFiles``).
     private func writeAtomically(_ contents: Data, to destination: URL) -> Bool {
-        let spare = FastPaths.enabled ? spares.take() : nil
+        let spare = FastPaths.isOn(.disk) ? spares.take() : nil
         guard let (temporary, descriptor) = spare.map({ ($0.url, $0.descriptor) }) ?? createTemporaryFile() else { return false }
         // A spare still holds the head it was: overwritten from its start, then cut to length if
         // it was longer (a truncate is a journalled metadata change, so not when it is not needed).
@@ -222,7 +222,7 @@ struct DiskResponseStore: Sendable {
         }
         // Swapped only with a store file: a directory (which a swap would move) or a link or FIFO
         // there is replaced by a rename, or the write fails.
-        if FastPaths.enabled, CacheFileIO.status(destination)?.isKept == true, CacheFileIO.exchange(temporary, destination) {
+        if FastPaths.isOn(.disk), CacheFileIO.status(destination)?.isKept == true, CacheFileIO.exchange(temporary, destination) {
             // The new head is in place (its lock goes with this descriptor, as after a rename);
             // the old one is under the temporary name now.
             CacheFileIO.close(descriptor)

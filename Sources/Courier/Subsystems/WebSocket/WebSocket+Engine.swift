@@ -249,7 +249,7 @@ extension WebSocket {
     /// and reads there, instead of parking and being woken by the poller thread (two thread hops
     /// per message against one). The poller does not read meanwhile. Returns nil to park as usual.
     private func receiveInline() -> WebSocketMessage? {
-        guard FastPaths.enabled else { return nil }
+        guard FastPaths.isOn(.wsinline) else { return nil }
         enum Plan {
             case park
             case take(WebSocketMessage)

@@ -118,7 +118,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Runs until a `.shutdown` command, then finishes every transfer and cleans up. Loop thread only.
     func run() {
         // Every event delivered during one pass reaches its request in one drain (see DeliveryBatch).
-        let batch = FastPaths.enabled ? DeliveryBatch.begin() : nil
+        let batch = FastPaths.isOn(.batch) ? DeliveryBatch.begin() : nil
         defer { batch?.end() }
         passLock.lock()
         while true {

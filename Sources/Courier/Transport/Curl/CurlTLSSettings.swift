@@ -34,7 +34,7 @@ struct CurlTLSSettings: Sendable {
     /// (``FastPaths``) hands libcurl the files even where a shared store could be built.
     static func make(
         for configuration: TLSConfiguration, library: CurlLibrary,
-        environment: [String: String], sharing: Bool = FastPaths.enabled
+        environment: [String: String], sharing: Bool = FastPaths.isOn(.trust)
     ) throws(CourierError) -> (CurlTLSSettings, CurlTrustStore?) {
         var settings = CurlTLSSettings()
         settings.configuration = configuration

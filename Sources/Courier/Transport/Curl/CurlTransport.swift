@@ -55,7 +55,7 @@ import CourierLocking
     public convenience init(configuration: TransportConfiguration, receiveBufferSize: Int = 64 * 1024) throws(CourierError) {
         try self.init(
             configuration: configuration, receiveBufferSize: receiveBufferSize,
-            responseWaitLimit: FastPaths.enabled ? CurlResponseWait.defaultLimit : .zero,
+            responseWaitLimit: FastPaths.isOn(.callerpass) ? CurlResponseWait.defaultLimit : .zero,
             proxies: CurlProxyEnvironment.current().tuned(by: configuration.tuning))
     }
 
@@ -66,7 +66,7 @@ import CourierLocking
     init(
         configuration: TransportConfiguration, receiveBufferSize: Int, responseWaitLimit: Duration,
         proxies: CurlProxyEnvironment, environment: [String: String] = ProcessInfo.processInfo.environment,
-        sharesTrust: Bool = FastPaths.enabled
+        sharesTrust: Bool = FastPaths.isOn(.trust)
     ) throws(CourierError) {
         library = try CurlLibrary.load()
         try configuration.tls.validate()
@@ -150,7 +150,7 @@ import CourierLocking
             mayMultiplex: multiplexes, submitted: defaults.clock.now)
         // Only the transport's one transfer is sent from this thread: under concurrent load the
         // callers' threads are the busy ones, and the loops send in batches on threads of their own.
-        switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone && FastPaths.enabled) {
+        switch loop.mailbox.sendOfferingPass(.start(handle), passAllowed: alone && FastPaths.isOn(.callerpass)) {
         case .rejected:
             // Shutdown won the race after the loop was chosen.
             loop.mailbox.transferEnded(origin: origin)

@@ -66,6 +66,9 @@ final class URLSessionDelegateQueue: OperationQueue, @unchecked Sendable {
 
     /// Whether the caller runs on this queue.
     var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self) }
+
+    /// Whether the caller runs on any transport's delegate queue (for tests of who runs where).
+    static var isCurrentOnAny: Bool { DispatchQueue.getSpecific(key: key) != nil }
     #else
     /// Adds Courier's own operation.
     func schedule(_ block: @escaping @Sendable () -> Void) {
@@ -74,6 +77,9 @@ final class URLSessionDelegateQueue: OperationQueue, @unchecked Sendable {
 
     /// Whether the caller runs on this queue.
     var isCurrent: Bool { OperationQueue.current === self }
+
+    /// Whether the caller runs on any transport's delegate queue (for tests of who runs where).
+    static var isCurrentOnAny: Bool { OperationQueue.current is URLSessionDelegateQueue }
     #endif
 }
 
