@@ -21,7 +21,9 @@ import CourierTestServer
     func hundredMillisecondTimeout(transport: TransportUnderTest) async throws {
         try await withServer { server async throws in
             let gate = Gate()
-            server.enqueue(MockResponse.ok("too late").waiting(for: gate))
+            // A route, not a queued response: on a loaded machine the 100 ms can run out before the
+            // request reaches the server, which then has nothing to answer and nothing left over.
+            server.route("/slow") { _ in MockResponse.ok("too late").waiting(for: gate) }
             // The system's clock: only the timeout can end the request, so firing late costs time,
             // never the outcome (and this is the real-time path of both transports' timers).
             let session = makeSession(transport, server: server) { $0.transportClock = .system }
@@ -67,7 +69,9 @@ import CourierTestServer
 
         try await withServer { server async throws in
             let gate = Gate()
-            server.enqueue(MockResponse.ok("stalls").waiting(for: gate))
+            // A route, not a queued response: the manual clock can pass 2 s before a loaded machine
+            // got the request to the server, which then has nothing to answer and nothing left over.
+            server.route("/stall") { _ in MockResponse.ok("stalls").waiting(for: gate) }
             let session = makeSession(transport, server: server) {
                 $0.requestTimeout = 2
                 $0.transportClock = .manual(clock)

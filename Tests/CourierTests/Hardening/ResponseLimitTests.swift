@@ -366,6 +366,33 @@ enum DeflateBomb {
             for bit in stride(from: length - 1, through: 0, by: -1) { push(code >> UInt32(bit) & 1 == 1) }
         }
 
+        /// Writes a Huffman code `times` times, as `writeHuffman(_:length:)` would, but appends whole
+        /// bytes once the writer is on a byte boundary: a bomb repeats one short code millions of
+        /// times, which bit by bit takes seconds of CPU in a debug build (minutes on a loaded
+        /// machine), on the test's thread of Swift's pool. `length` must divide 8.
+        mutating func writeHuffman(_ code: UInt32, length: Int, times: Int) {
+            precondition(length > 0 && 8 % length == 0, "a repeated code must tile a byte")
+            let total = length * times
+            func bit(_ index: Int) -> Bool { code >> UInt32(length - 1 - index % length) & 1 == 1 }
+            var index = 0
+            while index < total, used != 8 {
+                push(bit(index))
+                index += 1
+            }
+            // On a byte boundary, and the pattern's period divides 8: every whole byte from here is the same.
+            let wholeBytes = (total - index) / 8
+            if wholeBytes > 0 {
+                var byte: UInt8 = 0
+                for position in 0..<8 where bit(index + position) { byte |= 1 << UInt8(position) }
+                bytes.append(contentsOf: repeatElement(byte, count: wholeBytes))
+                index += wholeBytes * 8
+            }
+            while index < total {
+                push(bit(index))
+                index += 1
+            }
+        }
+
         /// Pads with zero bits to the next byte boundary; the next bytes can then be appended whole.
         mutating func alignToByte() { used = 8 }
 

@@ -193,11 +193,13 @@ struct CompressibleBody: Sendable {
         for run in runs where run.count > 0 {
             literal(run.byte)
             var remaining = run.count - 1
-            while remaining >= 258 + 3 || remaining == 258 {
-                bits.writeHuffman(literalCodes[285], length: 1)  // 258 bytes
-                bits.writeHuffman(0, length: 1)  // distance 1
-                remaining -= 258
-            }
+            // Copies of 258 bytes (length code 285, then distance 1) while more than 260 remain, or
+            // exactly 258: the rest (3 to 260, or fewer than 258) is written as literals below.
+            var copies = remaining >= 258 + 3 ? (remaining - (258 + 3)) / 258 + 1 : 0
+            if remaining - copies * 258 == 258 { copies += 1 }
+            remaining -= copies * 258
+            // Each copy is the two 1-bit codes, written as one 2-bit code whole bytes at a time.
+            bits.writeHuffman(literalCodes[285] << 1 | 0, length: 2, times: copies)
             while remaining > 0 {
                 literal(run.byte)
                 remaining -= 1

@@ -1,5 +1,6 @@
 import CourierLocking
 import CourierTestServer
+import CourierTestSupport
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -31,7 +32,7 @@ struct DuplexStreamTests {
 
     static let pieces = (0..<8).map { Data("piece \($0) of the conversation;".utf8) } + [Data(repeating: 0x5A, count: 200_000)]
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func eachPieceIsEchoedBeforeTheNextIsWrittenOverHTTP1() async throws {
         try await withServer { server async throws in
             server.routeDuplexEcho("/echo")
@@ -49,7 +50,7 @@ struct DuplexStreamTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func theHeadArrivesBeforeTheBodyEnds() async throws {
         try await withServer { server async throws in
             server.routeDuplexEcho("/echo")
@@ -69,7 +70,7 @@ struct DuplexStreamTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func trailersGoBothWays() async throws {
         try await withServer { server async throws in
             server.routeDuplexEcho("/echo")
@@ -83,7 +84,7 @@ struct DuplexStreamTests {
     }
 
     /// The caller's field lines go out as given: a repeated name as separate lines, in order.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func theCallersRepeatedHeaderLinesGoOutApartAndInOrder() async throws {
         try await withServer { server async throws in
             server.routeDuplexEcho("/echo")
@@ -101,7 +102,7 @@ struct DuplexStreamTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func cancellingTheStreamEndsTheBodysProducer() async throws {
         try await withServer { server async throws in
             server.routeDuplexEcho("/echo")
@@ -120,7 +121,7 @@ struct DuplexStreamTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func aFailingProducerFailsTheStream() async throws {
         struct ProducerFailure: Error {}
         try await withServer { server async throws in
@@ -149,7 +150,7 @@ struct DuplexStreamTests {
 
     /// Over HTTP/2 against hypercorn (`.ci/h3-server.py`'s ASGI `/echo`), which nobody here wrote;
     /// skipped when `.ci/start-servers.sh` did not start it.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func eachPieceIsEchoedBeforeTheNextIsWrittenOverHTTP2() async throws {
         guard let h3 = InteropServer.http3 else { return }
         let session = try HTTPSInterop.session(baseURL: h3) { $0.httpVersion = .http2 }
@@ -166,7 +167,7 @@ struct DuplexStreamTests {
 
     /// Over HTTP/1.1 against hypercorn (h11, `.ci/h3-server.py`'s ASGI `/echo`), which answers while
     /// it reads; skipped when `.ci/start-servers.sh` did not start it.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func eachPieceIsEchoedBeforeTheNextIsWrittenOverHTTP1ByHypercorn() async throws {
         guard let h3 = InteropServer.http3 else { return }
         let session = try HTTPSInterop.session(baseURL: h3) { $0.httpVersion = .http1_1 }
@@ -183,7 +184,7 @@ struct DuplexStreamTests {
     /// is written, the request's trailers read by that server (it sends back what it received, in
     /// order, and their count), and its response trailers read here. Skipped when
     /// `.ci/start-servers.sh` found no node.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangLimit(.seconds(120)))
     func nodeEchoesEachPieceAndTheRequestTrailersOverHTTP1() async throws {
         guard let node = InteropServer.nodeEcho else { return }
         var configuration = SessionConfiguration.testing
