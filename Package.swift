@@ -53,7 +53,7 @@ let package = Package(
         // The system calls Courier makes apart from libcurl: the raw-socket poller (WebSocket), a
         // readable wait, secure random bytes, swapping two files (the disk cache), thread names.
         // Package-only, not a product.
-        .target(name: "CSystem"),
+        .target(name: "CCourierSystem"),
         // The zlib, brotli and zstd decoders and the zlib encoder (loaded at run time): content
         // decoding, WebSocket's permessage-deflate and request compression. Package-only, not a product.
         .target(name: "CCodecs"),
@@ -68,7 +68,7 @@ let package = Package(
         // (its failures are its own, mapped to CourierError by Courier). Package-only, not a product.
         .target(name: "CourierSupport", dependencies: ["CourierWebSocketWire"], swiftSettings: swiftSettings),
         .target(
-            name: "Courier", dependencies: ["CCurl", "CCodecs", "CSystem", "CourierLocking", "CourierSupport", "CourierWebSocketWire"],
+            name: "Courier", dependencies: ["CCurl", "CCodecs", "CCourierSystem", "CourierLocking", "CourierSupport", "CourierWebSocketWire"],
             swiftSettings: swiftSettings),
         .target(
             name: "CourierLogging",

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 modules=.build/debug/Modules
 # The C modules Courier imports.
 modulemaps=(-Xcc -fmodule-map-file=.build/debug/CCurl.build/module.modulemap -Xcc -fmodule-map-file=.build/debug/CCodecs.build/module.modulemap
-  -Xcc -fmodule-map-file=.build/debug/CSystem.build/module.modulemap)
+  -Xcc -fmodule-map-file=.build/debug/CCourierSystem.build/module.modulemap)
 target=$(swift -print-target-info | python3 -c 'import json,sys; print(json.load(sys.stdin)["target"]["triple"])')
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

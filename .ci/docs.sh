@@ -58,7 +58,7 @@ for module in "${modules[@]}"; do
   # the standard library's types (URLRequest.method, URL: URLConvertible) get pages of their own.
   swift-symbolgraph-extract -module-name "$module" -target "$target" -I "$bin/Modules" \
     -Xcc -fmodule-map-file="$bin/CCurl.build/module.modulemap" -Xcc -fmodule-map-file="$bin/CCodecs.build/module.modulemap" \
-    -Xcc -fmodule-map-file="$bin/CSystem.build/module.modulemap" \
+    -Xcc -fmodule-map-file="$bin/CCourierSystem.build/module.modulemap" \
     -minimum-access-level public -skip-inherited-docs -emit-extension-block-symbols \
     -output-dir "$out/symbol-graphs/$module" >/dev/null
 done

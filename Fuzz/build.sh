@@ -28,7 +28,7 @@ swift build --target Courier --scratch-path "$scratch" \
 
 bin="$(swift build --target Courier --scratch-path "$scratch" --show-bin-path)"
 objects=()
-for module in Courier CourierSupport CourierLocking CourierWebSocketWire CCurl CCodecs CSystem; do
+for module in Courier CourierSupport CourierLocking CourierWebSocketWire CCurl CCodecs CCourierSystem; do
   for object in "$bin/$module.build"/*.o; do objects+=("$object"); done
 done
 
@@ -46,7 +46,7 @@ for target in "${targets[@]}"; do
     -I "$bin/Modules" \
     -Xcc -fmodule-map-file="$bin/CCurl.build/module.modulemap" -Xcc -I -Xcc "$root/Sources/CCurl/include" \
     -Xcc -fmodule-map-file="$bin/CCodecs.build/module.modulemap" -Xcc -I -Xcc "$root/Sources/CCodecs/include" \
-    -Xcc -fmodule-map-file="$bin/CSystem.build/module.modulemap" -Xcc -I -Xcc "$root/Sources/CSystem/include" \
+    -Xcc -fmodule-map-file="$bin/CCourierSystem.build/module.modulemap" -Xcc -I -Xcc "$root/Sources/CCourierSystem/include" \
     -use-ld=lld "$source" "${objects[@]}" -ldl \
     -o "$out/$target"
 done

@@ -1,4 +1,4 @@
-import CSystem
+import CCourierSystem
 import CourierSupport
 import Foundation
 #if canImport(Glibc)

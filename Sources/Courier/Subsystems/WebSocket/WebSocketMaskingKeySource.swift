@@ -1,4 +1,4 @@
-import CSystem
+import CCourierSystem
 import CourierLocking
 
 /// Where the client takes each frame's 4-byte masking key from (RFC 6455 §5.3).

@@ -1,4 +1,4 @@
-import CSystem
+import CCourierSystem
 import CourierLocking
 import Foundation
 

@@ -1,5 +1,5 @@
 import CCurl
-import CSystem
+import CCourierSystem
 import CourierLocking
 import Foundation
 

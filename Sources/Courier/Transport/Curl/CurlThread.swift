@@ -1,4 +1,4 @@
-import CSystem
+import CCourierSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
