@@ -212,17 +212,7 @@ import Glibc
         let server = try ScriptedReplyServer(hostile.script)
         let outcome = try await Self.run(transport, server: server, timeout: hostile.timeout)
         #expect(server.connectionCount >= 1)
-        switch expected {
-        case .fails(let kind):
-            #expect(outcome.response.error?.kind == kind, "\(outcome.response.error.map { "\($0)" } ?? "succeeded")")
-            #expect(outcome.response.value == nil)
-        case .succeeds(let status, let body):
-            #expect(outcome.response.error == nil, "\(outcome.response.error.map { "\($0)" } ?? "")")
-            #expect(outcome.response.response?.statusCode == status)
-            #expect(outcome.response.value == body)
-        case .notRun:
-            break
-        }
+        Self.expect(outcome, endedAs: expected)
         await Self.expectNoSocketLeft(toPort: server.port)
     }
 
@@ -474,6 +464,22 @@ import Glibc
             ? await send(session, url)
             : await clock.advancing(by: .seconds(timeout / 4)) { await send(session, url) }
         return Run(response: response, advanced: clock.now - start)
+    }
+
+    /// Checks that `run` ended as `expected` (nothing for `.notRun`).
+    static func expect(_ run: Run, endedAs expected: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
+        let response = run.response
+        switch expected {
+        case .fails(let kind):
+            #expect(response.error?.kind == kind, "\(response.error.map { "\($0)" } ?? "succeeded")", sourceLocation: sourceLocation)
+            #expect(response.value == nil, sourceLocation: sourceLocation)
+        case .succeeds(let status, let body):
+            #expect(response.error == nil, "\(response.error.map { "\($0)" } ?? "")", sourceLocation: sourceLocation)
+            #expect(response.response?.statusCode == status, sourceLocation: sourceLocation)
+            #expect(response.value == body, sourceLocation: sourceLocation)
+        case .notRun:
+            break
+        }
     }
 
     /// No socket of this process is still connected to the server's port once the session is gone
