@@ -4,13 +4,16 @@
 Builds the bench executables in release, generates the served files and a private CA with a
 certificate for 127.0.0.1 (openssl), starts nginx on loopback (HTTP, HTTPS with HTTP/2, HTTPS with
 HTTP/1.1 only), runs every client on every workload (client order rotated each round, reversed every other
-round; every run under /usr/bin/time -v for peak RSS and CPU time), stops nginx and writes
-BENCHMARKS.md at the repository root. Raw results (one JSON line per run) go to
+round; every run under /usr/bin/time -v for peak RSS and CPU time), stops nginx, counts allocations per
+request (allocations.py) and writes BENCHMARKS.md at the repository root, every section of it: the
+measured ones from this run, and the ones measured by hand elsewhere (integrations, OpenAPI transports,
+earlier allocation counts; HTTP/3 when N cannot run here) copied in from Benchmarks/sections/*.md, where
+each says when and how it was measured. Raw results (one JSON line per run) go to
 Benchmarks/results/raw-<timestamp>.jsonl.
 
 Knobs (environment):
   ROUNDS=3            rounds per workload (medians are over rounds)
-  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L,M letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
+  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L,M,N letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
                       G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
                       K=sse (1,000,000 Server-Sent Events from one static text/event-stream file)
                       L=wssmall,wslarge,wspipe,wsslow (WebSocket echo against bench-ws-server)
@@ -18,8 +21,9 @@ Knobs (environment):
                       files, half fresh, half revalidated at every reuse; the warm variant starts from a store
                       an earlier process filled, half of it fresh, half stale; HTTP cache on vs off, 8 and 1
                       in flight)
-                      N=h3seq,h3conc32 (HTTP/3 against HTTP/2 and HTTP/1.1, one hypercorn/aioquic server;
-                      not in the default list: it needs pycurl's manylinux wheel, see H3_LIBCURL)
+                      N=h3seq,h3conc32 (HTTP/3 against HTTP/2 and HTTP/1.1, one hypercorn/aioquic server; it
+                      needs pycurl's manylinux wheel, hypercorn and aioquic, see H3_LIBCURL: without them the
+                      default list skips N and the report says why, and WORKLOADS=N stops with what is missing)
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
@@ -30,9 +34,12 @@ Knobs (environment):
   OUT=BENCHMARKS.md   report path (relative to the repository root)
   NO_REPORT=1         do not (re)write the report; results still go to results/
   SETTLE=1            seconds to sleep (after `sync`) before each run
-  BASELINE_BIN=DIR    also run DIR/bench-courier as client "courier-curl@base" in A, B, H and I (DIR: the
-                      .build/release of another checkout's Benchmarks package, e.g. the previous main), so a
-                      change is compared with the code before it in the same run, rounds interleaved
+  BASELINE_BIN=DIR    also run DIR/bench-courier as client "<mode>@base" beside every Courier client the workloads
+                      judge, A to M ("courier-curl@base"; F also "courier-curl+dedupe@base", M "courier-curl+cache@base";
+                      DIR: the .build/release of another checkout's Benchmarks package, e.g. the previous main), so a
+                      change is compared with the code before it in the same run, rounds interleaved; the report's
+                      "Courier against the previous main" table (the @base runs appear nowhere else), and
+                      DIR/bench-alloc-courier, when there, in the allocation counts
   FAST_PATHS_AB=1     also run Courier with COURIER_FAST_PATHS=0 as client "courier-curl@nofast" in A, B, H and
                       I: the speed tricks behind that switch, on against off, in the same run
   FAST_PATHS_VARIANTS=batch,callerpass,...  measurement of single tricks: for each name, also run Courier with
@@ -40,7 +47,11 @@ Knobs (environment):
                       in A, B, H, I, J and L ("courier-curl+cache@no-name" in M); names: host batch callerpass trust
                       memo bytes disk wsinline (FastPaths.swift's Trick), and "all" for COURIER_FAST_PATHS=0
                       ("...@nofast", in L and M too)
-  QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M (smoke test; the report says so)
+  QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M, 500 counted requests in the
+                      allocation counts (smoke test; the report says so)
+  ALLOCATIONS=1       after the timed workloads, count allocations per request (allocations.py: its own nginx on
+                      free ports; Courier, AsyncHTTPClient, and BASELINE_BIN's Courier) for the report; on by default
+                      when WORKLOADS is not set (a full run), off otherwise
   WS_PORT=PORT+3      bench-ws-server's port (workload L)
   H3_PORT=PORT+4      workload N's server (.ci/h3-server.py: hypercorn with aioquic, Python): HTTP/3 on this UDP
                       port, HTTP/1.1 and HTTP/2 (TLS, ALPN) on this TCP port, the same CA as nginx's
@@ -1256,6 +1267,7 @@ def main():
         with open(raw_path, "w") as raw:
             raw.write(json.dumps(dict(machine=info)) + "\n")
             for wl in workloads:
+                wl_started = time.monotonic()
                 cs = clients_for(wl)
                 for rnd in range(ROUNDS):
                     k = rnd % len(cs)
@@ -1281,6 +1293,7 @@ def main():
                                             "connections", "protocol", "failed")
                                  if k2 in r}
                         say(f"[{wl} r{rnd + 1} load {load:.2f}] {cid}: {brief}")
+                info.setdefault("workload_seconds", {})[wl] = time.monotonic() - wl_started
     finally:
         nginx.stop()
         WS_SERVER.stop()
