@@ -1039,11 +1039,16 @@ def h3_section(info, results, workloads):
     version = pycurl_line.split("libcurl/")[1].split()[0] if "libcurl/" in pycurl_line else "?"
     L = ["## HTTP/3 (workload N; issue 41)", ""]
     la, le = info.get("load_at_start", (0, 0, 0)), info.get("load_at_end", (0, 0, 0))
-    L.append(f"Run started {info.get('started', '?')}: `WORKLOADS=N ROUNDS={info.get('rounds', '?')}`, "
-             f"{info.get('runtime_s', 0) / 60:.1f} minutes; load average {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} "
-             f"(1/5/15 min) at the start, {le[0]:.2f} / {le[1]:.2f} / {le[2]:.2f} at the end, on the same 2-core VM "
-             f"(Courier {info.get('library', '?')}). **Quote the ratios, not the absolute numbers.**"
-             + (" **QUICK=1: a tenth of the requests.**" if info.get("quick") else ""))
+    if any(wl not in H3_WORKLOADS for wl in workloads):
+        # Part of a longer run (the default list): its machine, start and load are the report's.
+        took = sum((info.get("workload_seconds") or {}).get(wl, 0) for wl in H3_WORKLOADS)
+        L.append(f"Part of the run above ({took / 60:.1f} minutes of it). **Quote the ratios, not the absolute numbers.**")
+    else:
+        L.append(f"Run started {info.get('started', '?')}: `WORKLOADS=N ROUNDS={info.get('rounds', '?')}`, "
+                 f"{info.get('runtime_s', 0) / 60:.1f} minutes; load average {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} "
+                 f"(1/5/15 min) at the start, {le[0]:.2f} / {le[1]:.2f} / {le[2]:.2f} at the end, on the same 2-core VM "
+                 f"(Courier {info.get('library', '?')}). **Quote the ratios, not the absolute numbers.**"
+                 + (" **QUICK=1: a tenth of the requests.**" if info.get("quick") else ""))
     L.append("")
     L.append(H3_WHAT.format(server=info.get("h3_server", "?").replace("hypercorn ", "").replace(" aioquic ", " with aioquic "),
                             libcurl=f"libcurl {version} (`{os.path.basename(libcurl.get('file', '?'))}` from pycurl 7.49.0's "
@@ -1078,7 +1083,7 @@ def render(info, results, workloads):
         L.append(f"Workload {letter} did not run: {why}.")
     if info.get("quick"):
         L.append("")
-        L.append("**QUICK=1 run: A, B, D, H, I and L made a tenth of their usual requests (L: messages), M two passes; a smoke test, not a measurement.**")
+        L.append("**QUICK=1 run: A, B, D, H, I, L and N made a tenth of their usual requests (L: messages), M two passes, the allocation counts 500 requests; a smoke test, not a measurement.**")
     L.append("")
     L.append("## How to read this")
     L.append("")
