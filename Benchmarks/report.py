@@ -933,7 +933,7 @@ def allocations_section(info):
         if "courier@base" in clients:
             head += [f"Courier at `{base or '?'}` (previous main)", "this ÷ previous"]
         if thresholds:
-            head += ["CI threshold", ""]
+            head += ["CI threshold", "count ≤ threshold"]
         head.append("Courier's runs")
         L += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
         for w in a["workloads"]:
