@@ -23,7 +23,9 @@ Each client runs --runs times (3) per workload, in a process of its own each tim
 allocations count: on a busy machine a request now and then waits where it would not have, and the
 suspension allocates; that only ever adds, so the minimum is the count without it.
 Options: --build 0 (skip the build), --n N (counted requests, default 2000), --port P (plain HTTP on P,
-HTTPS on P+1; by default two free ports).
+HTTPS on P+1; by default two free ports), --json FILE (also write the counts as JSON: run.py's report reads
+them), --baseline-bin DIR (also count DIR/bench-alloc-courier, another checkout's .build/release with its own
+libMallocInterposerSwift.so, as client "courier@base": the previous main in the same run).
 """
 import argparse, json, os, shutil, signal, socket, subprocess, sys, tempfile, time
 
@@ -119,6 +121,8 @@ def main():
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=3, help="processes per client and workload; the fewest allocations count")
     ap.add_argument("--port", type=int, default=0, help="plain HTTP port (0: a free one); HTTPS on the next free one")
+    ap.add_argument("--json", help="also write the counts to this file as JSON")
+    ap.add_argument("--baseline-bin", help="another checkout's .build/release: its bench-alloc-courier counts as courier@base")
     a = ap.parse_args()
     clients = ["courier"] if a.courier_only else ["courier", "ahc"]
     if a.build != "0":
@@ -130,6 +134,14 @@ def main():
     interposer = os.path.join(bindir, "libMallocInterposerSwift.so")
     if not os.path.exists(interposer):
         sys.exit(f"{interposer} is missing: build bench-alloc-courier first")
+    # client -> (executable, interposer)
+    programs = {c: (os.path.join(bindir, f"bench-alloc-{c}"), interposer) for c in clients}
+    if a.baseline_bin:
+        base = os.path.abspath(a.baseline_bin)
+        programs["courier@base"] = (os.path.join(base, "bench-alloc-courier"), os.path.join(base, "libMallocInterposerSwift.so"))
+        for path in programs["courier@base"]:
+            if not os.path.exists(path):
+                sys.exit(f"--baseline-bin: {path} is missing")
     d = tempfile.mkdtemp(prefix="courier-allocations-")
     os.chmod(d, 0o755)  # nginx's worker runs as nobody
     os.makedirs(os.path.join(d, "tmp"))
@@ -141,9 +153,9 @@ def main():
     try:
         for wid, _, args, tls in WORKLOADS:
             url = f"https://127.0.0.1:{tls_port}/small.json" if tls else f"http://127.0.0.1:{port}/small.json"
-            for c in clients:
-                runs = [run_client(os.path.join(bindir, f"bench-alloc-{c}"), interposer, args, url, a.n,
-                                   os.path.join(d, "ca.crt") if tls else "") for _ in range(a.runs)]
+            for c, (binary, preload) in programs.items():
+                runs = [run_client(binary, preload, args, url, a.n, os.path.join(d, "ca.crt") if tls else "")
+                        for _ in range(a.runs)]
                 # The fewest: what scheduling adds (a wait that a busy machine turns into a suspension,
                 # with its allocations) only ever adds, so the minimum is the count without it.
                 r = min(runs, key=lambda run: run["mallocs_per_request"])
@@ -159,10 +171,17 @@ def main():
             nginx.kill()
         shutil.rmtree(d, ignore_errors=True)
 
-    print("| workload | " + " | ".join(f"{c}: mallocs/request" for c in clients) + " |")
-    print("|---|" + "---:|" * len(clients))
+    print("| workload | " + " | ".join(f"{c}: mallocs/request" for c in programs) + " |")
+    print("|---|" + "---:|" * len(programs))
     for wid, desc, _, _ in WORKLOADS:
-        print(f"| {wid}: {desc} | " + " | ".join(f"{results[(wid, c)]['mallocs_per_request']:.1f}" for c in clients) + " |")
+        print(f"| {wid}: {desc} | " + " | ".join(f"{results[(wid, c)]['mallocs_per_request']:.1f}" for c in programs) + " |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"n": a.n, "runs": a.runs, "clients": list(programs),
+                       "workloads": [dict(id=wid, description=desc) for wid, desc, _, _ in WORKLOADS],
+                       "results": [dict(results[(wid, c)], workload=wid, client=c)
+                                   for wid, *_ in WORKLOADS for c in programs]}, f, indent=1)
+            f.write("\n")
 
     if a.write:
         thresholds = {wid: round(results[(wid, "courier")]["mallocs_per_request"] * (1 + a.margin), 1) for wid, *_ in WORKLOADS}

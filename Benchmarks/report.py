@@ -201,11 +201,14 @@ def protocol(runs):
 
 
 class Rows:
-    def __init__(self, results, wl):
+    def __init__(self, results, wl, variants=False):
+        """One workload's runs by client. Variants ("mode@base", "mode@nofast", ...: another build of Courier, or
+        Courier with a switch turned) are left out unless asked for: the workload tables and targets show only the
+        code under test, and the variants have tables of their own (variant_table)."""
         self.wl = wl
         self.by = {}
         for r in results:
-            if r.get("workload") == wl:
+            if r.get("workload") == wl and (variants or "@" not in r["client"]):
                 self.by.setdefault(r["client"], []).append(r)
         self.clients = [c for c in ORDER if c in self.by] + [c for c in self.by if c not in ORDER]
 
@@ -223,6 +226,17 @@ class Rows:
         failed = sum(1 for r in self.by.get(c, []) if r.get("failed"))
         errs = sum(int(r.get("errors") or 0) for r in self.ok(c))
         return failed, errs
+
+
+def cpu_per_request(rows, c):
+    """Median CPU µs per request of a client in A, B, D, H or I: user+system time (GNU `time`) ÷ every request
+    the process made, warm-up included."""
+    per = []
+    for r in rows.ok(c):
+        n = r.get("n") or 0
+        total = n + warmup(c.split("@")[0], rows.wl, n, r.get("c") or 1)
+        per.append(((r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)) * 1e6 / total if total else None)
+    return med(per)
 
 
 def throughput_table(results, wl):
@@ -251,12 +265,7 @@ def throughput_table(results, wl):
         cells.append(fmt(rss / 1024 if rss else None, 1))
         cpu = [((r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)) for r in ok]
         if key == "rps":
-            per = []
-            for r, t in zip(ok, cpu):
-                n = r.get("n") or 0
-                total = n + warmup(c, wl, n, r.get("c") or 1)
-                per.append(t * 1e6 / total if total else None)
-            cells.append(fmt(med(per)) if c != "wrk" else "—")
+            cells.append(fmt(cpu_per_request(rows, c)) if c != "wrk" else "—")
         else:
             cells.append(fmt(med(cpu), 2))
         if kind(wl) == "seq":
@@ -706,6 +715,253 @@ def https_targets(results, workloads, met):
     return out
 
 
+# Issue 43's targets: (key, workload, what, check). The key names the target's paragraph in ISSUE43_MISSES.
+ISSUE43_NAMES = {"seq": "A (one at a time)", "conc": "B (32 in flight)", "h1seq": "H (HTTPS/1.1, one at a time)",
+                 "h1conc": "H (HTTPS/1.1, 32 in flight)", "h2conc32": "I (HTTP/2, 32 in flight)",
+                 "h2conc256": "I (HTTP/2, 256 in flight)"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+SECTIONS = os.path.join(HERE, "sections")
+ISSUE43_MISSES = os.path.join(SECTIONS, "issue-43-misses.md")
+
+
+def kept(name):
+    """A section kept by hand in Benchmarks/sections/ (numbers from runs of their own, dated inside), or None."""
+    path = os.path.join(SECTIONS, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read().strip()
+
+
+def miss_paragraphs():
+    """The hand-written explanations of issue 43's missed targets: `### key` lines, each followed by its text."""
+    text = kept("issue-43-misses.md") or ""
+    out, key = {}, None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            key = line[4:].strip()
+            out[key] = []
+        elif key is not None:
+            out[key].append(line)
+    return {k: "\n".join(v).strip() for k, v in out.items() if "\n".join(v).strip()}
+
+
+def issue43_targets(results, workloads, met):
+    """Issue 43's targets, from A, B, H and I of this run: (key, target, measured, verdict)."""
+    out = []
+    rows = {wl: Rows(results, wl) for wl in ISSUE43_NAMES if wl in workloads}
+
+    def vs(key, wl, peer, goal):
+        if wl not in rows:
+            return
+        r = rows[wl]
+        c, p = r.m("courier-curl", "rps"), r.m(peer, "rps")
+        name = "AsyncHTTPClient" if peer == "ahc" else "the curl CLI"
+        what = f"{ISSUE43_NAMES[wl]}: Courier ≥ {goal:.1f}× {name}"
+        if c and p:
+            out.append((key, what, f"{c / p:.2f}×", met(c / p >= goal)))
+        else:
+            # Said, not left out: a target whose runs failed (or were filtered out by ONLY) is not met by silence.
+            lacking = ", ".join(x for x, v in (("Courier", c), (name, p)) if not v)
+            out.append((key, what, f"no successful run of {lacking}", "**not measured**"))
+
+    vs("a-ahc", "seq", "ahc", 1.7)
+    vs("b-ahc", "conc", "ahc", 1.3)
+    vs("b-curl", "conc", "curl", 1.0)
+    if "conc" in rows:
+        c, k = cpu_per_request(rows["conc"], "courier-curl"), cpu_per_request(rows["conc"], "curl")
+        what = f"{ISSUE43_NAMES['conc']}: Courier's CPU per request ≤ the curl CLI's"
+        if c and k:
+            out.append(("b-cpu", what, f"{c:.1f} µs ÷ {k:.1f} µs = {c / k:.2f}×", met(c <= k)))
+        else:
+            out.append(("b-cpu", what, "no successful run of " + ", ".join(x for x, v in (("Courier", c), ("the curl CLI", k)) if not v),
+                        "**not measured**"))
+    vs("h32-ahc", "h1conc", "ahc", 1.2)
+    vs("h32-curl", "h1conc", "curl", 1.1)
+    vs("h1-curl", "h1seq", "curl", 1.0)
+    for wl, tag in (("h2conc32", "i32"), ("h2conc256", "i256")):
+        vs(f"{tag}-ahc", wl, "ahc", 1.5)
+        vs(f"{tag}-curl", wl, "curl", 1.1)
+    for wl, tag, most in (("h2conc32", "i32", 1), ("h2conc256", "i256", 2)):
+        if wl in rows:
+            runs = [x["connections"] for x in rows[wl].ok("courier-curl") if x.get("connections") is not None]
+            ahc = [x["connections"] for x in rows[wl].ok("ahc") if x.get("connections") is not None]
+            if runs:
+                goal = "1 connection" if most == 1 else f"at most {most} connections"
+                out.append((f"{tag}-conns", f"{ISSUE43_NAMES[wl]}: Courier uses {goal} (nginx allows 128 streams on one; "
+                            "counted by nginx, every run)", ", ".join(str(int(x)) for x in runs) + " per run"
+                            + (f" (AsyncHTTPClient: {', '.join(str(int(x)) for x in ahc)})" if ahc else ""),
+                            met(all(x <= most for x in runs))))
+    return out
+
+
+def issue43_section(targets):
+    """The targets table of issue 43, each missed row linked to its explanation below it: the paragraph kept in
+    Benchmarks/sections/issue-43-misses.md under the target's key, or a placeholder saying it is still to write."""
+    paragraphs = miss_paragraphs()
+    L = ["## Targets at concurrency (issue 43; ratios from this run)", "",
+         "Same-run medians of Courier (curl transport) against AsyncHTTPClient and the curl CLI in A, B, H and I "
+         "(their tables below); CPU per request as in those tables (user+system time ÷ every request the process "
+         "made, warm-up included). Allocations per request: their own section near the end.", "",
+         "| target | measured | |", "|---|---|---|"]
+    missed = []
+    for key, what, measured, verdict in targets:
+        if "missed" in verdict:
+            missed.append((key, what))
+            verdict += f" ([why](#issue-43-{key}))"
+        L.append(f"| {what} | {measured} | {verdict} |")
+    L.append("")
+    if missed:
+        L += ["### Why the missed targets of issue 43 are missed", ""]
+        for key, what in missed:
+            L.append(f'<a id="issue-43-{key}"></a>**{what}.** ' + paragraphs.get(key, (
+                f"**PLACEHOLDER, to be written from a profile (not yet explained):** add a `### {key}` paragraph "
+                "to `Benchmarks/sections/issue-43-misses.md` and render again "
+                "(`python3 Benchmarks/report.py Benchmarks/results/raw-….jsonl > BENCHMARKS.md`).")))
+            L.append("")
+    return L
+
+
+# The measure each workload compares a variant on: (field, what, higher is better).
+VARIANT_MEASURE = {"dlmem": ("mbps", "MB/s", True), "dldisk": ("mbps", "MB/s", True),
+                   "dedupe": ("seconds", "wall ms", False), "resume": ("seconds", "2nd request s", False),
+                   "tlscold": ("cold_ms", "ms to 32 responses", False), "sse": ("rps", "events/s", True),
+                   "wsslow": ("peak_rss_kb", "peak RSS MiB", False)}
+VARIANT_LETTER = {"seq": "A", "conc": "B", "dlmem": "C1", "dldisk": "C2", "json": "D", "dedupe": "F", "resume": "G",
+                  "h1seq": "H (one at a time)", "h1conc": "H (32 in flight)", "h2conc32": "I (32 in flight)",
+                  "h2conc256": "I (256 in flight)", "tlscold": "J", "sse": "K", "wssmall": "L-small", "wslarge": "L-large",
+                  "wspipe": "L-pipelined", "wsslow": "L-slow", "httpcache": "M (8 in flight)", "httpcache1": "M (one at a time)",
+                  "httpcachewarm": "M-warm (8 in flight)", "httpcachewarm1": "M-warm (one at a time)"}
+
+
+def variant_measure(wl):
+    return VARIANT_MEASURE.get(wl, ("rps", "messages/s" if wl in WS_WORKLOADS else "req/s", True))
+
+
+def cpu_per_unit(r, client, wl):
+    """(value, unit) of one run's CPU (user+system, GNU `time`) per unit of work: per request, warm-up included (A,
+    B, D, H, I, M), per message (L, warm-up included), per event (K, ns), or per run (ms: C, F, G, J, L-slow)."""
+    cpu = (r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)
+    n = r.get("n") or 0
+    if kind(wl) in ("seq", "conc", "json"):
+        total = n + warmup(client.split("@")[0], wl, n, r.get("c") or 1)
+        return (cpu * 1e6 / total if total else None), "µs/req"
+    if wl in CACHE_WORKLOADS:
+        return (cpu * 1e6 / n if n else None), "µs/req"
+    if wl in WS_WORKLOADS and wl != "wsslow":
+        total = n + (r.get("warmup") or 0)
+        return (cpu * 1e6 / total if total else None), "µs/message"
+    if wl == "sse":
+        return (cpu * 1e9 / n if n else None), "ns/event"
+    return cpu * 1e3, "ms/run"
+
+
+def variant_table(results, workloads, base_suffix):
+    """Courier against another build of it, or against itself with a switch turned, in the same run: for every
+    workload and Courier client `mode` that has a `mode@suffix` twin, the median of the measure new ÷ twin (times and
+    memory inverted: above 1 is better for the code under test), the rounds' own ratios, and CPU per unit of work.
+    base_suffix "base": the @base twins only; None: every other suffix (the speed tricks turned off)."""
+    head = ["workload", "Courier client", "variant", "measure", "this code", "variant's", "this ÷ variant (> 1: better)",
+            "per round", "CPU this / variant", "CPU this ÷ variant", "load1", "errors (this / variant)"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    found = False
+    for wl in WORKLOAD_ORDER:
+        if wl not in workloads:
+            continue
+        rows = Rows(results, wl, variants=True)
+        key, what, higher = variant_measure(wl)
+        scale = (1 / 1024) if key == "peak_rss_kb" else (1e3 if what == "wall ms" else 1)
+        for twin in rows.clients:
+            if "@" not in twin:
+                continue
+            mode, suffix = twin.split("@", 1)
+            if (suffix == "base") != (base_suffix == "base") or mode not in rows.by:
+                continue
+            found = True
+            a, b = rows.m(mode, key), rows.m(twin, key)
+            r = ratio(a, b, invert=not higher)
+            by_round = {}
+            for x in rows.ok(mode):
+                by_round.setdefault(x["round"], {})["a"] = x.get(key)
+            for x in rows.ok(twin):
+                by_round.setdefault(x["round"], {})["b"] = x.get(key)
+            rounds = [ratio(d.get("a"), d.get("b"), invert=not higher) for _, d in sorted(by_round.items())
+                      if d.get("a") is not None and d.get("b") is not None]
+            ca = [cpu_per_unit(x, mode, wl) for x in rows.ok(mode)]
+            cb = [cpu_per_unit(x, twin, wl) for x in rows.ok(twin)]
+            unit = (ca or cb or [(None, "")])[0][1]
+            cpu_a, cpu_b = med([v for v, _ in ca]), med([v for v, _ in cb])
+            la, lb = rows.loads(mode), rows.loads(twin)
+            fa, ea = rows.errors(mode)
+            fb, eb = rows.errors(twin)
+            errs = f"{ea} / {eb}" + (f" ({fa} / {fb} runs failed)" if fa or fb else "")
+            shown = lambda v: fmt(v * scale if v is not None else None)
+            out.append("| " + " | ".join([
+                VARIANT_LETTER.get(wl, wl), LABELS.get(mode, CACHE_LABELS.get(mode, mode)).replace("**", ""),
+                f"`@{suffix}`", what, shown(a), shown(b), f"**{r}**" if r != "—" and float(r) < 1 else r,
+                ", ".join(rounds) or "—", f"{fmt(cpu_a)} / {fmt(cpu_b)} {unit}", ratio(cpu_a, cpu_b),
+                la if la == lb else f"{la}, {lb}", errs]) + " |")
+    return "\n".join(out) if found else None
+
+
+def allocations_section(info):
+    """Allocations per request: the counts of this run (allocations.py, run by run.py after the timed workloads)
+    with AsyncHTTPClient's, the previous main's and CI's thresholds; then the earlier counts kept by hand."""
+    a = info.get("allocations")
+    base = (info.get("baseline") or {}).get("commit")
+    L = ["## Allocations per request (issue 43): counted exactly, Courier and AsyncHTTPClient", ""]
+    if a and not a.get("failed"):
+        res = {(r["workload"], r["client"]): r for r in a["results"]}
+        clients = a.get("clients", [])
+        L.append(f"Counted in this run by `python3 Benchmarks/allocations.py` ({a.get('seconds', 0):.0f} s, after the "
+                 "timed workloads, against a private nginx of its own on two free loopback ports: plain HTTP/1.1, and "
+                 "HTTPS with HTTP/2 by ALPN). Each client runs in a process of its own under `LD_PRELOAD` of ordo-one's "
+                 f"malloc-interposer (the counter behind package-benchmark's malloc metrics): 200 warm-up requests, then "
+                 f"{a['n']:,} counted ones; every `malloc`, `calloc`, `realloc` and `posix_memalign` call of the process, "
+                 "on every thread, counts, libcurl's and the TLS library's included; the server is another process. "
+                 f"Each client runs {a['runs']} times per workload and the fewest count (a request that has to wait on a "
+                 "busy machine suspends, and the suspension allocates: it only ever adds). Courier: "
+                 "`session.request(url).validate().serializingData().value` on the curl transport; AsyncHTTPClient: "
+                 "`execute` + `body.collect(upTo:)`; 32 in flight means 32 tasks each looping. A count does not move "
+                 "with the machine's load the way a time does, so CI gates Courier's (`.ci/run`, "
+                 "`allocations.py --courier-only --check Benchmarks/allocation-thresholds.json`)."
+                 + (" **QUICK=1: fewer counted requests.**" if info.get("quick") else ""))
+        L.append("")
+        thresholds = a.get("thresholds") or {}
+        head = ["workload", "Courier: mallocs / request", "AsyncHTTPClient", "Courier ÷ AHC",
+                "bytes allocated / request: Courier / AHC"]
+        if "courier@base" in clients:
+            head += [f"Courier at `{base or '?'}` (previous main)", "this ÷ previous"]
+        if thresholds:
+            head += ["CI threshold", "count ≤ threshold"]
+        head.append("Courier's runs")
+        L += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+        for w in a["workloads"]:
+            wid = w["id"]
+            c, h, b = res.get((wid, "courier")), res.get((wid, "ahc")), res.get((wid, "courier@base"))
+            cm = c["mallocs_per_request"] if c else None
+            hm = h["mallocs_per_request"] if h else None
+            cells = [f"{wid}: {w['description']}", fmt(cm, 1), fmt(hm, 1), ratio(cm, hm),
+                     f"{num(c and c.get('bytes_per_request'))} / {num(h and h.get('bytes_per_request'))}"]
+            if "courier@base" in clients:
+                bm = b["mallocs_per_request"] if b else None
+                cells += [fmt(bm, 1), ratio(cm, bm)]
+            if thresholds:
+                limit = thresholds.get(wid)
+                cells += [fmt(limit, 1), ("**within**" if cm <= limit else "**above**") if cm is not None and limit else "—"]
+            cells.append(", ".join(f"{x:.1f}" for x in (c or {}).get("runs", [])) or "—")
+            L.append("| " + " | ".join(cells) + " |")
+        L.append("")
+    elif a:
+        L += [f"**allocations.py failed in this run** (exit {a.get('rc', '?')}): `{(a.get('stderr') or '').strip()[-400:]}`", ""]
+    else:
+        L += ["Not counted in this run (run.py counts them in a default run; `ALLOCATIONS=1` with `WORKLOADS` set).", ""]
+    history = kept("allocations-history.md")
+    if history:
+        L += [history, ""]
+    return L
+
+
 def h3_title(wl, params):
     p = params.get(wl, {"n": 2000 if wl == "h3seq" else 8000, "c": 1 if wl == "h3seq" else 32})
     how = "one at a time" if p["c"] == 1 else f"{p['c']} in flight"
@@ -783,11 +1039,16 @@ def h3_section(info, results, workloads):
     version = pycurl_line.split("libcurl/")[1].split()[0] if "libcurl/" in pycurl_line else "?"
     L = ["## HTTP/3 (workload N; issue 41)", ""]
     la, le = info.get("load_at_start", (0, 0, 0)), info.get("load_at_end", (0, 0, 0))
-    L.append(f"Run started {info.get('started', '?')}: `WORKLOADS=N ROUNDS={info.get('rounds', '?')}`, "
-             f"{info.get('runtime_s', 0) / 60:.1f} minutes; load average {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} "
-             f"(1/5/15 min) at the start, {le[0]:.2f} / {le[1]:.2f} / {le[2]:.2f} at the end, on the same 2-core VM "
-             f"(Courier {info.get('library', '?')}). **Quote the ratios, not the absolute numbers.**"
-             + (" **QUICK=1: a tenth of the requests.**" if info.get("quick") else ""))
+    if any(wl not in H3_WORKLOADS for wl in workloads):
+        # Part of a longer run (the default list): its machine, start and load are the report's.
+        took = sum((info.get("workload_seconds") or {}).get(wl, 0) for wl in H3_WORKLOADS)
+        L.append(f"Part of the run above ({took / 60:.1f} minutes of it). **Quote the ratios, not the absolute numbers.**")
+    else:
+        L.append(f"Run started {info.get('started', '?')}: `WORKLOADS=N ROUNDS={info.get('rounds', '?')}`, "
+                 f"{info.get('runtime_s', 0) / 60:.1f} minutes; load average {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} "
+                 f"(1/5/15 min) at the start, {le[0]:.2f} / {le[1]:.2f} / {le[2]:.2f} at the end, on the same 2-core VM "
+                 f"(Courier {info.get('library', '?')}). **Quote the ratios, not the absolute numbers.**"
+                 + (" **QUICK=1: a tenth of the requests.**" if info.get("quick") else ""))
     L.append("")
     L.append(H3_WHAT.format(server=info.get("h3_server", "?").replace("hypercorn ", "").replace(" aioquic ", " with aioquic "),
                             libcurl=f"libcurl {version} (`{os.path.basename(libcurl.get('file', '?'))}` from pycurl 7.49.0's "
@@ -815,10 +1076,14 @@ def render(info, results, workloads):
     L.append("Generated by `python3 Benchmarks/run.py` (see `Benchmarks/README.md`); every number below comes "
              f"from one run of that command, started {info['started']}, {info['rounds']} rounds per workload, "
              f"which took {info['runtime_s'] / 60:.1f} minutes (release build included: {info['build_s']:.0f} s). "
-             f"Raw results: `{info['raw']}` (not committed).")
+             f"Raw results: `{info['raw']}` (not committed). The sections marked \"kept by hand\" are the exception: "
+             "they come from runs of their own, dated in each, and are copied in from `Benchmarks/sections/`.")
+    for letter, why in sorted((info.get("skipped") or {}).items()):
+        L.append("")
+        L.append(f"Workload {letter} did not run: {why}.")
     if info.get("quick"):
         L.append("")
-        L.append("**QUICK=1 run: A, B, D, H, I and L made a tenth of their usual requests (L: messages), M two passes; a smoke test, not a measurement.**")
+        L.append("**QUICK=1 run: A, B, D, H, I, L and N made a tenth of their usual requests (L: messages), M two passes, the allocation counts 500 requests; a smoke test, not a measurement.**")
     L.append("")
     L.append("## How to read this")
     L.append("")
@@ -911,6 +1176,7 @@ def render(info, results, workloads):
     event_targets = sse_targets(results, met) if "sse" in workloads else []
     ws_goals = ws_targets(results, workloads, met)
     cache_goals = cache_targets(results, workloads, met)
+    goals43 = issue43_targets(results, workloads, met)
     if targets:
         L.append("## Targets (issue 9; ratios from this run)")
         L.append("")
@@ -951,10 +1217,31 @@ def render(info, results, workloads):
         for t in cache_goals:
             L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
         L.append("")
+    if goals43:
+        L += issue43_section(goals43)
     if any("missed" in t[2] for t in targets + tls_targets + event_targets + ws_goals + cache_goals):
         L.append("Where the time goes for the missed targets (perf profiles, with the fixes suggested for the "
                  "library and what they gained in a scratch experiment): `Benchmarks/PROFILES.md`.")
         L.append("")
+
+    against_base = variant_table(results, workloads, "base")
+    if against_base:
+        base = info.get("baseline") or {}
+        L += ["## Courier against the previous main (same run)", "",
+              f"`BASELINE_BIN` ran the previous main's `bench-courier` (commit `{base.get('commit', '?')}`, "
+              f"from `{base.get('bin', '?')}`) as the client `<mode>@base` beside this code's, in every workload where a "
+              "Courier client runs (A–M), with the same arguments, rounds interleaved. \"This ÷ variant\" is the ratio of "
+              "the medians (throughput; for times and memory the previous main's ÷ this code's), so above 1 means this "
+              "code is faster (or smaller); \"per round\" gives each round's own ratio, which shows the noise. CPU per "
+              "unit of work is each process's user+system time (GNU `time`). The previous main's rows appear only here.",
+              "", against_base, ""]
+    tricks_off = variant_table(results, workloads, None)
+    if tricks_off:
+        L += ["## Courier with its speed tricks off (same run)", "",
+              "Courier with `COURIER_FAST_PATHS=0` (`@nofast`) or one trick off (`@no-<name>`, "
+              "`COURIER_FAST_PATHS=-<name>`; run.py's `FAST_PATHS_AB` and `FAST_PATHS_VARIANTS`), against the same "
+              "build with every trick on, as in the table above (above 1: the tricks make it faster).",
+              "", tricks_off, ""]
 
     for wl in ("seq", "conc", "dlmem", "dldisk", "json"):
         if wl in tables:
@@ -1083,6 +1370,15 @@ def render(info, results, workloads):
         workload_tables(L, workloads, CACHE_WORKLOADS, TITLES.get, lambda wl: cache_table(results, wl)[0])
     if any(wl in workloads for wl in H3_WORKLOADS):
         L += h3_section(info, results, workloads)
+    elif kept("h3.md"):
+        why = (info.get("skipped") or {}).get("N")
+        L += [kept("h3.md"), "", "*Kept by hand, in `Benchmarks/sections/h3.md`, from the run it describes: workload N "
+              "did not run in this report's run" + (f" ({why})" if why else "") + ".*", ""]
+    L += allocations_section(info)
+    for name in ("integrations.md", "openapi.md"):
+        text = kept(name)
+        if text:
+            L += [text, "", f"*Kept by hand, in `Benchmarks/sections/{name}`.*", ""]
     return "\n".join(L) + "\n"
 
 

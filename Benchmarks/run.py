@@ -4,13 +4,16 @@
 Builds the bench executables in release, generates the served files and a private CA with a
 certificate for 127.0.0.1 (openssl), starts nginx on loopback (HTTP, HTTPS with HTTP/2, HTTPS with
 HTTP/1.1 only), runs every client on every workload (client order rotated each round, reversed every other
-round; every run under /usr/bin/time -v for peak RSS and CPU time), stops nginx and writes
-BENCHMARKS.md at the repository root. Raw results (one JSON line per run) go to
+round; every run under /usr/bin/time -v for peak RSS and CPU time), stops nginx, counts allocations per
+request (allocations.py) and writes BENCHMARKS.md at the repository root, every section of it: the
+measured ones from this run, and the ones measured by hand elsewhere (integrations, OpenAPI transports,
+earlier allocation counts; HTTP/3 when N cannot run here) copied in from Benchmarks/sections/*.md, where
+each says when and how it was measured. Raw results (one JSON line per run) go to
 Benchmarks/results/raw-<timestamp>.jsonl.
 
 Knobs (environment):
   ROUNDS=3            rounds per workload (medians are over rounds)
-  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L,M letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
+  WORKLOADS=A,B,C,D,F,G,H,I,J,K,L,M,N letters or names: A=seq B=conc C=dlmem,dldisk D=json F=dedupe
                       G=resume H=h1seq,h1conc (HTTPS/1.1) I=h2conc32,h2conc256 (HTTP/2) J=tlscold
                       K=sse (1,000,000 Server-Sent Events from one static text/event-stream file)
                       L=wssmall,wslarge,wspipe,wsslow (WebSocket echo against bench-ws-server)
@@ -18,8 +21,9 @@ Knobs (environment):
                       files, half fresh, half revalidated at every reuse; the warm variant starts from a store
                       an earlier process filled, half of it fresh, half stale; HTTP cache on vs off, 8 and 1
                       in flight)
-                      N=h3seq,h3conc32 (HTTP/3 against HTTP/2 and HTTP/1.1, one hypercorn/aioquic server;
-                      not in the default list: it needs pycurl's manylinux wheel, see H3_LIBCURL)
+                      N=h3seq,h3conc32 (HTTP/3 against HTTP/2 and HTTP/1.1, one hypercorn/aioquic server; it
+                      needs pycurl's manylinux wheel, hypercorn and aioquic, see H3_LIBCURL: without them the
+                      default list skips N and the report says why, and WORKLOADS=N stops with what is missing)
                       (E is computed from the transport-direct rows of A and B)
   ONLY=name,name      keep only these clients (names as in the tables' "id" column)
   BUILD=0             skip `swift build -c release`
@@ -30,9 +34,12 @@ Knobs (environment):
   OUT=BENCHMARKS.md   report path (relative to the repository root)
   NO_REPORT=1         do not (re)write the report; results still go to results/
   SETTLE=1            seconds to sleep (after `sync`) before each run
-  BASELINE_BIN=DIR    also run DIR/bench-courier as client "courier-curl@base" in A, B, H and I (DIR: the
-                      .build/release of another checkout's Benchmarks package, e.g. the previous main), so a
-                      change is compared with the code before it in the same run, rounds interleaved
+  BASELINE_BIN=DIR    also run DIR/bench-courier as client "<mode>@base" beside every Courier client the workloads
+                      judge, A to M ("courier-curl@base"; F also "courier-curl+dedupe@base", M "courier-curl+cache@base";
+                      DIR: the .build/release of another checkout's Benchmarks package, e.g. the previous main), so a
+                      change is compared with the code before it in the same run, rounds interleaved; the report's
+                      "Courier against the previous main" table (the @base runs appear nowhere else), and
+                      DIR/bench-alloc-courier, when there, in the allocation counts
   FAST_PATHS_AB=1     also run Courier with COURIER_FAST_PATHS=0 as client "courier-curl@nofast" in A, B, H and
                       I: the speed tricks behind that switch, on against off, in the same run
   FAST_PATHS_VARIANTS=batch,callerpass,...  measurement of single tricks: for each name, also run Courier with
@@ -40,7 +47,11 @@ Knobs (environment):
                       in A, B, H, I, J and L ("courier-curl+cache@no-name" in M); names: host batch callerpass trust
                       memo bytes disk wsinline (FastPaths.swift's Trick), and "all" for COURIER_FAST_PATHS=0
                       ("...@nofast", in L and M too)
-  QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M (smoke test; the report says so)
+  QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M, 500 counted requests in the
+                      allocation counts (smoke test; the report says so)
+  ALLOCATIONS=1       after the timed workloads, count allocations per request (allocations.py: its own nginx on
+                      free ports; Courier, AsyncHTTPClient, and BASELINE_BIN's Courier) for the report; on by default
+                      when WORKLOADS is not set (a full run), off otherwise
   WS_PORT=PORT+3      bench-ws-server's port (workload L)
   H3_PORT=PORT+4      workload N's server (.ci/h3-server.py: hypercorn with aioquic, Python): HTTP/3 on this UDP
                       port, HTTP/1.1 and HTTP/2 (TLS, ALPN) on this TCP port, the same CA as nginx's
@@ -96,6 +107,8 @@ ALL = ["seq", "conc", "dlmem", "dldisk", "json", "dedupe", "resume", "h1seq", "h
 # The HTTPS workloads: A and B over HTTPS/HTTP/1.1 (H), B over HTTP/2 (I), 32 cold connections (J).
 # "base" picks the server (h1: `ssl` only; h2: `ssl http2`), "http" the version the clients ask for.
 TLS_WORKLOADS = ("h1seq", "h1conc", "h2conc32", "h2conc256", "tlscold")
+# The default list: N only where its Python packages are installed (skipped otherwise; see main).
+DEFAULT_WORKLOADS = "A,B,C,D,F,G,H,I,J,K,L,M,N"
 
 PARAMS = {
     "seq": dict(path="/small.json", n=5000, c=1),
@@ -829,7 +842,20 @@ def only(cs):
 
 
 BASELINE_BIN = os.environ.get("BASELINE_BIN")
+# FAST_PATHS_AB's workloads (A, B, H, I).
 BASELINE_WORKLOADS = {"seq", "conc", "h1seq", "h1conc", "h2conc32", "h2conc256"}
+
+
+def baseline_modes(wl):
+    """The Courier clients that BASELINE_BIN's bench-courier runs as "<mode>@base" in a workload: each mode the
+    workload judges Courier by (A–M; N runs on another libcurl and is left out)."""
+    if wl in H3_WORKLOADS:
+        return []
+    if wl == "dedupe":
+        return ["courier-curl", "courier-curl+dedupe"]
+    if wl in CACHE_WORKLOADS:
+        return ["courier-curl+cache"]
+    return ["courier-curl"]
 
 
 # FAST_PATHS_VARIANTS: one trick of FastPaths.swift off alone (COURIER_FAST_PATHS=-name), or "all" (=0).
@@ -860,9 +886,9 @@ def fast_path_variant_client(wl, name):
 def clients_for(wl):
     cs = []
     add = lambda cid, cmd, parser: cs.append((cid, cmd, parser))
-    if BASELINE_BIN and wl in BASELINE_WORKLOADS:
-        base = swift_cmd("bench-courier", "courier-curl", wl)
-        add("courier-curl@base", [os.path.join(BASELINE_BIN, "bench-courier")] + base[1:], parse_swift)
+    for mode in baseline_modes(wl) if BASELINE_BIN else []:
+        base = swift_cmd("bench-courier", mode, wl)
+        add(f"{mode}@base", [os.path.join(BASELINE_BIN, "bench-courier")] + base[1:], parse_swift)
     if os.environ.get("FAST_PATHS_AB") == "1" and wl in BASELINE_WORKLOADS:
         add("courier-curl@nofast", ["env", "COURIER_FAST_PATHS=0"] + swift_cmd("bench-courier", "courier-curl", wl), parse_swift)
     for name in fast_path_variants():
@@ -1109,6 +1135,54 @@ def run_one(nginx, cid, cmd, parser, wl):
     return r
 
 
+def h3_missing():
+    """Why workload N cannot run here (pycurl's wheel with HTTP/3, hypercorn, aioquic), or None."""
+    probe = ("import glob, os, pycurl, hypercorn, aioquic; print(pycurl.version); "
+             "print(' '.join(glob.glob(os.path.join(os.path.dirname(os.path.dirname(pycurl.__file__)), "
+             "'pycurl.libs', 'libcurl-*.so.*'))))")
+    p = sh([sys.executable, "-c", probe])
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["?"])[-1]
+        return f"{last} (pip install pycurl==7.49.0 hypercorn==0.18.0 aioquic==1.7.2 for {sys.executable})"
+    version, files = (p.stdout.splitlines() + ["", ""])[:2]
+    if "nghttp3" not in version:
+        return f"pycurl's libcurl has no HTTP/3 ({version})"
+    if not (os.environ.get("H3_LIBCURL") or files.split()):
+        return "no libcurl file beside pycurl (set H3_LIBCURL)"
+    return None
+
+
+def count_allocations():
+    """Allocations per request (allocations.py: its own nginx on free ports, after the timed workloads, so it
+    disturbs none of them): Courier and AsyncHTTPClient, and BASELINE_BIN's bench-alloc-courier when it has one.
+    Its result, or what went wrong, goes into the summary and the report."""
+    say("counting allocations per request (allocations.py)")
+    out = os.path.join(WORK, "allocations.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    cmd = [sys.executable, os.path.join(HERE, "allocations.py"), "--build", "0", "--json", out]
+    if QUICK:
+        cmd += ["--n", "500"]
+    if BASELINE_BIN and os.path.exists(os.path.join(BASELINE_BIN, "bench-alloc-courier")):
+        cmd += ["--baseline-bin", BASELINE_BIN]
+    t0 = time.monotonic()
+    p = sh(cmd)
+    seconds = time.monotonic() - t0
+    if p.returncode != 0 or not os.path.exists(out):
+        say(f"allocations.py failed ({p.returncode}): {p.stderr[-600:]}")
+        return dict(failed=True, rc=p.returncode, stderr=p.stderr[-1500:], seconds=seconds)
+    with open(out) as f:
+        result = json.load(f)
+    result["seconds"] = seconds
+    try:
+        with open(os.path.join(HERE, "allocation-thresholds.json")) as f:
+            result["thresholds"] = json.load(f)["courier"]  # CI's gate, shown beside the counts
+    except (OSError, KeyError, ValueError):
+        pass
+    say(f"allocations counted in {seconds:.0f} s")
+    return result
+
+
 # ---------------------------------------------------------------- orchestration
 
 def machine():
@@ -1146,12 +1220,22 @@ def machine():
 def main():
     started = time.monotonic()
     start_wall = datetime.datetime.now().astimezone()
-    wanted = os.environ.get("WORKLOADS", "A,B,C,D,F,G,H,I,J,K,L,M").split(",")
+    wanted = os.environ.get("WORKLOADS", DEFAULT_WORKLOADS).split(",")
     workloads = []
     for w in wanted:
         for name in LETTERS.get(w.strip().upper(), [w.strip()]):
             if name in ALL and name not in workloads:
                 workloads.append(name)
+    skipped = {}
+    if "WORKLOADS" not in os.environ and any(wl in H3_WORKLOADS for wl in workloads):
+        # The default list: N runs when its Python packages are there, and is skipped (said so in the report)
+        # when not; asked for by name (WORKLOADS=N) it stops the run with what is missing instead.
+        missing = h3_missing()
+        if missing:
+            say(f"skipping workload N (HTTP/3): {missing}")
+            skipped["N"] = missing
+            workloads = [wl for wl in workloads if wl not in H3_WORKLOADS]
+    allocations = os.environ.get("ALLOCATIONS", "0" if "WORKLOADS" in os.environ else "1") == "1"
     ensure_tools()
     build_seconds = build()
     make_files(workloads)
@@ -1161,6 +1245,10 @@ def main():
     info = machine()
     info["load_at_start"] = os.getloadavg()
     info["started"] = start_wall.strftime("%Y-%m-%d %H:%M %Z")
+    info["skipped"] = skipped
+    if BASELINE_BIN:
+        commit = sh(["git", "-C", BASELINE_BIN, "rev-parse", "--short", "HEAD"]).stdout.strip()
+        info["baseline"] = dict(bin=BASELINE_BIN, commit=commit or "?")
     nginx = Nginx()
     info["nginx"] = nginx.version()
     if any(wl in H3_WORKLOADS for wl in workloads):
@@ -1179,6 +1267,7 @@ def main():
         with open(raw_path, "w") as raw:
             raw.write(json.dumps(dict(machine=info)) + "\n")
             for wl in workloads:
+                wl_started = time.monotonic()
                 cs = clients_for(wl)
                 for rnd in range(ROUNDS):
                     k = rnd % len(cs)
@@ -1204,10 +1293,16 @@ def main():
                                             "connections", "protocol", "failed")
                                  if k2 in r}
                         say(f"[{wl} r{rnd + 1} load {load:.2f}] {cid}: {brief}")
+                info.setdefault("workload_seconds", {})[wl] = time.monotonic() - wl_started
     finally:
         nginx.stop()
         WS_SERVER.stop()
         H3_SERVER.stop()
+    if allocations:
+        try:
+            info["allocations"] = count_allocations()
+        except Exception as e:  # the timed results are kept and reported whatever happens here
+            info["allocations"] = dict(failed=True, stderr=repr(e))
     info["runtime_s"] = time.monotonic() - started
     info["build_s"] = build_seconds
     info["load_at_end"] = os.getloadavg()
