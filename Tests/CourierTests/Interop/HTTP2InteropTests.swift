@@ -129,6 +129,40 @@ struct HTTP2InteropTests {
         #expect(connections.count > 1, "64 requests over a server allowing 8 streams used \(connections.count) connection(s)")
     }
 
+    /// Issue 43: with a per-host limit sized for HTTP/1.1 concurrency (the benchmarks' 256), an
+    /// origin known to speak HTTP/2 with nginx's 128 streams gets one connection for 32 requests in
+    /// flight and two for 256; the requests beyond the streams wait for one instead of connecting.
+    @Test func anHTTP2OriginKeepsToOneConnectionAt32InFlightAndTwoAt256() async throws {
+        guard let h2 = InteropServer.nginxHTTPS else { return }
+        let session = try HTTPSInterop.session(baseURL: h2) { $0.maximumConnectionsPerHost = 256 }
+        // One response teaches the session that the origin speaks HTTP/2.
+        let first = await session.request("connection").serializingData().response
+        #expect(first.metrics?.httpVersion == "HTTP/2", "\(String(describing: first.error))")
+        let at32 = try await Self.connections(of: session, inFlight: 32, burst: "a")
+        #expect(at32.count == 1, "32 requests in flight used connections \(at32)")
+        let at256 = try await Self.connections(of: session, inFlight: 256, burst: "b")
+        #expect(at256.count <= 2, "256 requests in flight used \(at256.count) connections")
+    }
+
+    /// The nginx connections that `inFlight` concurrent GETs came over. Each response is 16 KiB of
+    /// `/trickle.bin`, which nginx sends at 8 KB/s: the requests are all in flight together.
+    private static func connections(of session: Session, inFlight: Int, burst: String) async throws -> Set<String> {
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<inFlight {
+                group.addTask {
+                    let response = await session.request("trickle.bin?\(burst)=\(index)", headers: ["Range": "bytes=0-16383"])
+                        .serializingData().response
+                    if let error = response.error { throw error }
+                    #expect(response.data?.count == 16384 && response.metrics?.httpVersion == "HTTP/2")
+                    return HTTPSInterop.connection(of: response.response)
+                }
+            }
+            var seen: Set<String> = []
+            for try await connection in group { seen.insert(connection ?? "none") }
+            return seen
+        }
+    }
+
     @Test func aGoAwayMidFlightLosesNoIdempotentRequest() async throws {
         guard let goaway = InteropServer.nginxGoAway else { return }
         let session = try HTTPSInterop.session(baseURL: goaway)

@@ -12,8 +12,10 @@ import CourierLocking
 /// Pauses in place (`suspend()` keeps the connection and loses no byte), applies backpressure
 /// through the flow-control window, enforces idle and resource timeouts itself, and reuses
 /// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host (shared out
-/// between the loops). A transfer waiting for a free connection to its host counts that wait
-/// towards its idle timeout.
+/// between the loops). An origin whose last response came over HTTP/2 gets at most two
+/// connections (fewer when that limit is lower), on a loop of its own: requests beyond their
+/// streams wait for one to free. A transfer waiting for a free connection or stream counts that
+/// wait towards its idle timeout.
 @_spi(Transport) public final class CurlTransport: Transport {
     /// What this transport can do: everything the contract describes.
     public let capabilities = TransportCapabilities(name: "curl", pausesInPlace: true, appliesBackpressure: true)
@@ -31,8 +33,17 @@ import CourierLocking
 
     /// The loops started so far; after shutdown, the loops that were running then.
     private enum Loops: Sendable {
-        case running([CurlLoop])
+        case running(LoopSet)
         case shutDown([CurlLoop])
+    }
+
+    /// The running loops: those that share out ``TransportConfiguration/maximumConnectionsPerHost``,
+    /// and the one for origins known to multiplex, started with the first transfer it gets.
+    private struct LoopSet: Sendable {
+        var shared: [CurlLoop]
+        var multiplexing: CurlLoop?
+
+        var all: [CurlLoop] { multiplexing.map { shared + [$0] } ?? shared }
     }
 
     // Protects the set of started loops and the choice of a loop for each transfer; held briefly
@@ -83,7 +94,9 @@ import CourierLocking
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             processors: ProcessInfo.processInfo.activeProcessorCount)
         do {
-            loops = Locked(.running([try CurlLoop.start(index: 0, plan: plan, defaults: defaults, trustStore: trustStore)]))
+            let first = try CurlLoop.start(
+                perHostConnections: plan.connectionsPerHost(forLoop: 0), defaults: defaults, trustStore: trustStore)
+            loops = Locked(.running(LoopSet(shared: [first])))
         } catch {
             trustStore?.remove()
             throw error
@@ -97,7 +110,10 @@ import CourierLocking
 
     /// Hands the request to an event loop and returns its handle at once: the loop with the fewest
     /// unfinished transfers to the request's host and port (then the fewest in all), or a new loop
-    /// when every running loop already has one there and another may start.
+    /// when every running loop already has one there and another may start. A request to an origin
+    /// known to speak HTTP/2 (or one that asks for HTTP/2 only) goes to the multiplexing loop
+    /// instead, whose small per-host limit makes libcurl queue the requests beyond the server's
+    /// stream limit rather than open a connection for each.
     ///
     /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
     /// the calling thread, before this method returns.
@@ -109,15 +125,33 @@ import CourierLocking
         let origin = plan.loopCount > 1 || candidate ? Self.originKey(request.url) : ""
         let known = candidate || setsPace ? defaults.routing.lookup(origin) : CurlMultiplexRouting.Origin()
         let multiplexes = candidate && !known.speaksHTTP1
+        let sharesConnections = multiplexes && Self.joinsMultiplexingLoop(request, speaksHTTP2: known.speaksHTTP2)
         // libcurl marks an origin's connections as not multiplexing once one of them speaks
         // HTTP/1.1: a paced stream's own HTTP/1.1 connection goes to another loop (another
         // connection cache) than the origin's HTTP/2 home, where there is one.
         let avoid = setsPace && !known.speaksHTTP1 ? known.home : nil
         let choice = loops.withLock { state -> (loop: CurlLoop, alone: Bool)? in
-            guard case .running(var running) = state, !running.isEmpty else { return nil }
+            guard case .running(var set) = state, !set.shared.isEmpty else { return nil }
+            let multiplexingLoad = set.multiplexing?.mailbox.transfersInFlight(to: origin).total ?? 0
+            if sharesConnections {
+                if set.multiplexing == nil,
+                    let started = try? CurlLoop.start(
+                        perHostConnections: plan.multiplexedConnectionsPerHost, defaults: defaults, trustStore: trustStore)
+                {
+                    set.multiplexing = started
+                    state = .running(set)
+                }
+                // A loop that cannot start leaves the origin on its home loop, as before it was known.
+                if let loop = set.multiplexing {
+                    let alone = multiplexingLoad == 0 && set.shared.allSatisfy { $0.mailbox.transfersInFlight(to: origin).total == 0 }
+                    loop.mailbox.transferAssigned(origin: origin)
+                    return (loop, alone)
+                }
+            }
+            var running = set.shared
             var index = 0
             var fewest = running[0].mailbox.transfersInFlight(to: origin)
-            var total = fewest.total
+            var total = fewest.total + multiplexingLoad
             for (candidateIndex, loop) in running.enumerated().dropFirst() {
                 let load = loop.mailbox.transfersInFlight(to: origin)
                 total += load.total
@@ -133,11 +167,13 @@ import CourierLocking
             }
             if let avoid, index == avoid, let other = running.indices.first(where: { $0 != avoid }) { index = other }
             if !multiplexes, fewest.origin > 0 || (avoid != nil && index == avoid), running.count < plan.loopCount,
-                let started = try? CurlLoop.start(index: running.count, plan: plan, defaults: defaults, trustStore: trustStore)
+                let started = try? CurlLoop.start(
+                    perHostConnections: plan.connectionsPerHost(forLoop: running.count), defaults: defaults, trustStore: trustStore)
             {
                 // A loop that cannot start leaves the transport with the loops it has.
                 running.append(started)
-                state = .running(running)
+                set.shared = running
+                state = .running(set)
                 index = running.count - 1
             }
             if multiplexes { defaults.routing.assign(origin, to: index) }
@@ -175,6 +211,20 @@ import CourierLocking
         }
     }
 
+    /// Whether a request that may multiplex (``mayMultiplex(_:)``) goes to the multiplexing loop:
+    /// its origin's last response came over HTTP/2, or it asks for HTTP/2 and nothing else, except
+    /// cleartext HTTP/2 where libcurl gives each request a connection of its own (curl issue 10634),
+    /// which the loop's small per-host limit would serialise.
+    static func joinsMultiplexingLoop(_ request: TransportRequest, speaksHTTP2: Bool) -> Bool {
+        switch request.httpVersion {
+        case .http2: true
+        case .http2PriorKnowledge:
+            CurlLibrary.reusesCleartextHTTP2 || request.url.scheme?.lowercased() == "https"
+        case .automatic: speaksHTTP2
+        case .http1_1, .http3: false
+        }
+    }
+
     /// Whether `request` is a stream whose consumer sets the pace, kept off shared HTTP/2
     /// connections (a connection of its own, over HTTP/1.1) where libcurl's paused streams hold up
     /// their siblings (see ``CurlLibrary/pausesHTTP2StreamsIndependently``).
@@ -192,8 +242,8 @@ import CourierLocking
     /// the caller's thread (where the reactor allows it).
     var loopsSleepIdle: Bool {
         loops.withLock { state in
-            guard case .running(let running) = state else { return false }
-            return running.allSatisfy(\.mailbox.sleepsIdle)
+            guard case .running(let set) = state else { return false }
+            return set.all.allSatisfy(\.mailbox.sleepsIdle)
         }
     }
 
@@ -213,7 +263,8 @@ import CourierLocking
     private var startedLoops: [CurlLoop] {
         loops.withLock { state in
             switch state {
-            case .running(let loops), .shutDown(let loops): loops
+            case .running(let set): set.all
+            case .shutDown(let loops): loops
             }
         }
     }
@@ -235,9 +286,9 @@ import CourierLocking
     public func shutdown() {
         let (all, first) = loops.withLock { state -> ([CurlLoop], Bool) in
             switch state {
-            case .running(let running):
-                state = .shutDown(running)
-                return (running, true)
+            case .running(let set):
+                state = .shutDown(set.all)
+                return (set.all, true)
             case .shutDown(let running):
                 return (running, false)
             }
@@ -256,9 +307,18 @@ import CourierLocking
 }
 
 /// How many event loops a ``CurlTransport`` may run, and each loop's share of the per-host limit.
+///
+/// Besides these, the multiplexing loop carries the origins known to speak HTTP/2 with at most
+/// ``multiplexedConnectionsPerHost`` connections to each: when every stream of those is taken,
+/// libcurl queues a transfer until one frees instead of opening a connection for it, as
+/// AsyncHTTPClient's pool does (a new connection only once the open ones are full). Two rather than
+/// one, so that a server's stream limit (128 for nginx) is not the client's concurrency limit.
 struct CurlLoopPlan: Sendable, Equatable {
     /// At most this many loops, however many processors there are.
     static let maximumLoops = 4
+
+    /// Connections per host of the multiplexing loop: two, or the per-host limit when it is lower.
+    var multiplexedConnectionsPerHost: Int { min(2, perHost) }
 
     /// How many loops may run: one per processor, no more than `maximumLoops`, and no more than the
     /// per-host limit (each loop needs at least one connection per host).
@@ -298,13 +358,13 @@ final class CurlLoop: Sendable {
         self.thread = thread
     }
 
-    /// Creates loop `index` of `plan` and starts its thread.
+    /// Creates a loop that opens at most `perHostConnections` connections to one host, and starts its thread.
     static func start(
-        index: Int, plan: CurlLoopPlan, defaults: CurlHandleDefaults,
+        perHostConnections: Int, defaults: CurlHandleDefaults,
         trustStore: CurlTrustStore?
     ) throws(CourierError) -> CurlLoop {
         let loop = try CurlEventLoop(
-            perHostConnections: plan.connectionsPerHost(forLoop: index), defaults: defaults,
+            perHostConnections: perHostConnections, defaults: defaults,
             trustStore: trustStore)
         do {
             return CurlLoop(loop: loop, thread: try CurlThread.start(name: "courier-curl") { loop.run() })
