@@ -34,13 +34,8 @@ struct CurlUnitTests {
         #expect(shares == shares.sorted(by: >))
     }
 
-    @Test("the multiplexing loop: two connections per host, or the per-host limit when it is lower", arguments: [(256, 2), (8, 2), (2, 2), (1, 1), (0, 1)])
-    func multiplexingLoopPlan(limit: Int, expected: Int) {
-        #expect(CurlLoopPlan(maximumConnectionsPerHost: limit, processors: 2).multiplexedConnectionsPerHost == expected)
-    }
-
-    @Test("which requests go to the multiplexing loop: an origin's last response over HTTP/2, or HTTP/2 only")
-    func multiplexingLoopRouting() {
+    @Test("which requests may go to the overflow loop once their HTTP/2 origin's home has 100 in flight")
+    func overflowRouting() {
         let secure = URL(string: "https://example.test/x")!
         let cleartext = URL(string: "http://example.test/x")!
         func request(_ url: URL, _ version: HTTPVersion) -> TransportRequest {
@@ -48,29 +43,18 @@ struct CurlUnitTests {
             request.httpVersion = version
             return request
         }
-        let table: [(url: URL, version: HTTPVersion, speaksHTTP2: Bool, joins: Bool)] = [
-            (secure, .automatic, false, false),  // nothing known yet: the cold burst waits for ALPN on its home loop
-            (secure, .automatic, true, true),
-            (secure, .http2, false, true),
-            (secure, .http2PriorKnowledge, false, true),
-            (cleartext, .http2PriorKnowledge, false, CurlLibrary.reusesCleartextHTTP2),
-            (secure, .http1_1, true, false),
-            (secure, .http3, true, false),
+        let table: [(url: URL, version: HTTPVersion, overflows: Bool)] = [
+            (secure, .automatic, true),
+            (secure, .http2, true),
+            (secure, .http2PriorKnowledge, true),
+            (cleartext, .http2PriorKnowledge, CurlLibrary.reusesCleartextHTTP2),
+            (secure, .http1_1, false),
+            (secure, .http3, false),
         ]
         for row in table {
-            let joins = CurlTransport.joinsMultiplexingLoop(request(row.url, row.version), speaksHTTP2: row.speaksHTTP2)
-            #expect(joins == row.joins, "\(row.url) \(row.version) speaksHTTP2: \(row.speaksHTTP2)")
+            #expect(CurlTransport.mayOverflow(request(row.url, row.version)) == row.overflows, "\(row.url) \(row.version)")
         }
-
-        // What a response teaches: HTTP/2 sends the origin to the multiplexing loop, HTTP/1.x back.
-        let routing = CurlMultiplexRouting()
-        #expect(routing.lookup("https://a:443") == CurlMultiplexRouting.Origin())
-        routing.learn("https://a:443", httpVersion: "HTTP/2")
-        #expect(routing.lookup("https://a:443").speaksHTTP2 && !routing.lookup("https://a:443").speaksHTTP1)
-        routing.learn("https://a:443", httpVersion: "HTTP/1.1")
-        #expect(!routing.lookup("https://a:443").speaksHTTP2 && routing.lookup("https://a:443").speaksHTTP1)
-        routing.learn("https://a:443", httpVersion: "HTTP/3")
-        #expect(routing.lookup("https://a:443") == CurlMultiplexRouting.Origin())
+        #expect(CurlLoopPlan.streamsBeforeOverflow == 100 && CurlLoopPlan.overflowConnectionsPerHost == 1)
     }
 
     @Test("parses the final head, skipping 100 Continue and ignoring trailers")

@@ -37,9 +37,6 @@ final class CurlMultiplexRouting: Sendable {
         var home: Int?
         /// Whether a response showed it speaks HTTP/1.x.
         var speaksHTTP1 = false
-        /// Whether the latest response showed it speaks HTTP/2: its transfers then go to the
-        /// transport's multiplexing loop (see ``CurlLoopPlan/multiplexedConnectionsPerHost``).
-        var speaksHTTP2 = false
     }
 
     /// At most this many origins are remembered; past it the memory starts afresh.
@@ -64,12 +61,10 @@ final class CurlMultiplexRouting: Sendable {
     /// Records the HTTP version a response from `origin` came over.
     func learn(_ origin: String, httpVersion: String) {
         let http1 = httpVersion.hasPrefix("HTTP/1")
-        let http2 = httpVersion == "HTTP/2"
         origins.withLock { table in
-            if let known = table[origin], known.speaksHTTP1 == http1, known.speaksHTTP2 == http2 { return }
+            guard table[origin]?.speaksHTTP1 != http1 else { return }
             if table.count >= Self.capacity, table[origin] == nil { table.removeAll() }
             table[origin, default: Origin()].speaksHTTP1 = http1
-            table[origin, default: Origin()].speaksHTTP2 = http2
         }
     }
 }

@@ -38,12 +38,13 @@ import CourierLocking
     }
 
     /// The running loops: those that share out ``TransportConfiguration/maximumConnectionsPerHost``,
-    /// and the one for origins known to multiplex, started with the first transfer it gets.
+    /// and the overflow loop for HTTP/2 origins (``CurlLoopPlan/streamsBeforeOverflow``), started
+    /// with the first transfer it gets.
     private struct LoopSet: Sendable {
         var shared: [CurlLoop]
-        var multiplexing: CurlLoop?
+        var overflow: CurlLoop?
 
-        var all: [CurlLoop] { multiplexing.map { shared + [$0] } ?? shared }
+        var all: [CurlLoop] { overflow.map { shared + [$0] } ?? shared }
     }
 
     // Protects the set of started loops and the choice of a loop for each transfer; held briefly
@@ -110,10 +111,11 @@ import CourierLocking
 
     /// Hands the request to an event loop and returns its handle at once: the loop with the fewest
     /// unfinished transfers to the request's host and port (then the fewest in all), or a new loop
-    /// when every running loop already has one there and another may start. A request to an origin
-    /// known to speak HTTP/2 (or one that asks for HTTP/2 only) goes to the multiplexing loop
-    /// instead, whose small per-host limit makes libcurl queue the requests beyond the server's
-    /// stream limit rather than open a connection for each.
+    /// when every running loop already has one there and another may start. A request that may
+    /// multiplex goes to its origin's home loop, unless that has ``CurlLoopPlan/streamsBeforeOverflow``
+    /// requests to the origin in flight: then to the overflow loop, whose per-host limit of one
+    /// makes libcurl queue the requests beyond that connection's streams rather than open a
+    /// connection for each.
     ///
     /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
     /// the calling thread, before this method returns.
@@ -125,33 +127,17 @@ import CourierLocking
         let origin = plan.loopCount > 1 || candidate ? Self.originKey(request.url) : ""
         let known = candidate || setsPace ? defaults.routing.lookup(origin) : CurlMultiplexRouting.Origin()
         let multiplexes = candidate && !known.speaksHTTP1
-        let sharesConnections = multiplexes && Self.joinsMultiplexingLoop(request, speaksHTTP2: known.speaksHTTP2)
+        let mayOverflow = multiplexes && Self.mayOverflow(request)
         // libcurl marks an origin's connections as not multiplexing once one of them speaks
         // HTTP/1.1: a paced stream's own HTTP/1.1 connection goes to another loop (another
         // connection cache) than the origin's HTTP/2 home, where there is one.
         let avoid = setsPace && !known.speaksHTTP1 ? known.home : nil
         let choice = loops.withLock { state -> (loop: CurlLoop, alone: Bool)? in
             guard case .running(var set) = state, !set.shared.isEmpty else { return nil }
-            let multiplexingLoad = set.multiplexing?.mailbox.transfersInFlight(to: origin).total ?? 0
-            if sharesConnections {
-                if set.multiplexing == nil,
-                    let started = try? CurlLoop.start(
-                        perHostConnections: plan.multiplexedConnectionsPerHost, defaults: defaults, trustStore: trustStore)
-                {
-                    set.multiplexing = started
-                    state = .running(set)
-                }
-                // A loop that cannot start leaves the origin on its home loop, as before it was known.
-                if let loop = set.multiplexing {
-                    let alone = multiplexingLoad == 0 && set.shared.allSatisfy { $0.mailbox.transfersInFlight(to: origin).total == 0 }
-                    loop.mailbox.transferAssigned(origin: origin)
-                    return (loop, alone)
-                }
-            }
             var running = set.shared
             var index = 0
             var fewest = running[0].mailbox.transfersInFlight(to: origin)
-            var total = fewest.total + multiplexingLoad
+            var total = fewest.total + (set.overflow?.mailbox.transfersInFlight(to: origin).total ?? 0)
             for (candidateIndex, loop) in running.enumerated().dropFirst() {
                 let load = loop.mailbox.transfersInFlight(to: origin)
                 total += load.total
@@ -161,7 +147,22 @@ import CourierLocking
                 }
             }
             if multiplexes, let home = known.home, home < running.count {
-                // An HTTP/2 origin's transfers all go to its home loop, to share its connection.
+                // An HTTP/2 origin's transfers go to its home loop, to share its connection, up to
+                // the streams one connection surely has; the rest to the overflow loop's one.
+                if mayOverflow, running[home].mailbox.transfersInFlight(to: origin).origin >= CurlLoopPlan.streamsBeforeOverflow {
+                    if set.overflow == nil,
+                        let started = try? CurlLoop.start(
+                            perHostConnections: CurlLoopPlan.overflowConnectionsPerHost, defaults: defaults, trustStore: trustStore)
+                    {
+                        set.overflow = started
+                        state = .running(set)
+                    }
+                    // An overflow loop that cannot start leaves the transfer on the home loop.
+                    if let overflow = set.overflow {
+                        overflow.mailbox.transferAssigned(origin: origin)
+                        return (overflow, total == 0)
+                    }
+                }
                 running[home].mailbox.transferAssigned(origin: origin)
                 return (running[home], total == 0)
             }
@@ -211,16 +212,14 @@ import CourierLocking
         }
     }
 
-    /// Whether a request that may multiplex (``mayMultiplex(_:)``) goes to the multiplexing loop:
-    /// its origin's last response came over HTTP/2, or it asks for HTTP/2 and nothing else, except
-    /// cleartext HTTP/2 where libcurl gives each request a connection of its own (curl issue 10634),
-    /// which the loop's small per-host limit would serialise.
-    static func joinsMultiplexingLoop(_ request: TransportRequest, speaksHTTP2: Bool) -> Bool {
+    /// Whether a request that may multiplex (``mayMultiplex(_:)``) may go to the overflow loop once
+    /// its origin's home has ``CurlLoopPlan/streamsBeforeOverflow`` in flight: not cleartext
+    /// HTTP/2 where libcurl gives each request a connection of its own (curl issue 10634), nor
+    /// HTTP/3, whose connections libcurl does not pool the same way.
+    static func mayOverflow(_ request: TransportRequest) -> Bool {
         switch request.httpVersion {
-        case .http2: true
-        case .http2PriorKnowledge:
-            CurlLibrary.reusesCleartextHTTP2 || request.url.scheme?.lowercased() == "https"
-        case .automatic: speaksHTTP2
+        case .automatic, .http2: true
+        case .http2PriorKnowledge: CurlLibrary.reusesCleartextHTTP2 || request.url.scheme?.lowercased() == "https"
         case .http1_1, .http3: false
         }
     }
@@ -308,17 +307,24 @@ import CourierLocking
 
 /// How many event loops a ``CurlTransport`` may run, and each loop's share of the per-host limit.
 ///
-/// Besides these, the multiplexing loop carries the origins known to speak HTTP/2 with at most
-/// ``multiplexedConnectionsPerHost`` connections to each: when every stream of those is taken,
-/// libcurl queues a transfer until one frees instead of opening a connection for it, as
-/// AsyncHTTPClient's pool does (a new connection only once the open ones are full). Two rather than
-/// one, so that a server's stream limit (128 for nginx) is not the client's concurrency limit.
+/// Besides these, the overflow loop takes an HTTP/2 origin's requests beyond the
+/// ``streamsBeforeOverflow`` its home loop has in flight, with one connection per origin: libcurl
+/// 7.88 opens a connection for every transfer that finds the open ones at the server's stream limit
+/// (up to the loop's per-host limit), where AsyncHTTPClient's pool opens one only once the open
+/// ones are full; with a limit of one, libcurl queues such a transfer until a stream frees. So an
+/// origin whose server allows 100 streams or more gets one connection up to 100 requests in
+/// flight and two beyond, cold or warm.
 struct CurlLoopPlan: Sendable, Equatable {
     /// At most this many loops, however many processors there are.
     static let maximumLoops = 4
 
-    /// Connections per host of the multiplexing loop: two, or the per-host limit when it is lower.
-    var multiplexedConnectionsPerHost: Int { min(2, perHost) }
+    /// An HTTP/2 origin's requests in flight on its home loop before the next go to the overflow
+    /// loop: the fewest streams RFC 9113 (§6.5.2) recommends a server allow, and libcurl's own
+    /// default cap per connection.
+    static let streamsBeforeOverflow = 100
+
+    /// Connections per origin of the overflow loop.
+    static let overflowConnectionsPerHost = 1
 
     /// How many loops may run: one per processor, no more than `maximumLoops`, and no more than the
     /// per-host limit (each loop needs at least one connection per host).
