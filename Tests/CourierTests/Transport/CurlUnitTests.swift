@@ -27,6 +27,8 @@ struct CurlUnitTests {
     func loopPlan(limit: Int, processors: Int, expectedLoops: Int) {
         let plan = CurlLoopPlan(maximumConnectionsPerHost: limit, processors: processors)
         #expect(plan.loopCount == expectedLoops)
+        // The overflow loop's HTTP/2 connection is taken from the limit: none under a limit of one.
+        #expect(plan.allowsOverflow == (limit >= 2))
         let shares = (0..<plan.loopCount).map(plan.connectionsPerHost(forLoop:))
         #expect(shares.reduce(0, +) == max(1, limit))
         #expect(shares.allSatisfy { $0 >= 1 })

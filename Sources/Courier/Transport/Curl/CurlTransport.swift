@@ -12,10 +12,10 @@ import CourierLocking
 /// Pauses in place (`suspend()` keeps the connection and loses no byte), applies backpressure
 /// through the flow-control window, enforces idle and resource timeouts itself, and reuses
 /// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host (shared out
-/// between the loops). An origin whose last response came over HTTP/2 gets at most two
-/// connections (fewer when that limit is lower), on a loop of its own: requests beyond their
-/// streams wait for one to free. A transfer waiting for a free connection or stream counts that
-/// wait towards its idle timeout.
+/// between the loops). Requests that may share an HTTP/2 connection use one connection to their
+/// origin up to 100 in flight and one more beyond (``CurlLoopPlan/streamsBeforeOverflow``), where
+/// they wait for a stream to free once both are full (a limit of 1 keeps them to one). A transfer waiting for
+/// a free connection or stream counts that wait towards its idle timeout.
 @_spi(Transport) public final class CurlTransport: Transport {
     /// What this transport can do: everything the contract describes.
     public let capabilities = TransportCapabilities(name: "curl", pausesInPlace: true, appliesBackpressure: true)
@@ -127,7 +127,7 @@ import CourierLocking
         let origin = plan.loopCount > 1 || candidate ? Self.originKey(request.url) : ""
         let known = candidate || setsPace ? defaults.routing.lookup(origin) : CurlMultiplexRouting.Origin()
         let multiplexes = candidate && !known.speaksHTTP1
-        let mayOverflow = multiplexes && Self.mayOverflow(request)
+        let mayOverflow = multiplexes && plan.allowsOverflow && Self.mayOverflow(request)
         // libcurl marks an origin's connections as not multiplexing once one of them speaks
         // HTTP/1.1: a paced stream's own HTTP/1.1 connection goes to another loop (another
         // connection cache) than the origin's HTTP/2 home, where there is one.
@@ -325,6 +325,10 @@ struct CurlLoopPlan: Sendable, Equatable {
 
     /// Connections per origin of the overflow loop.
     static let overflowConnectionsPerHost = 1
+
+    /// Whether the overflow loop may be used: its connection is taken from the per-host limit, so
+    /// not under a limit of one (the home loop's share is then the whole limit).
+    var allowsOverflow: Bool { perHost >= 2 }
 
     /// How many loops may run: one per processor, no more than `maximumLoops`, and no more than the
     /// per-host limit (each loop needs at least one connection per host).
