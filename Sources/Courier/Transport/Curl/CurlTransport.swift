@@ -14,8 +14,8 @@ import CourierLocking
 /// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host (shared out
 /// between the loops). Requests that may share an HTTP/2 connection use one connection to their
 /// origin up to 100 in flight and one more beyond (``CurlLoopPlan/streamsBeforeOverflow``), where
-/// they wait for a stream to free once both are full (a limit of 1 keeps them to one). A transfer waiting for
-/// a free connection or stream counts that wait towards its idle timeout.
+/// they wait for a stream to free once both are full (a limit of 1 keeps them to one). A transfer
+/// waiting for a free connection or stream counts that wait towards its idle timeout.
 @_spi(Transport) public final class CurlTransport: Transport {
     /// What this transport can do: everything the contract describes.
     public let capabilities = TransportCapabilities(name: "curl", pausesInPlace: true, appliesBackpressure: true)
@@ -215,7 +215,7 @@ import CourierLocking
     /// Whether a request that may multiplex (``mayMultiplex(_:)``) may go to the overflow loop once
     /// its origin's home has ``CurlLoopPlan/streamsBeforeOverflow`` in flight: not cleartext
     /// HTTP/2 where libcurl gives each request a connection of its own (curl issue 10634), nor
-    /// HTTP/3, whose connections libcurl does not pool the same way.
+    /// HTTP/3, which keeps its earlier routing (not measured with the overflow).
     static func mayOverflow(_ request: TransportRequest) -> Bool {
         switch request.httpVersion {
         case .automatic, .http2: true
