@@ -73,8 +73,9 @@ public struct SessionConfiguration: Sendable {
     /// offers it) by default. A request's own ``Request/httpVersion(_:)`` wins.
     ///
     /// Over HTTP/2, concurrent requests to one origin share one connection (up to the server's
-    /// stream limit, beyond which more connections open); ``maximumConnectionsPerHost`` then
-    /// bounds connections, not requests in flight.
+    /// stream limit, beyond which more connections open; on the curl transport one more beyond 100
+    /// requests in flight, and the requests beyond both connections' streams wait for one);
+    /// ``maximumConnectionsPerHost`` then bounds connections, not requests in flight.
     public var httpVersion: HTTPVersion = .automatic
     /// Whether an origin that advertises HTTP/3 in an `Alt-Svc` response header (RFC 7838) gets
     /// the session's later ``HTTPVersion/automatic`` requests over HTTP/3 (QUIC, to the advertised

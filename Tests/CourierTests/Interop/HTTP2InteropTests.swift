@@ -129,6 +129,57 @@ struct HTTP2InteropTests {
         #expect(connections.count > 1, "64 requests over a server allowing 8 streams used \(connections.count) connection(s)")
     }
 
+    /// Issue 43: with a per-host limit sized for HTTP/1.1 concurrency (the benchmarks' 256), an
+    /// HTTP/2 origin whose server allows 128 streams gets one connection for 32 requests in flight
+    /// and two for 256, cold (nothing known yet) and warm: the requests beyond the streams wait for
+    /// one instead of connecting.
+    @Test func anHTTP2OriginKeepsToOneConnectionAt32InFlightAndTwoAt256() async throws {
+        guard let h2 = InteropServer.nginxHTTPS else { return }
+        let cold32 = try HTTPSInterop.session(baseURL: h2) { $0.maximumConnectionsPerHost = 256 }
+        let at32 = try await Self.connections(of: cold32, inFlight: 32, burst: "a")
+        #expect(at32.count == 1, "32 requests in flight used connections \(at32)")
+        let warm32 = try await Self.connections(of: cold32, inFlight: 32, burst: "b")
+        #expect(warm32 == at32, "32 more requests used connections \(warm32) after \(at32)")
+
+        let cold256 = try HTTPSInterop.session(baseURL: h2) { $0.maximumConnectionsPerHost = 256 }
+        let at256 = try await Self.connections(of: cold256, inFlight: 256, burst: "c")
+        #expect(at256.count <= 2, "256 requests in flight used \(at256.count) connections")
+        let warm256 = try await Self.connections(of: cold256, inFlight: 256, burst: "d")
+        #expect(warm256.union(at256).count <= 2, "256 more requests used \(warm256.union(at256).count) connections in all")
+    }
+
+    /// The other side of issue 43: a cold burst to an HTTPS origin that turns out to speak HTTP/1.1
+    /// only (benchmark J) is not held to the few connections an HTTP/2 origin gets.
+    @Test func aColdBurstToAnHTTP1OnlyOriginStillOpensAConnectionPerRequest() async throws {
+        guard let h1 = InteropServer.nginxHTTPSHTTP1 else { return }
+        let session = try HTTPSInterop.session(baseURL: h1) { $0.maximumConnectionsPerHost = 256 }
+        let connections = try await Self.connections(of: session, inFlight: 32, burst: "h1", version: "HTTP/1.1")
+        // Each response takes about a second, so a connection carries a second request only if that
+        // request started a second late; 32 is what a free machine sees.
+        #expect(connections.count >= 16, "32 requests in flight used \(connections.count) connections")
+    }
+
+    /// The nginx connections that `inFlight` concurrent GETs came over. Each response is 16 KiB of
+    /// `/trickle.bin`, which nginx sends at 8 KB/s: the requests are all in flight together.
+    private static func connections(
+        of session: Session, inFlight: Int, burst: String, version: String = "HTTP/2"
+    ) async throws -> Set<String> {
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<inFlight {
+                group.addTask {
+                    let response = await session.request("trickle.bin?\(burst)=\(index)", headers: ["Range": "bytes=0-16383"])
+                        .serializingData().response
+                    if let error = response.error { throw error }
+                    #expect(response.data?.count == 16384 && response.metrics?.httpVersion == version)
+                    return HTTPSInterop.connection(of: response.response)
+                }
+            }
+            var seen: Set<String> = []
+            for try await connection in group { seen.insert(connection ?? "none") }
+            return seen
+        }
+    }
+
     @Test func aGoAwayMidFlightLosesNoIdempotentRequest() async throws {
         guard let goaway = InteropServer.nginxGoAway else { return }
         let session = try HTTPSInterop.session(baseURL: goaway)

@@ -27,11 +27,36 @@ struct CurlUnitTests {
     func loopPlan(limit: Int, processors: Int, expectedLoops: Int) {
         let plan = CurlLoopPlan(maximumConnectionsPerHost: limit, processors: processors)
         #expect(plan.loopCount == expectedLoops)
+        // The overflow loop's HTTP/2 connection is taken from the limit: none under a limit of one.
+        #expect(plan.allowsOverflow == (limit >= 2))
         let shares = (0..<plan.loopCount).map(plan.connectionsPerHost(forLoop:))
         #expect(shares.reduce(0, +) == max(1, limit))
         #expect(shares.allSatisfy { $0 >= 1 })
         // The first loop, which takes ties, never has the smaller share.
         #expect(shares == shares.sorted(by: >))
+    }
+
+    @Test("which requests may go to the overflow loop once their HTTP/2 origin's home has 100 in flight")
+    func overflowRouting() {
+        let secure = URL(string: "https://example.test/x")!
+        let cleartext = URL(string: "http://example.test/x")!
+        func request(_ url: URL, _ version: HTTPVersion) -> TransportRequest {
+            var request = TransportRequest(url: url)
+            request.httpVersion = version
+            return request
+        }
+        let table: [(url: URL, version: HTTPVersion, overflows: Bool)] = [
+            (secure, .automatic, true),
+            (secure, .http2, true),
+            (secure, .http2PriorKnowledge, true),
+            (cleartext, .http2PriorKnowledge, CurlLibrary.reusesCleartextHTTP2),
+            (secure, .http1_1, false),
+            (secure, .http3, false),
+        ]
+        for row in table {
+            #expect(CurlTransport.mayOverflow(request(row.url, row.version)) == row.overflows, "\(row.url) \(row.version)")
+        }
+        #expect(CurlLoopPlan.streamsBeforeOverflow == 100 && CurlLoopPlan.overflowConnectionsPerHost == 1)
     }
 
     @Test("parses the final head, skipping 100 Continue and ignoring trailers")

@@ -12,8 +12,10 @@ import CourierLocking
 /// Pauses in place (`suspend()` keeps the connection and loses no byte), applies backpressure
 /// through the flow-control window, enforces idle and resource timeouts itself, and reuses
 /// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host (shared out
-/// between the loops). A transfer waiting for a free connection to its host counts that wait
-/// towards its idle timeout.
+/// between the loops). Requests that may share an HTTP/2 connection use one connection to their
+/// origin up to 100 in flight and one more beyond (``CurlLoopPlan/streamsBeforeOverflow``), where
+/// they wait for a stream to free once both are full (a limit of 1 keeps them to one). A transfer
+/// waiting for a free connection or stream counts that wait towards its idle timeout.
 @_spi(Transport) public final class CurlTransport: Transport {
     /// What this transport can do: everything the contract describes.
     public let capabilities = TransportCapabilities(name: "curl", pausesInPlace: true, appliesBackpressure: true)
@@ -31,8 +33,18 @@ import CourierLocking
 
     /// The loops started so far; after shutdown, the loops that were running then.
     private enum Loops: Sendable {
-        case running([CurlLoop])
+        case running(LoopSet)
         case shutDown([CurlLoop])
+    }
+
+    /// The running loops: those that share out ``TransportConfiguration/maximumConnectionsPerHost``,
+    /// and the overflow loop for HTTP/2 origins (``CurlLoopPlan/streamsBeforeOverflow``), started
+    /// with the first transfer it gets.
+    private struct LoopSet: Sendable {
+        var shared: [CurlLoop]
+        var overflow: CurlLoop?
+
+        var all: [CurlLoop] { overflow.map { shared + [$0] } ?? shared }
     }
 
     // Protects the set of started loops and the choice of a loop for each transfer; held briefly
@@ -83,7 +95,9 @@ import CourierLocking
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             processors: ProcessInfo.processInfo.activeProcessorCount)
         do {
-            loops = Locked(.running([try CurlLoop.start(index: 0, plan: plan, defaults: defaults, trustStore: trustStore)]))
+            let first = try CurlLoop.start(
+                perHostConnections: plan.connectionsPerHost(forLoop: 0), defaults: defaults, trustStore: trustStore)
+            loops = Locked(.running(LoopSet(shared: [first])))
         } catch {
             trustStore?.remove()
             throw error
@@ -97,7 +111,11 @@ import CourierLocking
 
     /// Hands the request to an event loop and returns its handle at once: the loop with the fewest
     /// unfinished transfers to the request's host and port (then the fewest in all), or a new loop
-    /// when every running loop already has one there and another may start.
+    /// when every running loop already has one there and another may start. A request that may
+    /// multiplex goes to its origin's home loop, unless that has ``CurlLoopPlan/streamsBeforeOverflow``
+    /// requests to the origin in flight: then to the overflow loop, whose per-host limit of one
+    /// makes libcurl queue the requests beyond that connection's streams rather than open a
+    /// connection for each.
     ///
     /// After ``shutdown()`` the sink receives `completed` with `.sessionInvalidated` right here, on
     /// the calling thread, before this method returns.
@@ -109,15 +127,17 @@ import CourierLocking
         let origin = plan.loopCount > 1 || candidate ? Self.originKey(request.url) : ""
         let known = candidate || setsPace ? defaults.routing.lookup(origin) : CurlMultiplexRouting.Origin()
         let multiplexes = candidate && !known.speaksHTTP1
+        let mayOverflow = multiplexes && plan.allowsOverflow && Self.mayOverflow(request)
         // libcurl marks an origin's connections as not multiplexing once one of them speaks
         // HTTP/1.1: a paced stream's own HTTP/1.1 connection goes to another loop (another
         // connection cache) than the origin's HTTP/2 home, where there is one.
         let avoid = setsPace && !known.speaksHTTP1 ? known.home : nil
         let choice = loops.withLock { state -> (loop: CurlLoop, alone: Bool)? in
-            guard case .running(var running) = state, !running.isEmpty else { return nil }
+            guard case .running(var set) = state, !set.shared.isEmpty else { return nil }
+            var running = set.shared
             var index = 0
             var fewest = running[0].mailbox.transfersInFlight(to: origin)
-            var total = fewest.total
+            var total = fewest.total + (set.overflow?.mailbox.transfersInFlight(to: origin).total ?? 0)
             for (candidateIndex, loop) in running.enumerated().dropFirst() {
                 let load = loop.mailbox.transfersInFlight(to: origin)
                 total += load.total
@@ -127,17 +147,34 @@ import CourierLocking
                 }
             }
             if multiplexes, let home = known.home, home < running.count {
-                // An HTTP/2 origin's transfers all go to its home loop, to share its connection.
+                // An HTTP/2 origin's transfers go to its home loop, to share its connection, up to
+                // the streams one connection surely has; the rest to the overflow loop's one.
+                if mayOverflow, running[home].mailbox.transfersInFlight(to: origin).origin >= CurlLoopPlan.streamsBeforeOverflow {
+                    if set.overflow == nil,
+                        let started = try? CurlLoop.start(
+                            perHostConnections: CurlLoopPlan.overflowConnectionsPerHost, defaults: defaults, trustStore: trustStore)
+                    {
+                        set.overflow = started
+                        state = .running(set)
+                    }
+                    // An overflow loop that cannot start leaves the transfer on the home loop.
+                    if let overflow = set.overflow {
+                        overflow.mailbox.transferAssigned(origin: origin)
+                        return (overflow, total == 0)
+                    }
+                }
                 running[home].mailbox.transferAssigned(origin: origin)
                 return (running[home], total == 0)
             }
             if let avoid, index == avoid, let other = running.indices.first(where: { $0 != avoid }) { index = other }
             if !multiplexes, fewest.origin > 0 || (avoid != nil && index == avoid), running.count < plan.loopCount,
-                let started = try? CurlLoop.start(index: running.count, plan: plan, defaults: defaults, trustStore: trustStore)
+                let started = try? CurlLoop.start(
+                    perHostConnections: plan.connectionsPerHost(forLoop: running.count), defaults: defaults, trustStore: trustStore)
             {
                 // A loop that cannot start leaves the transport with the loops it has.
                 running.append(started)
-                state = .running(running)
+                set.shared = running
+                state = .running(set)
                 index = running.count - 1
             }
             if multiplexes { defaults.routing.assign(origin, to: index) }
@@ -175,6 +212,18 @@ import CourierLocking
         }
     }
 
+    /// Whether a request that may multiplex (``mayMultiplex(_:)``) may go to the overflow loop once
+    /// its origin's home has ``CurlLoopPlan/streamsBeforeOverflow`` in flight: not cleartext
+    /// HTTP/2 where libcurl gives each request a connection of its own (curl issue 10634), nor
+    /// HTTP/3, which keeps its earlier routing (not measured with the overflow).
+    static func mayOverflow(_ request: TransportRequest) -> Bool {
+        switch request.httpVersion {
+        case .automatic, .http2: true
+        case .http2PriorKnowledge: CurlLibrary.reusesCleartextHTTP2 || request.url.scheme?.lowercased() == "https"
+        case .http1_1, .http3: false
+        }
+    }
+
     /// Whether `request` is a stream whose consumer sets the pace, kept off shared HTTP/2
     /// connections (a connection of its own, over HTTP/1.1) where libcurl's paused streams hold up
     /// their siblings (see ``CurlLibrary/pausesHTTP2StreamsIndependently``).
@@ -192,8 +241,8 @@ import CourierLocking
     /// the caller's thread (where the reactor allows it).
     var loopsSleepIdle: Bool {
         loops.withLock { state in
-            guard case .running(let running) = state else { return false }
-            return running.allSatisfy(\.mailbox.sleepsIdle)
+            guard case .running(let set) = state else { return false }
+            return set.all.allSatisfy(\.mailbox.sleepsIdle)
         }
     }
 
@@ -213,7 +262,8 @@ import CourierLocking
     private var startedLoops: [CurlLoop] {
         loops.withLock { state in
             switch state {
-            case .running(let loops), .shutDown(let loops): loops
+            case .running(let set): set.all
+            case .shutDown(let loops): loops
             }
         }
     }
@@ -235,9 +285,9 @@ import CourierLocking
     public func shutdown() {
         let (all, first) = loops.withLock { state -> ([CurlLoop], Bool) in
             switch state {
-            case .running(let running):
-                state = .shutDown(running)
-                return (running, true)
+            case .running(let set):
+                state = .shutDown(set.all)
+                return (set.all, true)
             case .shutDown(let running):
                 return (running, false)
             }
@@ -256,9 +306,29 @@ import CourierLocking
 }
 
 /// How many event loops a ``CurlTransport`` may run, and each loop's share of the per-host limit.
+///
+/// Besides these, the overflow loop takes an HTTP/2 origin's requests beyond the
+/// ``streamsBeforeOverflow`` its home loop has in flight, with one connection per origin: libcurl
+/// 7.88 opens a connection for every transfer that finds the open ones at the server's stream limit
+/// (up to the loop's per-host limit), where AsyncHTTPClient's pool opens one only once the open
+/// ones are full; with a limit of one, libcurl queues such a transfer until a stream frees. So an
+/// origin whose server allows 100 streams or more gets one connection up to 100 requests in
+/// flight and two beyond, cold or warm.
 struct CurlLoopPlan: Sendable, Equatable {
     /// At most this many loops, however many processors there are.
     static let maximumLoops = 4
+
+    /// An HTTP/2 origin's requests in flight on its home loop before the next go to the overflow
+    /// loop: the fewest streams RFC 9113 (§6.5.2) recommends a server allow, and libcurl's own
+    /// default cap per connection.
+    static let streamsBeforeOverflow = 100
+
+    /// Connections per origin of the overflow loop.
+    static let overflowConnectionsPerHost = 1
+
+    /// Whether the overflow loop may be used: its connection is taken from the per-host limit, so
+    /// not under a limit of one (the home loop's share is then the whole limit).
+    var allowsOverflow: Bool { perHost >= 2 }
 
     /// How many loops may run: one per processor, no more than `maximumLoops`, and no more than the
     /// per-host limit (each loop needs at least one connection per host).
@@ -298,13 +368,13 @@ final class CurlLoop: Sendable {
         self.thread = thread
     }
 
-    /// Creates loop `index` of `plan` and starts its thread.
+    /// Creates a loop that opens at most `perHostConnections` connections to one host, and starts its thread.
     static func start(
-        index: Int, plan: CurlLoopPlan, defaults: CurlHandleDefaults,
+        perHostConnections: Int, defaults: CurlHandleDefaults,
         trustStore: CurlTrustStore?
     ) throws(CourierError) -> CurlLoop {
         let loop = try CurlEventLoop(
-            perHostConnections: plan.connectionsPerHost(forLoop: index), defaults: defaults,
+            perHostConnections: perHostConnections, defaults: defaults,
             trustStore: trustStore)
         do {
             return CurlLoop(loop: loop, thread: try CurlThread.start(name: "courier-curl") { loop.run() })
