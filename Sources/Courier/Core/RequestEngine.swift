@@ -108,7 +108,7 @@ package final class RequestEngine {
     }
 
     func cancel() {
-        if case .transferring(_, let exchange)? = lifecycle.currentPhase, exchange.route != nil {
+        if let exchange = machine.lifecycle.transferInFlight?.transfer, exchange.route != nil {
             // The transport's own figures come with its `completed` event, which a cancelled
             // request no longer waits for: what is known now goes with the cancellation.
             record.metrics = mergedMetrics(exchange.partialMetrics(transport: session.transportName, bytesSent: record.bytesSent))
@@ -139,9 +139,12 @@ package final class RequestEngine {
 
     // MARK: - Acting on transitions
 
-    func apply(_ transition: Machine.Transition) {
+    /// Performs what an event of the machine decided. Consumes the transition and switches over its
+    /// action by moving it: a copy of the machine's generic enums goes through their value witnesses.
+    func apply(_ transition: consuming Machine.Transition) {
         if let hook = transition.hook { run(hook) }
-        switch transition.action {
+        let action = transition.action
+        switch consume action {
         case .lifecycle(let action):
             perform(action)
         case .admit(let attempt):
@@ -169,8 +172,8 @@ package final class RequestEngine {
     }
 
     /// Does what the request's lifecycle decided.
-    private func perform(_ action: Machine.LifecycleAction) {
-        switch action {
+    private func perform(_ action: consuming Machine.LifecycleAction) {
+        switch consume action {
         case .none:
             break
         case .prepare(let attempt):

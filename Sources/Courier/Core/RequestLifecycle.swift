@@ -115,6 +115,44 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         }
     }
 
+    // The queries below read the state where it lies, binding only the small payloads they return:
+    // the engine asks them several times per transport event, and a copy of the whole phase (its
+    // request, or the completion) goes through the generic type's value witnesses.
+
+    /// The attempt and transfer of the exchange on the network (running or suspended), if any.
+    var transferInFlight: (attempt: Int, transfer: Transfer)? {
+        switch state {
+        case .running(.transferring(let attempt, let transfer)), .suspended(.transferring(let attempt, let transfer)):
+            (attempt, transfer)
+        default:
+            nil
+        }
+    }
+
+    /// The attempt being prepared (running or suspended), if any.
+    var preparingAttempt: Int? {
+        switch state {
+        case .running(.preparing(let attempt)), .suspended(.preparing(let attempt)): attempt
+        default: nil
+        }
+    }
+
+    /// The attempt being evaluated (running or suspended), if any.
+    var evaluatingAttempt: Int? {
+        switch state {
+        case .running(.evaluating(let attempt, _)), .suspended(.evaluating(let attempt, _)): attempt
+        default: nil
+        }
+    }
+
+    /// Whether the request is running or suspended (it has a phase).
+    var hasPhase: Bool {
+        switch state {
+        case .running, .suspended: true
+        default: false
+        }
+    }
+
     // MARK: - User verbs
 
     /// The automatic start that follows adding a response handler: it starts a request that is
