@@ -86,8 +86,9 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         case admit(attempt: Int)
         /// A late admission of a request that already ended: give the session its slot back.
         case releaseAdmission
-        /// Run this excursion; its result comes back with the token.
-        case runExcursion(Excursion, ExcursionToken)
+        /// Run this excursion; its result comes back with the token. Indirect (boxed, and rare) so
+        /// that the action stays small enough to copy inline rather than through value witnesses.
+        indirect case runExcursion(Excursion, ExcursionToken)
         /// Stop the exchange's transfer: it failed, and ends with that failure once the transport says it stopped.
         case stopTransfer(Transfer)
         /// The response-head handlers let exchange `exchange`'s body in: take it, then the events held meanwhile.
@@ -334,10 +335,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     }
 
     /// Passes a lifecycle transition on, updating what the machine owns around it.
-    ///
-    /// Consumes the transition and moves its action into the new one: a copy of these generic
-    /// enums goes through their value witnesses (issue 38).
-    private mutating func lift(_ transition: consuming Lifecycle.Transition) -> Transition {
+    private mutating func lift(_ transition: Lifecycle.Transition) -> Transition {
         let hook = transition.hook
         let action = transition.action
         var admitting: Int?

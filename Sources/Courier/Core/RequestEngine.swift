@@ -139,12 +139,10 @@ package final class RequestEngine {
 
     // MARK: - Acting on transitions
 
-    /// Performs what an event of the machine decided. Consumes the transition and switches over its
-    /// action by moving it: a copy of the machine's generic enums goes through their value witnesses.
-    func apply(_ transition: consuming Machine.Transition) {
+    /// Performs what an event of the machine decided.
+    func apply(_ transition: Machine.Transition) {
         if let hook = transition.hook { run(hook) }
-        let action = transition.action
-        switch consume action {
+        switch transition.action {
         case .lifecycle(let action):
             perform(action)
         case .admit(let attempt):
@@ -172,8 +170,8 @@ package final class RequestEngine {
     }
 
     /// Does what the request's lifecycle decided.
-    private func perform(_ action: consuming Machine.LifecycleAction) {
-        switch consume action {
+    private func perform(_ action: Machine.LifecycleAction) {
+        switch action {
         case .none:
             break
         case .prepare(let attempt):

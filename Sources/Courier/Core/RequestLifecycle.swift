@@ -72,8 +72,10 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         /// Validate the outcome (`failure` when the attempt already failed) and ask retriers,
         /// then send ``retry(attempt:after:)`` or ``finish(attempt:_:)``.
         case evaluate(attempt: Int, failure: Failure?)
-        /// Wait `delay`, then send ``Event/delayElapsed``; the retry is due to `dueTo`.
-        case scheduleRetry(attempt: Int, delay: Duration, dueTo: Failure)
+        /// Wait `delay`, then send ``Event/delayElapsed``; the retry is due to `dueTo`. Indirect
+        /// (boxed, and rare) so that the action stays small enough to copy inline rather than
+        /// through value witnesses.
+        indirect case scheduleRetry(attempt: Int, delay: Duration, dueTo: Failure)
         /// Cancel the exchange (if any) and complete with the cancellation.
         case cancel(Transfer?, Completion)
         /// Stop an exchange nobody owns any more.
