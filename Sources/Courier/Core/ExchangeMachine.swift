@@ -335,7 +335,8 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     }
 
     /// Passes a lifecycle transition on, updating what the machine owns around it.
-    private mutating func lift(_ transition: Lifecycle.Transition) -> Transition {
+    // Owned, like `RequestEngine.apply`'s transition, so its action moves into the new one.
+    private mutating func lift(_ transition: __owned Lifecycle.Transition) -> Transition {
         let hook = transition.hook
         let action = transition.action
         var admitting: Int?

@@ -140,9 +140,13 @@ package final class RequestEngine {
     // MARK: - Acting on transitions
 
     /// Performs what an event of the machine decided.
-    func apply(_ transition: Machine.Transition) {
+    // Owned, so the action moves out of it: a borrowed transition is copied (through the generic
+    // type's value witnesses) to switch over (issue 38). `__owned`, not `consuming`: with an
+    // indirect case in the enum, `consuming` crashes swift-frontend 6.3.1's move-only checker.
+    func apply(_ transition: __owned Machine.Transition) {
         if let hook = transition.hook { run(hook) }
-        switch transition.action {
+        let action = transition.action
+        switch action {
         case .lifecycle(let action):
             perform(action)
         case .admit(let attempt):
