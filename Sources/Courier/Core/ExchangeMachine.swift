@@ -86,8 +86,9 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         case admit(attempt: Int)
         /// A late admission of a request that already ended: give the session its slot back.
         case releaseAdmission
-        /// Run this excursion; its result comes back with the token.
-        case runExcursion(Excursion, ExcursionToken)
+        /// Run this excursion; its result comes back with the token. Indirect (boxed, and rare) so
+        /// that the action stays small enough to copy inline rather than through value witnesses.
+        indirect case runExcursion(Excursion, ExcursionToken)
         /// Stop the exchange's transfer: it failed, and ends with that failure once the transport says it stopped.
         case stopTransfer(Transfer)
         /// The response-head handlers let exchange `exchange`'s body in: take it, then the events held meanwhile.
@@ -133,12 +134,15 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
 
     /// The exchange in flight, if it is number `number`: the transport's events of any other one are stale.
     func liveExchange(_ number: Int) -> (attempt: Int, transfer: Transfer)? {
-        guard number == exchangeNumber, case .transferring(let attempt, let transfer)? = lifecycle.currentPhase else { return nil }
-        return (attempt, transfer)
+        guard number == exchangeNumber else { return nil }
+        return lifecycle.transferInFlight
     }
 
     /// Whether the exchange in flight already knows how it ends (failed, or redirected): its body is not taken.
-    var exchangeIsEnding: Bool { ending != nil }
+    var exchangeIsEnding: Bool {
+        if case .none = ending { return false }
+        return true
+    }
 
     /// Whether the exchange in flight already failed; a later failure does not replace the first.
     var exchangeHasFailed: Bool {
@@ -203,8 +207,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
 
     /// Whether an outcome of preparing `attempt` would still be taken (monitors hear only of those).
     func isPreparing(_ attempt: Int) -> Bool {
-        if case .preparing(let current)? = lifecycle.currentPhase { return current == attempt }
-        return false
+        lifecycle.preparingAttempt == attempt
     }
 
     // MARK: - Exchanges
@@ -276,7 +279,7 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
     /// Validation gave the attempt's outcome: `failure`, or success; with `askRetriers`, the
     /// retriers decide whether a failed attempt is tried again.
     mutating func evaluated(attempt: Int, _ failure: Failure?, askRetriers: Bool) -> Transition {
-        guard case .evaluating(let current, _)? = lifecycle.currentPhase, current == attempt else { return .ignored }
+        guard lifecycle.evaluatingAttempt == attempt else { return .ignored }
         guard let failure, askRetriers else { return Transition(action: .conclude(attempt: attempt, failure: failure)) }
         return excursion(.retriers(attempt: attempt, failure))
     }
@@ -327,30 +330,33 @@ struct ExchangeMachine<Transfer: AnyObject, Failure: Error, Completion> {
         case .responseHeadHandlers(let number, _):
             return liveExchange(number) != nil ? excursion : nil
         case .retriers(let attempt, _):
-            guard case .evaluating(let current, _)? = lifecycle.currentPhase, current == attempt else { return nil }
-            return excursion
+            return lifecycle.evaluatingAttempt == attempt ? excursion : nil
         }
     }
 
     /// Passes a lifecycle transition on, updating what the machine owns around it.
-    private mutating func lift(_ transition: Lifecycle.Transition) -> Transition {
-        var action = Action.lifecycle(transition.action)
-        switch transition.action {
+    // Owned, like `RequestEngine.apply`'s transition, so its action moves into the new one.
+    private mutating func lift(_ transition: __owned Lifecycle.Transition) -> Transition {
+        let hook = transition.hook
+        let action = transition.action
+        var admitting: Int?
+        switch action {
         case .prepare(let attempt):
             // A new attempt: redirects and dropped bodies of the last one no longer count.
             redirectHistory = []
             redirectDroppedBody = false
-            if !admitted { action = .admit(attempt: attempt) }
+            if !admitted { admitting = attempt }
         case .startTransfer:
             ending = nil
         default:
             break
         }
-        if lifecycle.currentPhase == nil {
+        if !lifecycle.hasPhase {
             // The request ended (or only delivers its body): nothing it waited for is wanted any more.
             waiting = nil
         }
-        return Transition(hook: transition.hook, action: action)
+        if let admitting { return Transition(hook: hook, action: .admit(attempt: admitting)) }
+        return Transition(hook: hook, action: .lifecycle(action))
     }
 }
 

@@ -397,16 +397,6 @@ final class ExchangeRelay: TransportEventSink {
     }
 }
 
-extension RequestLifecycle {
-    /// The phase of a running or suspended request.
-    var currentPhase: Phase? {
-        switch state {
-        case .running(let phase), .suspended(let phase): phase
-        default: nil
-        }
-    }
-}
-
 extension ResponseHead {
     /// The head as Foundation's response type.
     var httpURLResponse: HTTPURLResponse? {

@@ -108,7 +108,7 @@ package final class RequestEngine {
     }
 
     func cancel() {
-        if case .transferring(_, let exchange)? = lifecycle.currentPhase, exchange.route != nil {
+        if let exchange = machine.lifecycle.transferInFlight?.transfer, exchange.route != nil {
             // The transport's own figures come with its `completed` event, which a cancelled
             // request no longer waits for: what is known now goes with the cancellation.
             record.metrics = mergedMetrics(exchange.partialMetrics(transport: session.transportName, bytesSent: record.bytesSent))
@@ -139,9 +139,14 @@ package final class RequestEngine {
 
     // MARK: - Acting on transitions
 
-    func apply(_ transition: Machine.Transition) {
+    /// Performs what an event of the machine decided.
+    // Owned, so the action moves out of it: a borrowed transition is copied (through the generic
+    // type's value witnesses) to switch over (issue 38). `__owned`, not `consuming`: with an
+    // indirect case in the enum, `consuming` crashes swift-frontend 6.3.1's move-only checker.
+    func apply(_ transition: __owned Machine.Transition) {
         if let hook = transition.hook { run(hook) }
-        switch transition.action {
+        let action = transition.action
+        switch action {
         case .lifecycle(let action):
             perform(action)
         case .admit(let attempt):

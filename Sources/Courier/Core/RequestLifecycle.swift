@@ -72,8 +72,10 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         /// Validate the outcome (`failure` when the attempt already failed) and ask retriers,
         /// then send ``retry(attempt:after:)`` or ``finish(attempt:_:)``.
         case evaluate(attempt: Int, failure: Failure?)
-        /// Wait `delay`, then send ``Event/delayElapsed``; the retry is due to `dueTo`.
-        case scheduleRetry(attempt: Int, delay: Duration, dueTo: Failure)
+        /// Wait `delay`, then send ``Event/delayElapsed``; the retry is due to `dueTo`. Indirect
+        /// (boxed, and rare) so that the action stays small enough to copy inline rather than
+        /// through value witnesses.
+        indirect case scheduleRetry(attempt: Int, delay: Duration, dueTo: Failure)
         /// Cancel the exchange (if any) and complete with the cancellation.
         case cancel(Transfer?, Completion)
         /// Stop an exchange nobody owns any more.
@@ -112,6 +114,44 @@ struct RequestLifecycle<Transfer: AnyObject, Failure, Completion> {
         switch state {
         case .cancelled(let completion), .finished(let completion): completion
         default: nil
+        }
+    }
+
+    // The queries below read the state where it lies, binding only the small payloads they return:
+    // the engine asks them several times per transport event, and a copy of the whole phase (its
+    // request, or the completion) goes through the generic type's value witnesses.
+
+    /// The attempt and transfer of the exchange on the network (running or suspended), if any.
+    var transferInFlight: (attempt: Int, transfer: Transfer)? {
+        switch state {
+        case .running(.transferring(let attempt, let transfer)), .suspended(.transferring(let attempt, let transfer)):
+            (attempt, transfer)
+        default:
+            nil
+        }
+    }
+
+    /// The attempt being prepared (running or suspended), if any.
+    var preparingAttempt: Int? {
+        switch state {
+        case .running(.preparing(let attempt)), .suspended(.preparing(let attempt)): attempt
+        default: nil
+        }
+    }
+
+    /// The attempt being evaluated (running or suspended), if any.
+    var evaluatingAttempt: Int? {
+        switch state {
+        case .running(.evaluating(let attempt, _)), .suspended(.evaluating(let attempt, _)): attempt
+        default: nil
+        }
+    }
+
+    /// Whether the request is running or suspended (it has a phase).
+    var hasPhase: Bool {
+        switch state {
+        case .running, .suspended: true
+        default: false
         }
     }
 

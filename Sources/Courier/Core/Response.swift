@@ -133,7 +133,11 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
 }
 
 /// Everything a finished request knows, handed to validators, serializers and handlers.
-struct RequestCompletion: Sendable {
+///
+/// A class of constants, not a struct: the request's machine carries it in its actions and final
+/// states, and a payload this large made those generic enums copy through their value witnesses
+/// (issue 38); one reference keeps them small enough to copy with a retain.
+final class RequestCompletion: Sendable {
     /// Where the response body is.
     enum Body: Sendable {
         /// In memory (data, upload and stream requests).
@@ -142,11 +146,19 @@ struct RequestCompletion: Sendable {
         case file(URL?)
     }
 
-    var request: URLRequest?
-    var response: LazyHTTPResponse?
-    var body: Body
-    var metrics: TransferMetrics?
-    var error: CourierError?
+    let request: URLRequest?
+    let response: LazyHTTPResponse?
+    let body: Body
+    let metrics: TransferMetrics?
+    let error: CourierError?
+
+    init(request: URLRequest?, response: LazyHTTPResponse?, body: Body, metrics: TransferMetrics?, error: CourierError?) {
+        self.request = request
+        self.response = response
+        self.body = body
+        self.metrics = metrics
+        self.error = error
+    }
 
     /// The in-memory body, if this is not a download.
     var data: Data? {

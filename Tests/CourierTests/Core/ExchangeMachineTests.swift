@@ -624,4 +624,18 @@ import FoundationNetworking
         #expect(cancelled { m, _ in m.finish(attempt: 1, "late") } == "none → cancelled")
         #expect(cancelled.machine.completion == "cancelled")
     }
+
+    /// The engine's machine stays small enough to copy inline. A copy of a large value of these
+    /// generic types goes through their value witnesses, several times per transport event: with
+    /// the completion as a struct of five fields and the retry's delay in the action, an HTTP/2
+    /// request made 56 such calls against the previous main's 22 (issue 38, PROFILES.md). Rare,
+    /// large payloads are indirect instead.
+    @Test func theEngineMachineCopiesInline() {
+        let word = MemoryLayout<Int>.size
+        #expect(MemoryLayout<RequestCompletion>.size == word)
+        #expect(MemoryLayout<RequestEngine.Machine.LifecycleAction>.size <= 4 * word)
+        #expect(MemoryLayout<RequestEngine.Machine.Action>.size <= 4 * word)
+        #expect(MemoryLayout<RequestEngine.Machine.Transition>.size <= 5 * word)
+        #expect(MemoryLayout<RequestEngine.Lifecycle.State>.size <= 3 * word)
+    }
 }
