@@ -14,7 +14,8 @@ import CourierLocking
 /// connections up to ``TransportConfiguration/maximumConnectionsPerHost`` per host (shared out
 /// between the loops). Requests that may share an HTTP/2 connection use one connection to their
 /// origin up to 100 in flight and one more beyond (``CurlLoopPlan/streamsBeforeOverflow``), where
-/// they wait for a stream to free once both are full (a limit of 1 keeps them to one). A transfer
+/// they wait for a stream to free once both are full (with a single event loop, or while another
+/// loop has a request to the origin in flight, they keep to the home loop). A transfer
 /// waiting for a free connection or stream counts that wait towards its idle timeout.
 @_spi(Transport) public final class CurlTransport: Transport {
     /// What this transport can do: everything the contract describes.
@@ -149,7 +150,9 @@ import CourierLocking
             if multiplexes, let home = known.home, home < running.count {
                 // An HTTP/2 origin's transfers go to its home loop, to share its connection, up to
                 // the streams one connection surely has; the rest to the overflow loop's one.
-                if mayOverflow, running[home].mailbox.transfersInFlight(to: origin).origin >= CurlLoopPlan.streamsBeforeOverflow {
+                if mayOverflow, running[home].mailbox.transfersInFlight(to: origin).origin >= CurlLoopPlan.streamsBeforeOverflow,
+                    running.indices.allSatisfy({ $0 == home || running[$0].mailbox.transfersInFlight(to: origin).origin == 0 })
+                {
                     if set.overflow == nil,
                         let started = try? CurlLoop.start(
                             perHostConnections: CurlLoopPlan.overflowConnectionsPerHost, defaults: defaults, trustStore: trustStore)
@@ -326,9 +329,12 @@ struct CurlLoopPlan: Sendable, Equatable {
     /// Connections per origin of the overflow loop.
     static let overflowConnectionsPerHost = 1
 
-    /// Whether the overflow loop may be used: its connection is taken from the per-host limit, so
-    /// not under a limit of one (the home loop's share is then the whole limit).
-    var allowsOverflow: Bool { perHost >= 2 }
+    /// Whether the overflow loop may be used. Its connection comes out of the per-host limit: it
+    /// takes an origin's requests only while no other shared loop has one in flight, so the origin's
+    /// connections are its home loop's share (at most the limit less one when two or more loops
+    /// share it) plus the overflow's one. With a single loop (one processor, or a limit of one) the
+    /// home's share is the whole limit, and there is no overflow.
+    var allowsOverflow: Bool { loopCount >= 2 }
 
     /// How many loops may run: one per processor, no more than `maximumLoops`, and no more than the
     /// per-host limit (each loop needs at least one connection per host).
