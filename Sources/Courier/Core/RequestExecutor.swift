@@ -102,9 +102,13 @@ final class RequestExecutor: SerialExecutor, Sendable {
     }
 
     func checkIsolated() {
+        precondition(isDrainingOnCurrentThread, "Courier: request state touched outside the request's executor")
+    }
+
+    /// Whether the calling thread is the one draining this executor right now.
+    var isDrainingOnCurrentThread: Bool {
         let current = pthread_self()
-        let isolated = state.withLock { state in state.drainer.map { pthread_equal($0, current) != 0 } ?? false }
-        precondition(isolated, "Courier: request state touched outside the request's executor")
+        return state.withLock { state in state.drainer.map { pthread_equal($0, current) != 0 } ?? false }
     }
 
     private func submit(_ item: Item, inline: Bool) {

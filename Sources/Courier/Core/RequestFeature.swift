@@ -87,14 +87,29 @@ struct ExchangeContext {
     /// Tells the request's event monitors something, on the request's executor, after the events
     /// already on their way to it.
     let notifyMonitors: MonitorNotifier
+    /// Runs a feature's work for this exchange on the request's executor.
+    let requestQueue: RequestWorkQueue
 
     /// The same exchange with another request on the wire (a feature's conditional request, say).
     func with(request: TransportRequest) -> ExchangeContext {
         ExchangeContext(
             request: request, initialRequest: initialRequest, hasUploadBody: hasUploadBody,
             bodyMayBeShared: bodyMayBeShared, bodyMayBeStored: bodyMayBeStored, settings: settings,
-            notifyMonitors: notifyMonitors)
+            notifyMonitors: notifyMonitors, requestQueue: requestQueue)
     }
+}
+
+/// Runs work on a request's executor, from any thread: after everything already queued there (the
+/// transport events on their way to the request among them), never on the calling thread, never
+/// at the same time as the request's own work. A feature standing between the transport and the
+/// request handles the transport's events here when handling them may block (the HTTP cache
+/// writes the disk): off the transport's thread, in the drain that takes those events into the
+/// request anyway, so it costs no thread hop of its own.
+struct RequestWorkQueue: Sendable {
+    let enqueue: @Sendable (@escaping @Sendable () -> Void) -> Void
+
+    /// Queues `work`.
+    func callAsFunction(_ work: @escaping @Sendable () -> Void) { enqueue(work) }
 }
 
 /// Calls a request's event monitors on its executor, from any thread.

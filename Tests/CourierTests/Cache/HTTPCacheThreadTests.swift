@@ -9,10 +9,11 @@ import CourierLocking
 
 /// Which thread does the HTTP cache's file I/O (#38, the thread map's surprise #1): storing a body
 /// writes files and may scan the store's directory, which must never run on the transport's thread
-/// (inside a libcurl pass, it would hold up every other transfer).
+/// (inside a libcurl pass, it would hold up every other transfer). It runs in the request's drain,
+/// which takes the transport's events into the request anyway (#43: no thread hop of its own).
 @Suite("HTTP cache: disk work off the transport's thread") struct HTTPCacheThreadTests {
     @Test(arguments: TransportUnderTest.available)
-    func storingABodyWritesTheStoreOnTheCachesQueueNotTheTransportsThread(transport: TransportUnderTest) async throws {
+    func storingABodyWritesTheStoreInTheRequestsDrainNotOnTheTransportsThread(transport: TransportUnderTest) async throws {
         let directory = makeTemporaryDirectory("http-cache-thread")
         defer { try? FileManager.default.removeItem(at: directory) }
         // Past the 64 KiB spill threshold: the body goes to a file as it arrives.
@@ -21,23 +22,29 @@ import CourierLocking
             f.server.route("/big") { _ in
                 MockResponse.ok(body).header("Cache-Control", "max-age=60")
             }
-            // Each disk write: whether it ran on an HTTP cache exchange's queue, and the thread's name.
-            let writes = Locked<[(onCacheQueue: Bool, thread: String)]>([])
+            // Nothing is sent before the first response handler: the executor is known before any write.
+            let request = f.session.request("big")
+            let executor = request.shell.executor
+            // Each disk write: whether it ran in the request's drain, and the thread's name (a
+            // transport's named `courier-`: a loop thread claims the executor for its pass's events,
+            // so the drain check alone would not tell).
+            let writes = Locked<[(inDrain: Bool, thread: String)]>([])
             f.cache.storage.diskWriteObserver.withLock {
                 $0 = {
-                    let onQueue = DispatchQueue.getSpecific(key: HTTPCacheExchange.queueKey) == true
-                    let name = Thread.current.name ?? ""
-                    writes.withLock { $0.append((onQueue, name)) }
+                    var name = Thread.current.name ?? ""
+                    if URLSessionDelegateQueue.isCurrentOnAny { name = "courier-urlsession-delegate-queue" }
+                    if name.localizedCaseInsensitiveContains("foundation") { name = "courier-foundation:" + name }
+                    writes.withLock { $0.append((executor.isDrainingOnCurrentThread, name)) }
                 }
             }
-            let response = await f.session.request("big").serializingData().response
+            let response = await request.serializingData().response
             #expect(response.value == body)
             #expect(f.events.all.contains(.stored(bytes: Int64(body.count))))
             let seen = writes.withLock { $0 }
             #expect(!seen.isEmpty, "the body was written to disk")
-            let offQueue = seen.filter { !$0.onCacheQueue }.map(\.thread)
+            let outsideDrain = seen.filter { !$0.inDrain }.map(\.thread)
             let onTransportThread = seen.filter { $0.thread.hasPrefix("courier-") }.map(\.thread)
-            #expect(offQueue.isEmpty, "every write on the cache's queue")
+            #expect(outsideDrain.isEmpty, "every write in the request's drain: \(outsideDrain)")
             #expect(onTransportThread.isEmpty, "no write on a transport thread")
         }
     }

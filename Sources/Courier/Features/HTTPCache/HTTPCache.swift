@@ -86,7 +86,7 @@ final class HTTPCache: RequestFeature {
                 purpose: .revalidate(entry.head))
             return HTTPCacheExchange(
                 cache: store, key: key, stored: entry, machine: machine, url: request.url, downstream: sink,
-                notifyMonitors: notify, now: store.now
+                requestQueue: exchange.requestQueue, notifyMonitors: notify, now: store.now
             )
             .start(exchange.with(request: conditional), onward: onward, unconditional: request)
         case .fetch(let reason):
@@ -129,7 +129,7 @@ final class HTTPCache: RequestFeature {
             storedPart: part.map { ($0.head, $0.body.length) })
         return HTTPCacheExchange(
             cache: store, key: key, stored: standIn ?? part, machine: machine, url: exchange.request.url, downstream: sink,
-            notifyMonitors: exchange.notifyMonitors, now: store.now
+            requestQueue: exchange.requestQueue, notifyMonitors: exchange.notifyMonitors, now: store.now
         )
         .start(exchange, onward: onward)
     }
@@ -158,7 +158,7 @@ final class HTTPCache: RequestFeature {
             requestTime: store.now(), purpose: .backgroundRevalidate(entry.head))
         let background = HTTPCacheExchange(
             cache: store, key: key, stored: entry, machine: machine, url: request.url, downstream: nil,
-            notifyMonitors: exchange.notifyMonitors, now: store.now
+            requestQueue: nil, notifyMonitors: exchange.notifyMonitors, now: store.now
         ) { [weak self] in
             _ = self?.refreshing.withLock { $0.remove(key) }
         }
