@@ -98,7 +98,7 @@ extension RequestEngine {
             request: transportRequest, initialRequest: record.initialRequest,
             hasUploadBody: sendsUpload, bodyMayBeShared: sink.kind.allowsSharing,
             bodyMayBeStored: sink.kind.allowsStoring, settings: featureSettings, notifyMonitors: monitorNotifier(owner),
-            requestQueue: RequestWorkQueue { [executor = owner.shell.executor] work in executor.execute(inline: false, work) })
+            requestQueue: RequestWorkQueue(executor: owner.shell.executor))
         let routed = session.route(context, sink: relay)
         record.origin = routed.origin
         let exchange = Exchange(number: number, request: request, transfer: routed.transfer, route: (context, routed.origin))

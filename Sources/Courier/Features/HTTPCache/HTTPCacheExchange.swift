@@ -52,7 +52,14 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     /// Whether a served stored response carries its body (not for HEAD).
     private let includesBody: Bool
     /// Where the transport's events are handled, in the order they arrived.
-    private let eventQueue: RequestWorkQueue
+    private let eventQueue: EventQueue
+
+    private enum EventQueue {
+        /// The request's executor, for an exchange a request waits for.
+        case request(RequestWorkQueue)
+        /// A serial queue of the exchange's own, for a background revalidation.
+        case own(DispatchQueue)
+    }
 
     init(
         cache: CacheStore, key: ResponseCacheKey, stored: StoredEntry?, machine: HTTPCacheExchangeMachine, url: URL,
@@ -70,11 +77,11 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
         self.onEnd = onEnd
         state = Locked(State(machine: machine))
         if let requestQueue {
-            eventQueue = requestQueue
+            eventQueue = .request(requestQueue)
         } else {
             let queue = DispatchQueue(label: "courier.http-cache")
             queue.setSpecific(key: Self.queueKey, value: true)
-            eventQueue = RequestWorkQueue { work in queue.async(execute: work) }
+            eventQueue = .own(queue)
         }
     }
 
@@ -102,7 +109,10 @@ final class HTTPCacheExchange: TransportEventSink, TransportTransfer {
     // MARK: TransportEventSink
 
     func receive(_ event: TransportEvent) {
-        eventQueue { self.handle(event) }
+        switch eventQueue {
+        case .request(let queue): queue { self.handle(event) }
+        case .own(let queue): queue.async { self.handle(event) }
+        }
     }
 
     /// Handles one transport event, on ``eventQueue``.
