@@ -139,20 +139,24 @@ import CourierLocking
             var index = 0
             var fewest = running[0].mailbox.transfersInFlight(to: origin)
             var total = fewest.total + (set.overflow?.mailbox.transfersInFlight(to: origin).total ?? 0)
+            // One look at each loop's counts: the least loaded loop, and for an HTTP/2 origin its
+            // home loop's requests to it and whether another shared loop has any.
+            let home = multiplexes ? known.home : nil
+            var atHome = home == 0 ? fewest.origin : 0
+            var elsewhere = home != 0 && fewest.origin > 0
             for (candidateIndex, loop) in running.enumerated().dropFirst() {
                 let load = loop.mailbox.transfersInFlight(to: origin)
                 total += load.total
+                if candidateIndex == home { atHome = load.origin } else if load.origin > 0 { elsewhere = true }
                 if (load.origin, load.total) < (fewest.origin, fewest.total) {
                     index = candidateIndex
                     fewest = load
                 }
             }
-            if multiplexes, let home = known.home, home < running.count {
+            if let home, home < running.count {
                 // An HTTP/2 origin's transfers go to its home loop, to share its connection, up to
                 // the streams one connection surely has; the rest to the overflow loop's one.
-                if mayOverflow, running[home].mailbox.transfersInFlight(to: origin).origin >= CurlLoopPlan.streamsBeforeOverflow,
-                    running.indices.allSatisfy({ $0 == home || running[$0].mailbox.transfersInFlight(to: origin).origin == 0 })
-                {
+                if mayOverflow, atHome >= CurlLoopPlan.streamsBeforeOverflow, !elsewhere {
                     if set.overflow == nil,
                         let started = try? CurlLoop.start(
                             perHostConnections: CurlLoopPlan.overflowConnectionsPerHost, defaults: defaults, trustStore: trustStore)
