@@ -551,17 +551,24 @@ class WsServer:
         self.proc = None
 
 
-def wheel_libcurl():
-    """Workload N's libcurl: (file, pycurl's version line). H3_LIBCURL, or the libcurl beside the pycurl that
-    python3 imports (the driver and Courier are to run on the same library); pycurl's must have HTTP/3 (nghttp3)."""
-    probe = ("import glob, os, pycurl; print(pycurl.version); "
+def pycurl_probe(modules="pycurl"):
+    """Imports `modules` (pycurl first) in a python3 of their own: the process, pycurl's version line and the
+    libcurl files its wheel carries beside it (pycurl.libs/)."""
+    probe = (f"import glob, os, {modules}; print(pycurl.version); "
              "print(' '.join(glob.glob(os.path.join(os.path.dirname(os.path.dirname(pycurl.__file__)), "
              "'pycurl.libs', 'libcurl-*.so.*'))))")
     p = sh([sys.executable, "-c", probe])
+    version, files = (p.stdout.splitlines() + ["", ""])[:2]
+    return p, version, files
+
+
+def wheel_libcurl():
+    """Workload N's libcurl: (file, pycurl's version line). H3_LIBCURL, or the libcurl beside the pycurl that
+    python3 imports (the driver and Courier are to run on the same library); pycurl's must have HTTP/3 (nghttp3)."""
+    p, version, files = pycurl_probe()
     if p.returncode != 0:
         sys.exit("workload N needs pycurl's manylinux wheel (libcurl 8.23 with HTTP/3): "
                  f"{sys.executable} -m pip install pycurl==7.49.0\n" + p.stderr[-400:])
-    version, files = (p.stdout.splitlines() + ["", ""])[:2]
     chosen = os.environ.get("H3_LIBCURL") or (files.split() or [""])[0]
     if not chosen or not os.path.isfile(chosen):
         sys.exit(f"workload N: no libcurl file ({chosen!r}); set H3_LIBCURL or install pycurl==7.49.0's wheel")
@@ -1137,14 +1144,10 @@ def run_one(nginx, cid, cmd, parser, wl):
 
 def h3_missing():
     """Why workload N cannot run here (pycurl's wheel with HTTP/3, hypercorn, aioquic), or None."""
-    probe = ("import glob, os, pycurl, hypercorn, aioquic; print(pycurl.version); "
-             "print(' '.join(glob.glob(os.path.join(os.path.dirname(os.path.dirname(pycurl.__file__)), "
-             "'pycurl.libs', 'libcurl-*.so.*'))))")
-    p = sh([sys.executable, "-c", probe])
+    p, version, files = pycurl_probe("pycurl, hypercorn, aioquic")
     if p.returncode != 0:
         last = (p.stderr.strip().splitlines() or ["?"])[-1]
         return f"{last} (pip install pycurl==7.49.0 hypercorn==0.18.0 aioquic==1.7.2 for {sys.executable})"
-    version, files = (p.stdout.splitlines() + ["", ""])[:2]
     if "nghttp3" not in version:
         return f"pycurl's libcurl has no HTTP/3 ({version})"
     if not (os.environ.get("H3_LIBCURL") or files.split()):
