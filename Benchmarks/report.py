@@ -231,12 +231,7 @@ class Rows:
 def cpu_per_request(rows, c):
     """Median CPU µs per request of a client in A, B, D, H or I: user+system time (GNU `time`) ÷ every request
     the process made, warm-up included."""
-    per = []
-    for r in rows.ok(c):
-        n = r.get("n") or 0
-        total = n + warmup(c.split("@")[0], rows.wl, n, r.get("c") or 1)
-        per.append(((r.get("cpu_user") or 0) + (r.get("cpu_sys") or 0)) * 1e6 / total if total else None)
-    return med(per)
+    return med([cpu_per_unit(r, c, rows.wl)[0] for r in rows.ok(c)])
 
 
 def throughput_table(results, wl):
