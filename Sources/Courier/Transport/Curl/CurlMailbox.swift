@@ -1,5 +1,11 @@
 import CCurl
 import CourierLocking
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A request for the event loop, sent from any thread.
 enum CurlCommand: Sendable {
@@ -24,7 +30,9 @@ enum CurlCommand: Sendable {
 ///
 /// The loop takes the whole queue at once per iteration. A sender wakes the loop (an `eventfd`
 /// write on Linux) only while the loop is in (or about to enter) its wait, at most once per wait, so
-/// a busy loop, or a sink calling back into the transport from a pass, costs no system call. When
+/// a busy loop, or a sink calling back into the transport from a pass, costs no system call. The
+/// wake-up is claimed under the lock and written after it is released: the loop thread it wakes
+/// may run at once, and its first step takes this lock. When
 /// the loop sleeps without transfers, a new transfer's sender may run the pass itself instead of
 /// waking it (``sendOfferingPass(_:passAllowed:)``).
 final class CurlMailbox: Sendable {
@@ -40,14 +48,17 @@ final class CurlMailbox: Sendable {
         var woken = false
         /// The address of the loop's reactor; `nil` once the loop has closed it.
         /// `ccurl_reactor_wakeup` is safe from any thread, but not against `ccurl_reactor_destroy`:
-        /// calling it only under this lock, and clearing this under the lock before the loop
-        /// destroys the reactor, keeps the two apart. (Kept as an address: the reactor itself
-        /// belongs to the loop thread.)
+        /// a wake-up is claimed under this lock only while this is set (and counted in
+        /// `wakesInFlight` until written), and ``close()`` clears it under the lock, then waits for
+        /// the count to reach zero, before the loop destroys the reactor. (Kept as an address: the
+        /// reactor itself belongs to the loop thread.)
         var reactorAddress: Int?
     }
 
     // Protects the command queue, the wait handshake flags and the reactor address used for wakeups.
     private let state: Locked<State>
+    /// Wake-ups claimed under the lock and not yet written (see `State.reactorAddress`).
+    private let wakesInFlight = Atomic<Int>(0)
     // Protects the loop's unfinished transfers per origin (host and port); the transport reads them
     // to send a new transfer where its origin has the fewest.
     private let load = Locked([String: Int]())
@@ -86,13 +97,14 @@ final class CurlMailbox: Sendable {
     /// Queues `command`; returns false (and drops it) when the transport has shut down.
     @discardableResult
     func send(_ command: CurlCommand) -> Bool {
-        state.withLock { state in
-            guard state.accepting else { return false }
+        let (accepted, wake) = state.withLock { state -> (Bool, Wake?) in
+            guard state.accepting else { return (false, nil) }
             if case .shutdown = command { state.accepting = false }
             state.commands.append(command)
-            Self.wakeIfWaiting(&state)
-            return true
+            return (true, claimWake(&state))
         }
+        wake?.send()
+        return accepted
     }
 
     /// What became of a command sent with ``sendOfferingPass(_:passAllowed:)``.
@@ -110,19 +122,20 @@ final class CurlMailbox: Sendable {
     /// offers the sender to run the pass instead of waking the loop (where the reactor allows
     /// passes on other threads).
     func sendOfferingPass(_ command: CurlCommand, passAllowed: Bool) -> Offer {
-        state.withLock { state in
-            guard state.accepting else { return .rejected }
+        let (offer, wake) = state.withLock { state -> (Offer, Wake?) in
+            guard state.accepting else { return (.rejected, nil) }
             if case .shutdown = command { state.accepting = false }
             state.commands.append(command)
             // Only an idle loop: a busy one wakes soon anyway, and passes run by the senders would
             // fight its thread for the lock. `idle` stays set after the offer: the pass may finish
             // the transfer before the loop wakes, and the next sender should get the offer too.
             if passAllowed, Self.sendersMayRunPasses, state.waiting, state.idle, !state.woken {
-                return .runPass
+                return (.runPass, nil)
             }
-            Self.wakeIfWaiting(&state)
-            return .queued
+            return (.queued, claimWake(&state))
         }
+        wake?.send()
+        return offer
     }
 
     /// Whether the loop sleeps (or is about to) without transfers, unwoken: the state in which a
@@ -133,14 +146,30 @@ final class CurlMailbox: Sendable {
 
     /// Wakes the loop if it sleeps (or is about to) and nobody has woken it since.
     func wakeIfWaiting() {
-        state.withLock { Self.wakeIfWaiting(&$0) }
+        state.withLock { claimWake(&$0) }?.send()
     }
 
-    private static func wakeIfWaiting(_ state: inout State) {
-        if state.waiting, !state.woken, let address = state.reactorAddress {
-            state.woken = true
-            ccurl_reactor_wakeup(OpaquePointer(bitPattern: address))
+    /// A wake-up claimed under the lock, to be written once it is released.
+    private struct Wake {
+        let reactorAddress: Int
+        let mailbox: CurlMailbox
+
+        /// Wakes the loop. Outside the lock: the woken loop thread may preempt its waker at once
+        /// and then wait for the lock the waker still held (three thread switches per wake-up
+        /// instead of one; Benchmarks/PROFILES.md, workload M at 8 in flight).
+        func send() {
+            ccurl_reactor_wakeup(OpaquePointer(bitPattern: reactorAddress))
+            mailbox.wakesInFlight.subtract(1, ordering: .releasing)
         }
+    }
+
+    /// Under the lock: claims the wake-up of a loop that waits (or is about to) and that nobody
+    /// has woken since; the caller sends it after releasing the lock.
+    private func claimWake(_ state: inout State) -> Wake? {
+        guard state.waiting, !state.woken, let address = state.reactorAddress else { return nil }
+        state.woken = true
+        wakesInFlight.add(1, ordering: .relaxed)
+        return Wake(reactorAddress: address, mailbox: self)
     }
 
     /// Called by the loop before it waits: returns false when commands are already queued
@@ -171,12 +200,15 @@ final class CurlMailbox: Sendable {
         state.withLock { state in swap(&state.commands, &buffer) }
     }
 
-    /// Called by the loop before it destroys the reactor: nothing will wake it or queue for it again.
+    /// Called by the loop before it destroys the reactor: nothing will wake it or queue for it
+    /// again, and no wake-up is still being written when this returns.
     func close() {
         state.withLock { state in
             state.accepting = false
             state.reactorAddress = nil
             state.commands.removeAll()
         }
+        // No wake-up is claimed from here on; one claimed before may still be writing.
+        while wakesInFlight.load(ordering: .acquiring) > 0 { sched_yield() }
     }
 }
