@@ -97,13 +97,13 @@ final class CurlMailbox: Sendable {
     /// Queues `command`; returns false (and drops it) when the transport has shut down.
     @discardableResult
     func send(_ command: CurlCommand) -> Bool {
-        let (accepted, wake) = state.withLock { state -> (Bool, Wake?) in
+        let (accepted, wake) = state.withLock { state -> (Bool, Int?) in
             guard state.accepting else { return (false, nil) }
             if case .shutdown = command { state.accepting = false }
             state.commands.append(command)
             return (true, claimWake(&state))
         }
-        wake?.send()
+        sendWake(wake)
         return accepted
     }
 
@@ -122,7 +122,7 @@ final class CurlMailbox: Sendable {
     /// offers the sender to run the pass instead of waking the loop (where the reactor allows
     /// passes on other threads).
     func sendOfferingPass(_ command: CurlCommand, passAllowed: Bool) -> Offer {
-        let (offer, wake) = state.withLock { state -> (Offer, Wake?) in
+        let (offer, wake) = state.withLock { state -> (Offer, Int?) in
             guard state.accepting else { return (.rejected, nil) }
             if case .shutdown = command { state.accepting = false }
             state.commands.append(command)
@@ -134,7 +134,7 @@ final class CurlMailbox: Sendable {
             }
             return (.queued, claimWake(&state))
         }
-        wake?.send()
+        sendWake(wake)
         return offer
     }
 
@@ -146,30 +146,26 @@ final class CurlMailbox: Sendable {
 
     /// Wakes the loop if it sleeps (or is about to) and nobody has woken it since.
     func wakeIfWaiting() {
-        state.withLock { claimWake(&$0) }?.send()
-    }
-
-    /// A wake-up claimed under the lock, to be written once it is released.
-    private struct Wake {
-        let reactorAddress: Int
-        let mailbox: CurlMailbox
-
-        /// Wakes the loop. Outside the lock: the woken loop thread may preempt its waker at once
-        /// and then wait for the lock the waker still held (three thread switches per wake-up
-        /// instead of one; Benchmarks/PROFILES.md, workload M at 8 in flight).
-        func send() {
-            ccurl_reactor_wakeup(OpaquePointer(bitPattern: reactorAddress))
-            mailbox.wakesInFlight.subtract(1, ordering: .releasing)
-        }
+        sendWake(state.withLock { claimWake(&$0) })
     }
 
     /// Under the lock: claims the wake-up of a loop that waits (or is about to) and that nobody
-    /// has woken since; the caller sends it after releasing the lock.
-    private func claimWake(_ state: inout State) -> Wake? {
+    /// has woken since, returning its reactor's address; the caller passes it to ``sendWake(_:)``
+    /// after releasing the lock.
+    private func claimWake(_ state: inout State) -> Int? {
         guard state.waiting, !state.woken, let address = state.reactorAddress else { return nil }
         state.woken = true
         wakesInFlight.add(1, ordering: .relaxed)
-        return Wake(reactorAddress: address, mailbox: self)
+        return address
+    }
+
+    /// Writes a wake-up ``claimWake(_:)`` claimed, if any. Outside the lock: the woken loop thread
+    /// may preempt its waker at once and then wait for the lock the waker still held (three thread
+    /// switches per wake-up instead of one; Benchmarks/PROFILES.md, workload M at 8 in flight).
+    private func sendWake(_ reactorAddress: Int?) {
+        guard let reactorAddress else { return }
+        ccurl_reactor_wakeup(OpaquePointer(bitPattern: reactorAddress))
+        wakesInFlight.subtract(1, ordering: .releasing)
     }
 
     /// Called by the loop before it waits: returns false when commands are already queued
