@@ -12,7 +12,7 @@ import Testing
 struct CurlMailboxWakeTests {
     /// A multi handle with a reactor; throws when libcurl is not loadable.
     private static func makeReactor() throws -> (multi: OpaquePointer, reactor: OpaquePointer) {
-        guard ccurl_load(nil, 0) == 0 else { throw CourierError(.transportFailed, "libcurl cannot be loaded here") }
+        try CurlTestSupport.requireLibcurl()
         let multi = try #require(ccurl_multi_init())
         let reactor = try #require(ccurl_reactor_create(multi))
         return (multi, reactor)

@@ -10,7 +10,7 @@ import Testing
 struct CurlOptionRefusalTests {
     /// A fresh easy handle; throws when libcurl is not loadable.
     private static func easyHandle() throws -> CurlEasyHandle {
-        guard ccurl_load(nil, 0) == 0 else { throw CourierError(.transportFailed, "libcurl cannot be loaded here") }
+        try CurlTestSupport.requireLibcurl()
         return try #require(CurlEasyHandle())
     }
 
@@ -40,7 +40,7 @@ struct CurlOptionRefusalTests {
 
     @Test("a multi option libcurl refuses throws .transportFailed naming it")
     func refusedMultiOption() throws {
-        guard ccurl_load(nil, 0) == 0 else { throw CourierError(.transportFailed, "libcurl cannot be loaded here") }
+        try CurlTestSupport.requireLibcurl()
         let multi = try #require(ccurl_multi_init())
         defer { ccurl_multi_cleanup(multi) }
         do {

@@ -27,7 +27,7 @@ struct CurlReactorDescriptorTests {
 
     /// A multi handle with an installed reactor and one easy handle; throws when libcurl is not loadable.
     private static func makeHandles() throws -> Handles {
-        guard ccurl_load(nil, 0) == 0 else { throw CourierError(.transportFailed, "libcurl cannot be loaded here") }
+        try CurlTestSupport.requireLibcurl()
         let multi = try #require(ccurl_multi_init())
         let reactor = try #require(ccurl_reactor_create(multi))
         var failedOption: UnsafePointer<CChar>?

@@ -1,4 +1,5 @@
 @_spi(Transport) @testable import Courier
+import CCurl
 import CourierTestServer
 import Foundation
 import Synchronization
@@ -177,6 +178,11 @@ struct CurlTestTimeout: Error, CustomStringConvertible {
 
 /// Small helpers shared by the curl transport tests.
 enum CurlTestSupport {
+    /// Loads libcurl, or throws when it cannot be loaded here (for tests that drive its C handles).
+    static func requireLibcurl() throws {
+        guard ccurl_load(nil, 0) == 0 else { throw CourierError(.transportFailed, "libcurl cannot be loaded here") }
+    }
+
     /// A new transport (throws when libcurl cannot be loaded here), its timeouts on a clock that
     /// stands still unless the test moves it (see ``SessionConfiguration/testing``) or passes `.system`.
     static func transport(
