@@ -45,7 +45,7 @@ Knobs (environment):
   FAST_PATHS_VARIANTS=batch,callerpass,...  measurement of single tricks: for each name, also run Courier with
                       COURIER_FAST_PATHS=-name (that trick off, the others on) as client "courier-curl@no-name"
                       in A, B, H, I, J and L ("courier-curl+cache@no-name" in M); names: host batch callerpass trust
-                      memo bytes disk wsinline (FastPaths.swift's Trick), and "all" for COURIER_FAST_PATHS=0
+                      memo bytes disk wsinline loopyield (FastPaths.swift's Trick), and "all" for COURIER_FAST_PATHS=0
                       ("...@nofast", in L and M too)
   QUICK=1             a tenth of the requests in A, B, D, H, I, L and N, 2 passes in M, 500 counted requests in the
                       allocation counts (smoke test; the report says so)
@@ -866,7 +866,7 @@ def baseline_modes(wl):
 
 
 # FAST_PATHS_VARIANTS: one trick of FastPaths.swift off alone (COURIER_FAST_PATHS=-name), or "all" (=0).
-FAST_PATH_TRICKS = ("host", "batch", "callerpass", "trust", "memo", "bytes", "disk", "wsinline")
+FAST_PATH_TRICKS = ("host", "batch", "callerpass", "trust", "memo", "bytes", "disk", "wsinline", "loopyield")
 
 
 def fast_path_variants():

@@ -17,13 +17,15 @@ import Foundation
 ///   (`HTTPDate.canonicalIMFFixdate(_:)`) and keys a URL already in normal form by itself;
 /// - the disk store swaps rewritten heads in and reuses the replaced files (`CacheSpareFiles`),
 ///   and does not set the modification time of a head it has just written;
-/// - a WebSocket consumer reads on its own thread while messages come quickly (`WebSocketInlineWait`).
+/// - a WebSocket consumer reads on its own thread while messages come quickly (`WebSocketInlineWait`);
+/// - a curl loop carrying several transfers runs as a batch thread, which does not preempt the
+///   thread that woke it (`CurlLoopScheduling`, Linux).
 ///
 /// Each is an optimisation only, with the same results either way. With the switch off, the drains
 /// that transport events start run on the global queue and the awaiting task waits for the result,
 /// a request is sent from the curl loop's thread, libcurl reads the CA files itself, responses and
-/// dates are built and parsed the general way, and a WebSocket's poller thread reads for its
-/// consumer. Not behind the switch: a call on a request whose executor is idle (`resume()`,
+/// dates are built and parsed the general way, a WebSocket's poller thread reads for its
+/// consumer, and a curl loop's thread stays an ordinary one. Not behind the switch: a call on a request whose executor is idle (`resume()`,
 /// `cancel()`, a chained call) runs on the caller's thread either way, and so does the rest of
 /// docs/thread-map.md's "Other inline tricks" (a cache hit is replayed inside the routing drain).
 /// On by default; `COURIER_FAST_PATHS=0` in the environment turns the tricks above off for the
@@ -59,6 +61,9 @@ package enum FastPaths {
         case disk
         /// A WebSocket consumer reads on its own thread (`WebSocketInlineWait`).
         case wsinline
+        /// A curl loop carrying several transfers runs as a batch thread, which does not preempt
+        /// the thread that woke it (`CurlLoopScheduling`; Linux).
+        case loopyield
     }
 
     /// Whether every trick is on (no `COURIER_FAST_PATHS=0`, no trick turned off alone); read once

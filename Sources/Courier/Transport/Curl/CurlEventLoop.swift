@@ -59,6 +59,10 @@ final class CurlEventLoop: @unchecked Sendable {
     private let wakeUps = Atomic<Int>(0)
     /// How many responses a pass on a caller's thread waited for and handled itself (for tests).
     private let answeredOnCallers = Atomic<Int>(0)
+    /// The loop thread's scheduling policy, from the transfers it carries (loop thread only).
+    private var scheduling = CurlLoopScheduling(enabled: FastPaths.isOn(.loopyield))
+    /// Whether the kernel reported the loop thread a batch thread after its last policy change (for tests).
+    private let threadIsBatch = Atomic<Bool>(false)
 
     /// The longest sleep when nothing else bounds it, in milliseconds.
     private static let maximumPollMilliseconds: Int32 = 60_000
@@ -133,6 +137,9 @@ final class CurlEventLoop: @unchecked Sendable {
             batch?.flush()
             reportClockChecks()
             releaseFinished()
+            if scheduling.update(transfers: defaults.transfers.current) {
+                threadIsBatch.store(CurlLoopScheduling.callingThreadIsBatch, ordering: .relaxed)
+            }
             if mailbox.prepareToWait(idle: exchanges.isEmpty) {
                 let milliseconds = ccurl_reactor_prepare_wait(reactor, waitTimeout())
                 passLock.unlock()
@@ -213,6 +220,10 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// How many transfers ended while a pass on a caller's thread waited for their answer.
     var answeredOnCallersCount: Int { answeredOnCallers.load(ordering: .relaxed) }
+
+    /// Whether the loop thread runs as a batch thread (``CurlLoopScheduling``), as the kernel
+    /// reported after the loop's last change of policy.
+    var threadYieldsOnWake: Bool { threadIsBatch.load(ordering: .relaxed) }
 
     /// Whether the calling thread is running a pass of this loop away from the loop's own thread.
     var isRunningPassOnCurrentThread: Bool { passLock.isHeldByCurrentThreadForAPass }
@@ -476,6 +487,7 @@ final class CurlEventLoop: @unchecked Sendable {
             defaults.routing.learn(exchange.handle.origin, httpVersion: version)
         }
         mailbox.transferEnded(origin: exchange.handle.origin)
+        defaults.transfers.transferEnded()
         exchange.handle.sink.receive(.completed(error: error, metrics: metrics))
         finished.append((exchange, removeLater))
     }

@@ -22,6 +22,8 @@ struct CurlHandleDefaults: Sendable {
     var tuning = TransportTuning()
     /// The time Courier's timeouts run on.
     var clock = TransportClock.system
+    /// How many transfers the transport's loops carry in all (``CurlLoopScheduling``).
+    var transfers = CurlTransferGauge()
 }
 
 /// Turns a ``TransportRequest`` into easy-handle options: URL, method, headers in order, body

@@ -189,6 +189,7 @@ import CourierLocking
             return (running[index], total == 0)
         }
         guard let (loop, alone) = choice else { return invalidated(request, sink: sink) }
+        defaults.transfers.transferStarted()
         let handle = CurlTransferHandle(
             request: request, sink: sink, mailbox: loop.mailbox, origin: origin,
             mayMultiplex: multiplexes, submitted: defaults.clock.now)
@@ -198,6 +199,7 @@ import CourierLocking
         case .rejected:
             // Shutdown won the race after the loop was chosen.
             loop.mailbox.transferEnded(origin: origin)
+            defaults.transfers.transferEnded()
             return invalidated(request, sink: sink)
         case .queued:
             break
@@ -264,6 +266,10 @@ import CourierLocking
 
     /// How many transfers were answered while a pass on the caller's thread waited (for tests).
     var answeredOnCallers: Int { startedLoops.reduce(0) { $0 + $1.answeredOnCallersCount } }
+
+    /// For each loop started so far, whether its thread runs as a batch thread (for tests; see
+    /// ``CurlLoopScheduling``).
+    var loopThreadsYieldOnWake: [Bool] { startedLoops.map(\.threadYieldsOnWake) }
 
     /// Every loop started so far, running or shut down.
     private var startedLoops: [CurlLoop] {
@@ -405,6 +411,9 @@ final class CurlLoop: Sendable {
 
     /// How many transfers were answered while a pass on a caller's thread waited.
     var answeredOnCallersCount: Int { loop.answeredOnCallersCount }
+
+    /// Whether the loop thread runs as a batch thread; see ``CurlEventLoop/threadYieldsOnWake``.
+    var threadYieldsOnWake: Bool { loop.threadYieldsOnWake }
 
     /// Whether the calling thread is this loop's thread, or runs one of its passes.
     var isCurrent: Bool { thread.isCurrent || loop.isRunningPassOnCurrentThread }
