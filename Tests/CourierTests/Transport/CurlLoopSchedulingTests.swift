@@ -34,7 +34,7 @@ struct CurlLoopSchedulingTests {
         #expect(CurlLoopScheduling.action(yielding: row.yielding, transfers: row.transfers) == row.action)
     }
 
-    @Test("with the trick off, or off Linux, the policy never changes")
+    @Test("with the trick off, or without glibc, the policy never changes")
     func offNeverAsksTheKernel() {
         var scheduling = CurlLoopScheduling(enabled: false)
         let asked = scheduling.update(transfers: 32)
@@ -42,7 +42,7 @@ struct CurlLoopSchedulingTests {
         #expect(!scheduling.yielding)
     }
 
-    #if os(Linux)
+    #if canImport(Glibc)
     /// Through a real transport and the kernel's own report of the loop thread's policy: a loop
     /// thread becomes a batch thread once the transport carries three transfers, and ordinary again
     /// once they ended.

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// How the kernel schedules a curl loop's thread: as a batch thread while its transport carries
-/// more than one transfer, as an ordinary thread otherwise (Linux only).
+/// more than one transfer, as an ordinary thread otherwise (Linux with glibc only).
 ///
 /// A loop thread that is woken (a response arrived, a request was queued) normally preempts the
 /// thread that woke it when both want the same CPU. Under concurrent load the waker is usually a
@@ -12,8 +12,8 @@ import Glibc
 /// wake-up, and the loop handles its events one wake-up at a time. A batch thread
 /// (`SCHED_BATCH`) does not preempt on wake-up: it runs at once on an idle CPU, otherwise once its
 /// waker sleeps or uses up its time slice, and then finds several events and commands waiting.
-/// Workload M (the HTTP cache, 8 in flight) ran at 1.16× the rate with 30 % fewer context
-/// switches (Benchmarks/PROFILES.md, issue 43).
+/// Workload M (the HTTP cache, 8 in flight) ran at 1.14× the rate with about a third fewer
+/// context switches in interleaved runs, 1.29× in a full run (Benchmarks/PROFILES.md, issue 43).
 ///
 /// With one transfer at a time nothing waits behind the loop and every wake-up is that transfer's
 /// latency (the HTTP cache one at a time ran at 0.95× with a batch thread), so the thread stays
@@ -41,7 +41,7 @@ struct CurlLoopScheduling {
     private let enabled: Bool
 
     init(enabled: Bool) {
-        #if os(Linux)
+        #if canImport(Glibc)
         self.enabled = enabled
         #else
         self.enabled = false
@@ -71,7 +71,7 @@ struct CurlLoopScheduling {
         return true
     }
 
-    #if os(Linux)
+    #if canImport(Glibc)
     // From <linux/sched.h>; Glibc declares SCHED_BATCH only under _GNU_SOURCE, which Swift's
     // overlay does not define. Neither policy needs a privilege.
     private static let batchPolicy: Int32 = 3
@@ -81,7 +81,7 @@ struct CurlLoopScheduling {
     /// Sets the calling thread's policy. Best effort: a kernel or sandbox that refuses leaves the
     /// thread as it was, which only costs the speed above.
     private static func setCallingThreadPolicy(batch: Bool) {
-        #if os(Linux)
+        #if canImport(Glibc)
         var parameters = sched_param()
         parameters.sched_priority = 0
         _ = pthread_setschedparam(pthread_self(), batch ? batchPolicy : ordinaryPolicy, &parameters)
@@ -90,7 +90,7 @@ struct CurlLoopScheduling {
 
     /// Whether the kernel schedules the calling thread as a batch thread (false outside Linux).
     static var callingThreadIsBatch: Bool {
-        #if os(Linux)
+        #if canImport(Glibc)
         var policy: Int32 = 0
         var parameters = sched_param()
         return pthread_getschedparam(pthread_self(), &policy, &parameters) == 0 && policy == batchPolicy
