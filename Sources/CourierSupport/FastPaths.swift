@@ -25,8 +25,9 @@ import Foundation
 /// that transport events start run on the global queue and the awaiting task waits for the result,
 /// a request is sent from the curl loop's thread, libcurl reads the CA files itself, responses and
 /// dates are built and parsed the general way, a WebSocket's poller thread reads for its
-/// consumer, and a curl loop's thread stays an ordinary one. Not behind the switch: a call on a request whose executor is idle (`resume()`,
-/// `cancel()`, a chained call) runs on the caller's thread either way, and so does the rest of
+/// consumer, and a curl loop's thread stays an ordinary one. Not behind the switch: a call on a
+/// request whose executor is idle (`resume()`, `cancel()`, a chained call) runs on the caller's
+/// thread either way, and so does the rest of
 /// docs/thread-map.md's "Other inline tricks" (a cache hit is replayed inside the routing drain).
 /// On by default; `COURIER_FAST_PATHS=0` in the environment turns the tricks above off for the
 /// process (`.ci/run` runs the test suite both ways).

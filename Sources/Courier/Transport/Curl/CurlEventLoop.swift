@@ -104,7 +104,7 @@ final class CurlEventLoop: @unchecked Sendable {
         self.reactor = reactor
         self.defaults = defaults
         self.trustStore = trustStore
-        mailbox = CurlMailbox(reactor: reactor)
+        mailbox = CurlMailbox(reactor: reactor, transportTransfers: defaults.transfers)
         clock = CurlActivityClock(source: defaults.clock)
         defaults.clock.observeAdvances(self)
     }
@@ -487,7 +487,6 @@ final class CurlEventLoop: @unchecked Sendable {
             defaults.routing.learn(exchange.handle.origin, httpVersion: version)
         }
         mailbox.transferEnded(origin: exchange.handle.origin)
-        defaults.transfers.transferEnded()
         exchange.handle.sink.receive(.completed(error: error, metrics: metrics))
         finished.append((exchange, removeLater))
     }

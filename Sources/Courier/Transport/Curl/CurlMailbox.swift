@@ -62,6 +62,8 @@ final class CurlMailbox: Sendable {
     // Protects the loop's unfinished transfers per origin (host and port); the transport reads them
     // to send a new transfer where its origin has the fewest.
     private let load = Locked([String: Int]())
+    /// The transfers of every loop of the transport, counted with this loop's (``CurlLoopScheduling``).
+    private let transportTransfers: CurlTransferGauge
 
     /// How many unfinished transfers the loop has to `origin`, and in all.
     func transfersInFlight(to origin: String) -> (origin: Int, total: Int) {
@@ -71,6 +73,7 @@ final class CurlMailbox: Sendable {
     /// Counts a transfer to `origin` that the transport is about to send here.
     func transferAssigned(origin: String) {
         load.withLock { $0[origin, default: 0] += 1 }
+        transportTransfers.transferStarted()
     }
 
     /// Called by the loop when a transfer to `origin` delivers `completed`.
@@ -79,6 +82,7 @@ final class CurlMailbox: Sendable {
             let remaining = (load[origin] ?? 1) - 1
             load[origin] = remaining > 0 ? remaining : nil
         }
+        transportTransfers.transferEnded()
     }
 
     /// Whether a sender may run a pass while the loop sleeps: the reactor sees new sockets then,
@@ -89,9 +93,10 @@ final class CurlMailbox: Sendable {
         ccurl_reactor_supports_foreign_passes() != 0
         && ccurl_library().features & CCURL_VERSION_ASYNCHDNS != 0
 
-    /// Creates the mailbox for the loop that waits in `reactor`.
-    init(reactor: OpaquePointer) {
+    /// Creates the mailbox for the loop that waits in `reactor`; its transfers count in `transportTransfers` too.
+    init(reactor: OpaquePointer, transportTransfers: CurlTransferGauge = CurlTransferGauge()) {
         state = Locked(State(reactorAddress: Int(bitPattern: reactor)))
+        self.transportTransfers = transportTransfers
     }
 
     /// Queues `command`; returns false (and drops it) when the transport has shut down.

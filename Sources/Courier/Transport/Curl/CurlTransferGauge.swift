@@ -1,8 +1,8 @@
 import Synchronization
 
-/// How many transfers a transport's loops carry in all: counted when the transport hands a
-/// transfer to a loop, and again when the loop delivers its end. Shared by the loops of one
-/// transport; read by each loop before it sleeps (``CurlLoopScheduling``).
+/// How many transfers a transport's loops carry in all, counted by their mailboxes with their own
+/// per-origin counts (``CurlMailbox/transferAssigned(origin:)``, ``CurlMailbox/transferEnded(origin:)``).
+/// Shared by the loops of one transport; read by each loop before it sleeps (``CurlLoopScheduling``).
 final class CurlTransferGauge: Sendable {
     private let count = Atomic<Int>(0)
 

@@ -189,7 +189,6 @@ import CourierLocking
             return (running[index], total == 0)
         }
         guard let (loop, alone) = choice else { return invalidated(request, sink: sink) }
-        defaults.transfers.transferStarted()
         let handle = CurlTransferHandle(
             request: request, sink: sink, mailbox: loop.mailbox, origin: origin,
             mayMultiplex: multiplexes, submitted: defaults.clock.now)
@@ -199,7 +198,6 @@ import CourierLocking
         case .rejected:
             // Shutdown won the race after the loop was chosen.
             loop.mailbox.transferEnded(origin: origin)
-            defaults.transfers.transferEnded()
             return invalidated(request, sink: sink)
         case .queued:
             break
