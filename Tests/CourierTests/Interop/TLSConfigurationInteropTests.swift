@@ -157,25 +157,28 @@ struct TLSConfigurationInteropTests {
             $0.trustRoots = .system(adding: [ca])
             $0.pin("127.0.0.1", to: [wrong, okHttpSpelling])
         }
-        #expect(await get(server, on: pinned).error == nil)
+        let matched = await get(server, on: pinned)
+        #expect(matched.error == nil, "\(String(describing: matched.error))")
         let mismatched = session {
             $0.trustRoots = .system(adding: [ca])
             $0.pin("127.0.0.1", to: [wrong])
         }
         let failure = await get(server, on: mismatched)
         #expect(failure.error?.kind == .pinMismatch, "\(String(describing: failure.error))")
-        #expect(failure.error?.message.contains("127.0.0.1") == true)
+        #expect(failure.error?.message.contains("127.0.0.1") == true, "\(String(describing: failure.error))")
         // Pins of another host do not apply here; pins still apply with verification off.
         let elsewhere = session {
             $0.trustRoots = .system(adding: [ca])
             $0.pin("api.example.com", to: [wrong])
         }
-        #expect(await get(server, on: elsewhere).error == nil)
+        let unpinned = await get(server, on: elsewhere)
+        #expect(unpinned.error == nil, "\(String(describing: unpinned.error))")
         let insecurePinned = session {
             $0.certificateVerification = .disabledForDevelopmentOnly
             $0.pin("127.0.0.1", to: [wrong])
         }
-        #expect(await get(server, on: insecurePinned).error?.kind == .pinMismatch)
+        let insecure = await get(server, on: insecurePinned)
+        #expect(insecure.error?.kind == .pinMismatch, "\(String(describing: insecure.error))")
     }
 
     @Test func malformedPinsAndUnreadableFilesFailEveryRequestUpFront() async throws {
