@@ -1230,6 +1230,10 @@ def render(info, results, workloads):
               "code is faster (or smaller); \"per round\" gives each round's own ratio, which shows the noise. CPU per "
               "unit of work is each process's user+system time (GNU `time`). The previous main's rows appear only here.",
               "", against_base, ""]
+        remeasured = kept("previous-main-remeasured.md")
+        if remeasured:
+            L += [remeasured, "", "*Kept by hand, in `Benchmarks/sections/previous-main-remeasured.md`, from the runs it "
+                  "names (not this report's run).*", ""]
     tricks_off = variant_table(results, workloads, None)
     if tricks_off:
         L += ["## Courier with its speed tricks off (same run)", "",
