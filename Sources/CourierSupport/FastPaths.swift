@@ -27,10 +27,9 @@ import Foundation
 /// dates are built and parsed the general way, a WebSocket's poller thread reads for its
 /// consumer, and a curl loop's thread stays an ordinary one. Not behind the switch: a call on a
 /// request whose executor is idle (`resume()`, `cancel()`, a chained call) runs on the caller's
-/// thread either way, and so does the rest of
-/// docs/thread-map.md's "Other inline tricks" (a cache hit is replayed inside the routing drain).
-/// On by default; `COURIER_FAST_PATHS=0` in the environment turns the tricks above off for the
-/// process (`.ci/run` runs the test suite both ways).
+/// thread either way, and so does the rest of docs/thread-map.md's "Other inline tricks" (a cache
+/// hit is replayed inside the routing drain). On by default; `COURIER_FAST_PATHS=0` in the
+/// environment turns the tricks above off for the process (`.ci/run` runs the test suite both ways).
 ///
 /// Each trick was weighed on its own against the others (Benchmarks/PROFILES.md, issue 38): the
 /// shared trust store, the response memo, the byte-level readers and the disk-store tricks save

@@ -25,7 +25,7 @@ struct CurlMailboxWakeTests {
             ccurl_multi_cleanup(multi)
             ccurl_reactor_destroy(reactor)
         }
-        let mailbox = CurlMailbox(reactor: reactor)
+        let mailbox = CurlMailbox(reactor: reactor, transportTransfers: CurlTransferGauge())
         #expect(mailbox.prepareToWait(idle: false))
         let sender = Thread { _ = mailbox.send(.clockAdvanced(done: {})) }
         sender.start()
@@ -46,7 +46,7 @@ struct CurlMailboxWakeTests {
     func closeWaitsForClaimedWakeUps() throws {
         for _ in 0..<20 {
             let (multi, reactor) = try Self.makeReactor()
-            let mailbox = CurlMailbox(reactor: reactor)
+            let mailbox = CurlMailbox(reactor: reactor, transportTransfers: CurlTransferGauge())
             let closed = Locked(false)
             let acceptedAfterClose = Locked(0)
             let sent = Locked(0)

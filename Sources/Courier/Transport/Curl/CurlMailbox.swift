@@ -94,7 +94,7 @@ final class CurlMailbox: Sendable {
         && ccurl_library().features & CCURL_VERSION_ASYNCHDNS != 0
 
     /// Creates the mailbox for the loop that waits in `reactor`; its transfers count in `transportTransfers` too.
-    init(reactor: OpaquePointer, transportTransfers: CurlTransferGauge = CurlTransferGauge()) {
+    init(reactor: OpaquePointer, transportTransfers: CurlTransferGauge) {
         state = Locked(State(reactorAddress: Int(bitPattern: reactor)))
         self.transportTransfers = transportTransfers
     }
